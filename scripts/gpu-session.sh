@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# One GPU-host session, everything that belongs together: device facts, the test binaries
+# (TALLY_REQUIRE_GPU=1), the benchmark sweep, the CUB/PyTorch peers in the same run, and
+# compute-sanitizer over the kernel tests. Expects the bundle in .gpu/ (built by gpu-bundle).
+# Logs go to $OUT (or ./gpu-out); the last lines printed are the summary.
+#   usage: bash scripts/gpu-session.sh [stages...]   stages: info startup tests bench peers sanitize
+set -u
+out=${OUT:-gpu-out}
+mkdir -p "$out"
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export TALLY_CACHE_DIR=${TALLY_CACHE_DIR:-/tmp/tally-cache}
+stages=${*:-info startup tests bench peers sanitize}
+summary=()
+for stage in $stages; do
+  start=$(date +%s)
+  case $stage in
+    info)
+      nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv 2>&1 | tee -a "$out/info.txt"
+      .gpu/bin/tally info 2>&1 | tee -a "$out/info.txt"; rc=${PIPESTATUS[0]} ;;
+    tests)
+      bash .gpu/run-tests.sh > "$out/tests.log" 2>&1; rc=$?
+      grep -E "^test .*(FAILED|panicked)|test result|passed, .* failed|^== " "$out/tests.log" | tail -30 ;;
+    bench|bench-*)
+      # bench-NAME runs the sweep again under $NAME_OPTS (NVRTC options) with $NAME_ARGS, for A/B runs.
+      tag=${stage#bench}; tag=${tag#-}; name=bench${tag:+-$tag}
+      opts_var=${tag^^}_OPTS; args_var=${tag^^}_ARGS
+      TALLY_NVRTC_OPTIONS="${!opts_var:-}" .gpu/bin/tally bench hist ${!args_var:-${BENCH_ARGS:-}} --json > "$out/$name.json" 2>> "$out/bench.txt"; rc=$?
+      python3 - "$out/$name.json" <<'PY' | tee -a "$out/bench.txt"
+import json, sys
+r = json.load(open(sys.argv[1]))
+print(f"# {r['device']}: {r['samples']} samples, read bandwidth {r['read_bandwidth_gbs']:.1f} GB/s")
+for x in r['rows']:
+    print(f"{x['dtype']:4} {x['distribution']:7} {x['bins']:6} {x['strategy']:16} {x['ran']:16} {x['ms']:9.4f} ms {x['gbs']:8.1f} GB/s {100*x['fraction_of_read_bandwidth']:5.1f}% {'ok' if x['verified'] else 'MISMATCH'}")
+PY
+      ;;
+    peers)
+      bash .gpu/peers/run-peers.sh > "$out/peers.txt" 2>&1; rc=$?
+      grep -E "device|read-only|copy|Histogram|naive|bincount|histc" "$out/peers.txt" ;;
+    sanitize)
+      t=$(ls .gpu/tests/cuda_histogram-* | head -1)
+      export TALLY_REQUIRE_GPU=1 TALLY_SKIP_HUGE=1 TALLY_SMALL=1
+      rc=0
+      for tool in memcheck racecheck; do
+        timeout ${SANITIZE_SECONDS:-200} compute-sanitizer --tool $tool --error-exitcode 99 "$t" --test-threads=1 ${SANITIZE_FILTER:-cuda_} > "$out/sanitize-$tool.tmp" 2>&1
+        r=$?; [ $r -ne 0 ] && rc=$r
+        { echo "== compute-sanitizer --tool $tool: exit $r"; cat "$out/sanitize-$tool.tmp"; } >> "$out/sanitize.log"; rm -f "$out/sanitize-$tool.tmp"
+        echo "compute-sanitizer $tool: exit $r"; grep -E "ERROR SUMMARY|test result|Invalid|Race" "$out/sanitize.log" | tail -3
+      done ;;
+    startup)
+      # Whole-process time of a 1M-sample histogram: a cold kernel cache, then warm ones.
+      rc=0; cold=$(mktemp -d)
+      for run in cold warm warm warm; do
+        dir=$TALLY_CACHE_DIR; [ $run = cold ] && dir=$cold
+        s0=$EPOCHREALTIME
+        TALLY_TRACE=1 TALLY_CACHE_DIR=$dir .gpu/bin/tally hist --demo --size 1000000 --backend cuda --json > /dev/null || rc=$?
+        echo "startup $run: $(awk "BEGIN { print $EPOCHREALTIME - $s0 }") s (tally hist --demo --size 1000000, whole process)"
+      done 2>&1 | tee -a "$out/info.txt" ;;
+    *) echo "unknown stage $stage"; rc=2 ;;
+  esac
+  summary+=("$stage: exit $rc, $(( $(date +%s) - start )) s")
+done
+printf '%s\n' "${summary[@]}"

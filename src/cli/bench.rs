@@ -1,0 +1,213 @@
+//! `tally bench hist`: strategies x distributions x bin counts x sample types on resident data,
+//! each timed (median, CUDA events on a GPU), checked against the CPU, and set against the read
+//! bandwidth measured in the same run.
+
+use super::BackendArg;
+use anyhow::bail;
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::Serialize;
+use std::sync::Arc;
+use tally::data::{self, Distribution, FromBin};
+use tally::device::CudaDevice;
+use tally::histogram::{cpu, cuda::Plan};
+use tally::{Backend, DType, HistogramSpec, Sample, Strategy};
+
+#[derive(clap::Args, Debug)]
+pub struct BenchArgs {
+    #[command(subcommand)]
+    pub what: BenchWhat,
+}
+
+#[derive(clap::Subcommand, Debug)]
+pub enum BenchWhat {
+    /// The histogram sweep.
+    Hist(BenchHistArgs),
+}
+
+#[derive(clap::Args, Debug)]
+pub struct BenchHistArgs {
+    /// Samples per case (default 2^28 on a GPU, 2^24 on the CPU).
+    #[arg(long)]
+    pub size: Option<usize>,
+    /// Bin counts.
+    #[arg(long, default_value = "256,4096,16384", value_delimiter = ',')]
+    pub bins: Vec<u32>,
+    /// Sample types.
+    #[arg(long, default_value = "u8,i32,f32", value_delimiter = ',')]
+    pub dtypes: Vec<String>,
+    /// Distributions: uniform, hot90, hot100, zipf.
+    #[arg(long, default_value = "uniform,hot90,hot100,zipf", value_delimiter = ',')]
+    pub distributions: Vec<Distribution>,
+    /// Strategies (GPU only; the CPU has one).
+    #[arg(long, default_value = "auto,global-atomic,block-shared,warp-private,warp-aggregated", value_delimiter = ',', value_parser = parse_strategy)]
+    pub strategies: Vec<Strategy>,
+    /// Timed repetitions per case (fewer for cases slower than 20 ms).
+    #[arg(long, default_value_t = 20)]
+    pub reps: usize,
+    #[command(flatten)]
+    pub backend: BackendArg,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Serialize, Debug, Clone)]
+pub struct Row {
+    pub dtype: DType,
+    pub distribution: &'static str,
+    pub bins: u32,
+    pub strategy: Strategy,
+    /// What `auto` resolved to, or a fall-back the strategy took.
+    pub ran: Strategy,
+    pub ms: f64,
+    pub gbs: f64,
+    pub fraction_of_read_bandwidth: f64,
+    /// Counts equal the CPU backend's exactly.
+    pub verified: bool,
+}
+
+#[derive(Serialize)]
+struct Report<'a> {
+    backend: &'static str,
+    device: String,
+    samples: usize,
+    read_bandwidth_gbs: f64,
+    rows: &'a [Row],
+}
+
+fn parse_strategy(s: &str) -> Result<Strategy, String> {
+    s.parse().map_err(|e: tally::Error| e.to_string())
+}
+
+pub fn run(a: BenchArgs) -> anyhow::Result<()> {
+    match a.what {
+        BenchWhat::Hist(h) => hist(h),
+    }
+}
+
+struct Sweep<'a> {
+    backend: &'a Backend,
+    n: usize,
+    reps: usize,
+    read_gbs: f64,
+    strategies: Vec<Strategy>,
+    rows: Vec<Row>,
+    bar: ProgressBar,
+}
+
+fn hist(a: BenchHistArgs) -> anyhow::Result<()> {
+    let backend = a.backend.open()?;
+    let dtypes: Vec<DType> = a
+        .dtypes
+        .iter()
+        .map(|s| DType::parse(s).ok_or_else(|| anyhow::anyhow!("unknown dtype '{s}'")))
+        .collect::<Result<_, _>>()?;
+    let (bins, dists, strategies) = (a.bins, a.distributions, a.strategies);
+    if bins.iter().any(|&b| b == 0) {
+        bail!("invalid argument: the bin count must be at least 1");
+    }
+    let n = a.size.unwrap_or(if matches!(backend, Backend::Cuda(_)) { 1 << 28 } else { 1 << 24 });
+    let (device, read_gbs) = match &backend {
+        Backend::Cuda(dev) => (dev.info().name.clone(), dev.read_bandwidth(1 << 30, 20)?),
+        Backend::Cpu => (format!("CPU, {} threads", rayon::current_num_threads()), tally::device::cpu::read_bandwidth(1 << 28, 5)),
+    };
+    let cases: usize = dtypes
+        .iter()
+        .map(|d| bins.iter().filter(|&&b| *d != DType::U8 || b <= 256).count() * dists.len())
+        .sum();
+    let per_case = if matches!(backend, Backend::Cuda(_)) { strategies.len() } else { 1 };
+    let bar = ProgressBar::new((cases * per_case) as u64);
+    bar.set_style(ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}").unwrap());
+    let mut sweep = Sweep { backend: &backend, n, reps: a.reps.max(1), read_gbs, strategies, rows: Vec::new(), bar };
+    for &dtype in &dtypes {
+        for &b in &bins {
+            if dtype == DType::U8 && b > 256 {
+                continue; // 8-bit samples have only 256 values
+            }
+            for &dist in &dists {
+                match dtype {
+                    DType::U8 => sweep.case::<u8>(dist, b)?,
+                    DType::U16 => sweep.case::<u16>(dist, b)?,
+                    DType::I32 => sweep.case::<i32>(dist, b)?,
+                    DType::U32 => sweep.case::<u32>(dist, b)?,
+                    DType::I64 => sweep.case::<i64>(dist, b)?,
+                    DType::F32 => sweep.case::<f32>(dist, b)?,
+                    DType::F64 => sweep.case::<f64>(dist, b)?,
+                }
+            }
+        }
+    }
+    sweep.bar.finish_and_clear();
+    let rows = sweep.rows;
+    if a.json {
+        let r = Report { backend: backend.name(), device, samples: n, read_bandwidth_gbs: read_gbs, rows: &rows };
+        println!("{}", serde_json::to_string_pretty(&r)?);
+    } else {
+        println!("# tally bench hist: {device}, {n} samples per case, read bandwidth {read_gbs:.1} GB/s (same run)");
+        println!("{:<5} {:<8} {:>6} {:<16} {:<16} {:>10} {:>9} {:>7} {:>3}", "dtype", "dist", "bins", "strategy", "ran", "ms", "GB/s", "%read", "ok");
+        for r in &rows {
+            println!(
+                "{:<5} {:<8} {:>6} {:<16} {:<16} {:>10.4} {:>9.1} {:>6.1}% {:>3}",
+                r.dtype.name(), r.distribution, r.bins, r.strategy.name(), r.ran.name(), r.ms, r.gbs,
+                100.0 * r.fraction_of_read_bandwidth, if r.verified { "yes" } else { "NO" }
+            );
+        }
+    }
+    if rows.iter().any(|r| !r.verified) {
+        bail!("some strategies disagreed with the CPU backend (rows marked NO)");
+    }
+    Ok(())
+}
+
+impl Sweep<'_> {
+    fn case<T: Sample + FromBin>(&mut self, dist: Distribution, bins: u32) -> anyhow::Result<()> {
+        self.bar.set_message(format!("{} {} {} bins: generating", T::DTYPE, dist.name(), bins));
+        let host: Vec<T> = data::samples(dist, bins, self.n, 0x7a11 ^ bins as u64);
+        let spec = HistogramSpec::even(bins, 0.0, bins as f64);
+        let reference = cpu::histogram(&host, &spec)?;
+        let bytes = (self.n * std::mem::size_of::<T>()) as f64;
+        let mut push = |strategy, ran, ms: f64, verified| {
+            let gbs = bytes / (ms * 1e6);
+            self.rows.push(Row {
+                dtype: T::DTYPE, distribution: dist.name(), bins, strategy, ran, ms, gbs,
+                fraction_of_read_bandwidth: gbs / self.read_gbs, verified,
+            });
+        };
+        match self.backend {
+            Backend::Cpu => {
+                let mut times = Vec::new();
+                for _ in 0..self.reps.min(5) {
+                    let t = std::time::Instant::now();
+                    let h = cpu::histogram(&host, &spec)?;
+                    times.push(t.elapsed().as_secs_f64() * 1e3);
+                    std::hint::black_box(h);
+                }
+                times.sort_by(|a, b| a.total_cmp(b));
+                push(Strategy::ThreadPrivate, Strategy::ThreadPrivate, times[times.len() / 2], true);
+                self.bar.inc(1);
+            }
+            Backend::Cuda(dev) => {
+                let buf = dev.upload(&host, "benchmark samples")?;
+                drop(host);
+                for &s in &self.strategies.clone() {
+                    self.bar.set_message(format!("{} {} {} bins: {}", T::DTYPE, dist.name(), bins, s));
+                    let (ms, ran, h) = time_plan::<T>(dev, dev.ptr(&buf), self.n, &spec, s, self.reps)?;
+                    push(s, ran, ms, h.same_counts(&reference));
+                    self.bar.inc(1);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Median milliseconds of zeroing the counters plus the kernel, with the result of the last run.
+fn time_plan<T: Sample>(dev: &Arc<CudaDevice>, ptr: u64, n: usize, spec: &HistogramSpec, s: Strategy, reps: usize) -> anyhow::Result<(f64, Strategy, tally::Histogram)> {
+    let mut plan = Plan::new::<T>(dev, ptr, n, spec, s)?;
+    let timer = dev.timer()?;
+    let once = timer.time_ms(|| plan.launch())?;
+    let reps = if once > 20.0 { reps.min(5) } else { reps };
+    let ms = timer.median_ms(reps, || plan.launch())?;
+    let h = plan.read()?;
+    Ok((ms, plan.strategy, h))
+}

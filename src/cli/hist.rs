@@ -1,0 +1,173 @@
+//! `tally hist`: one histogram of a file or of generated data.
+
+use super::input::{self, InputOptions, Loaded, Samples};
+use super::output::{self, Format};
+use super::{parse_list, BackendArg};
+use anyhow::{bail, Context};
+use std::path::PathBuf;
+use tally::data::Distribution;
+use tally::{Bins, Channels, DType, HistogramSpec, Sample, Strategy};
+
+#[derive(clap::Args, Debug)]
+pub struct HistArgs {
+    /// Input file: raw binary (needs --dtype), .npy, .csv or an image (.png, .jpg).
+    #[arg(required_unless_present = "demo", conflicts_with = "demo")]
+    pub file: Option<PathBuf>,
+    /// Count generated data instead of a file.
+    #[arg(long)]
+    pub demo: bool,
+    /// Distribution of --demo data.
+    #[arg(long, default_value = "zipf", requires = "demo")]
+    pub distribution: Distribution,
+    /// Samples of --demo data.
+    #[arg(long, default_value_t = 1 << 20, requires = "demo")]
+    pub size: usize,
+    /// Seed of --demo data.
+    #[arg(long, default_value_t = 1, requires = "demo")]
+    pub seed: u64,
+    /// Sample type of raw files and --demo data (u8, u16, i32, u32, i64, f32, f64); CSV columns parse as this.
+    #[arg(long, value_parser = parse_dtype)]
+    pub dtype: Option<DType>,
+    /// CSV column, by header name or 0-based index.
+    #[arg(long)]
+    pub column: Option<String>,
+    /// Images: one histogram per channel, e.g. r,g,b (default: brightness).
+    #[arg(long, value_delimiter = ',')]
+    pub channels: Option<Vec<char>>,
+    /// Number of equal-width bins.
+    #[arg(long, default_value_t = 256, conflicts_with = "edges")]
+    pub bins: u32,
+    /// Range LO,HI of the bins: [LO, HI). Default: [0, 256) for 8-bit data and --demo's [0, bins); else the data's min and max.
+    #[arg(long, value_parser = parse_range, allow_hyphen_values = true)]
+    pub range: Option<(f64, f64)>,
+    /// Custom bin edges a,b,c,... (strictly increasing).
+    #[arg(long, value_delimiter = ',', allow_hyphen_values = true)]
+    pub edges: Option<Vec<f64>>,
+    /// auto, global-atomic, block-shared, warp-private, warp-aggregated.
+    #[arg(long, default_value = "auto", value_parser = parse_strategy)]
+    pub strategy: Strategy,
+    #[command(flatten)]
+    pub backend: BackendArg,
+    /// Print JSON instead of a table.
+    #[arg(long, conflicts_with = "csv")]
+    pub json: bool,
+    /// Print CSV instead of a table.
+    #[arg(long)]
+    pub csv: bool,
+    /// Also draw the histogram to this SVG file.
+    #[arg(long)]
+    pub plot: Option<PathBuf>,
+}
+
+fn parse_dtype(s: &str) -> Result<DType, String> {
+    DType::parse(s).ok_or_else(|| format!("unknown dtype '{s}' (expected u8, u16, i32, u32, i64, f32 or f64)"))
+}
+
+fn parse_strategy(s: &str) -> Result<Strategy, String> {
+    s.parse().map_err(|e: tally::Error| e.to_string())
+}
+
+fn parse_range(s: &str) -> Result<(f64, f64), String> {
+    let v: Vec<f64> = parse_list(s)?;
+    match v[..] {
+        [lo, hi] => Ok((lo, hi)),
+        _ => Err(format!("expected LO,HI, got '{s}'")),
+    }
+}
+
+/// Calls `$body` with `$v` bound to the typed vector inside a `Samples`.
+macro_rules! with_samples {
+    ($s:expr, $v:ident => $body:expr) => {
+        match $s {
+            Samples::U8($v) => $body,
+            Samples::U16($v) => $body,
+            Samples::I32($v) => $body,
+            Samples::U32($v) => $body,
+            Samples::I64($v) => $body,
+            Samples::F32($v) => $body,
+            Samples::F64($v) => $body,
+        }
+    };
+}
+
+pub fn run(a: HistArgs) -> anyhow::Result<()> {
+    let loaded = if a.demo {
+        demo(&a)?
+    } else {
+        let path = a.file.as_ref().expect("clap requires FILE without --demo");
+        input::load(path, &InputOptions { dtype: a.dtype, column: a.column.clone(), channels: a.channels.clone() })?
+    };
+    let bins = match (&a.edges, a.range) {
+        (Some(e), _) => Bins::Edges(e.clone()),
+        (None, Some((lo, hi))) => Bins::even(a.bins, lo, hi),
+        (None, None) => {
+            let (lo, hi) = if a.demo { (0.0, a.bins as f64) } else { default_range(&loaded.samples) };
+            Bins::even(a.bins, lo, hi)
+        }
+    };
+    let spec = HistogramSpec {
+        bins,
+        channels: Channels { interleave: loaded.interleave, selected: loaded.selected.clone() },
+    };
+    spec.validate()?;
+    let opened = std::time::Instant::now();
+    let backend = a.backend.open()?;
+    let start = std::time::Instant::now();
+    let h = with_samples!(&loaded.samples, v => backend.histogram(v.as_slice(), &spec, a.strategy))?;
+    let elapsed = start.elapsed();
+    if std::env::var_os("TALLY_TRACE").is_some() {
+        eprintln!(
+            "tally: backend {} opened in {:.1} ms; histogram (compile or cache, upload, count, read back) {:.1} ms",
+            backend.name(),
+            (start - opened).as_secs_f64() * 1e3,
+            elapsed.as_secs_f64() * 1e3
+        );
+    }
+    let format = if a.json { Format::Json } else if a.csv { Format::Csv } else { Format::Table };
+    let report = output::Report { spec: &spec, hist: &h, labels: &loaded.labels, dtype: loaded.samples.dtype(), n: loaded.samples.len(), seconds: elapsed.as_secs_f64() };
+    output::print(&report, format)?;
+    if let Some(path) = &a.plot {
+        output::plot_svg(&report, path).with_context(|| format!("cannot write the plot {}", path.display()))?;
+    }
+    Ok(())
+}
+
+fn demo(a: &HistArgs) -> anyhow::Result<Loaded> {
+    if a.bins == 0 {
+        bail!("invalid argument: the bin count must be at least 1");
+    }
+    let dtype = a.dtype.unwrap_or(DType::I32);
+    if dtype == DType::U8 && a.bins > 256 {
+        bail!("--demo with --dtype u8 takes at most 256 bins");
+    }
+    use tally::data::samples as gen;
+    let (d, b, n, s) = (a.distribution, a.bins, a.size, a.seed);
+    let samples = match dtype {
+        DType::U8 => Samples::U8(gen(d, b, n, s)),
+        DType::U16 => Samples::U16(gen(d, b.min(65536), n, s)),
+        DType::I32 => Samples::I32(gen(d, b, n, s)),
+        DType::U32 => Samples::U32(gen(d, b, n, s)),
+        DType::I64 => Samples::I64(gen(d, b, n, s)),
+        DType::F32 => Samples::F32(gen(d, b, n, s)),
+        DType::F64 => Samples::F64(gen(d, b, n, s)),
+    };
+    Ok(Loaded { samples, interleave: 1, selected: vec![0], labels: vec![format!("{}", d.name())] })
+}
+
+/// [min, max] of the data as a half-open range that still holds the maximum.
+fn default_range(s: &Samples) -> (f64, f64) {
+    fn span<T: Sample>(v: &[T]) -> Option<(f64, f64)> {
+        let mut it = v.iter().map(|x| x.to_f64()).filter(|x| x.is_finite());
+        let first = it.next()?;
+        Some(it.fold((first, first), |(lo, hi), x| (lo.min(x), hi.max(x))))
+    }
+    if s.dtype() == DType::U8 {
+        return (0.0, 256.0);
+    }
+    let Some((lo, hi)) = with_samples!(s, v => span(v.as_slice())) else { return (0.0, 1.0) };
+    if s.dtype().is_float() {
+        (lo, hi.next_up())
+    } else {
+        (lo, hi + 1.0)
+    }
+}

@@ -1,0 +1,32 @@
+// Types and loads shared by every tally kernel. NVRTC has no <cstdint>: spell the types here.
+#pragma once
+
+typedef unsigned char u8;
+typedef unsigned short u16;
+typedef unsigned int u32;
+typedef unsigned long long u64;
+typedef long long i64;
+
+#define TALLY_DEVICE __device__ __forceinline__
+
+// Sixteen bytes, seen as VEC_ITEMS samples of T: the widest load a thread can issue.
+template <typename T>
+union Vec16 {
+  uint4 raw;
+  T item[16 / sizeof(T)];
+};
+template <typename T>
+struct VecItems {
+  static constexpr int value = 16 / sizeof(T);
+};
+
+template <typename T>
+TALLY_DEVICE Vec16<T> load_vec16(const T* __restrict__ base, u64 vec_index) {
+  Vec16<T> v;
+  // Read-only, read-once data: the non-coherent path, no L1 allocation needed.
+  v.raw = __ldg(reinterpret_cast<const uint4*>(base) + vec_index);
+  return v;
+}
+
+TALLY_DEVICE u32 lane_id() { return threadIdx.x & 31; }
+TALLY_DEVICE u32 warp_id() { return threadIdx.x >> 5; }
