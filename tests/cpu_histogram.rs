@@ -226,7 +226,7 @@ fn make_samples<T: TestSample>(bins: &Bins, n: usize, seed: u64) -> Vec<T> {
         if let Some(b) = int_bounds(bins) {
             let picks = (b.bins as usize + 1).min(64);
             for j in 0..picks {
-                let k = if b.bins as usize + 1 <= 64 {
+                let k = if (b.bins as usize) < 64 {
                     j as i128
                 } else {
                     rng.below(b.bins as usize + 1) as i128
@@ -637,6 +637,49 @@ fn integer_rule_small_ranges_exhaustively() {
             assert!(got.same_counts(&want), "{}", explain(&samples, &spec, &want, &got));
         }
     }
+}
+
+/// Power-of-two bin widths with bounds at and beyond the limits of 16- and 32-bit types, where
+/// offsets computed in the sample's own width would wrap.
+#[test]
+fn integer_bounds_at_type_limits() {
+    fn check_type<T: TestSample>(specs: &[(u32, f64, f64)]) {
+        for &(bins, lower, upper) in specs {
+            let spec = HistogramSpec::even(bins, lower, upper);
+            let mut samples: Vec<T> = make_samples(&spec.bins, 5000, bins as u64);
+            samples.extend(T::extremes());
+            for v in [lower, upper, 0.0, 2147483648.0, 4294967296.0, 65536.0] {
+                T::around(v, &mut samples);
+            }
+            assert_same(&samples, &spec);
+        }
+    }
+    let two = |e: i32| 2f64.powi(e);
+    check_type::<i32>(&[
+        (1, -two(31), two(31)),
+        (2, -two(31), two(31)),
+        (256, -two(31), two(31)),
+        (4, -two(31), 0.0),
+        (1, -two(31) - 1.0, two(31) - 1.0),
+        (2, -two(30), two(31) + two(30)),
+        (8, two(31) - 8.0, two(31)),
+        (1, two(31), two(32)),
+    ]);
+    check_type::<u32>(&[
+        (1, 0.0, two(32)),
+        (256, 0.0, two(32)),
+        (3, two(31), two(32) + two(30)),
+        (1, 1.0, two(32) + 1.0),
+        (2, -two(31), two(31)),
+        (4, two(32) - 4.0, two(32)),
+    ]);
+    check_type::<u16>(&[
+        (256, 0.0, 65536.0),
+        (1, 1.0, 65537.0),
+        (1, -1.0, 65535.0),
+        (3, 32768.0, 65536.0 + 16384.0),
+        (1, 65535.0, 131071.0),
+    ]);
 }
 
 #[test]

@@ -2,6 +2,7 @@
 //! each timed (median, CUDA events on a GPU), checked against the CPU, and set against the read
 //! bandwidth measured in the same run.
 
+use super::input::with_type;
 use super::BackendArg;
 use anyhow::bail;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -125,15 +126,7 @@ fn hist(a: BenchHistArgs) -> anyhow::Result<()> {
                 continue; // 8-bit samples have only 256 values
             }
             for &dist in &dists {
-                match dtype {
-                    DType::U8 => sweep.case::<u8>(dist, b)?,
-                    DType::U16 => sweep.case::<u16>(dist, b)?,
-                    DType::I32 => sweep.case::<i32>(dist, b)?,
-                    DType::U32 => sweep.case::<u32>(dist, b)?,
-                    DType::I64 => sweep.case::<i64>(dist, b)?,
-                    DType::F32 => sweep.case::<f32>(dist, b)?,
-                    DType::F64 => sweep.case::<f64>(dist, b)?,
-                }
+                with_type!(dtype, T => sweep.case::<T>(dist, b)?);
             }
         }
     }

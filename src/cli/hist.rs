@@ -1,6 +1,6 @@
 //! `tally hist`: one histogram of a file or of generated data.
 
-use super::input::{self, InputOptions, Loaded, Samples};
+use super::input::{self, with_type, with_vec, InputOptions, Loaded, Samples};
 use super::output::{self, Format};
 use super::{parse_list, BackendArg};
 use anyhow::{bail, Context};
@@ -75,21 +75,6 @@ fn parse_range(s: &str) -> Result<(f64, f64), String> {
     }
 }
 
-/// Calls `$body` with `$v` bound to the typed vector inside a `Samples`.
-macro_rules! with_samples {
-    ($s:expr, $v:ident => $body:expr) => {
-        match $s {
-            Samples::U8($v) => $body,
-            Samples::U16($v) => $body,
-            Samples::I32($v) => $body,
-            Samples::U32($v) => $body,
-            Samples::I64($v) => $body,
-            Samples::F32($v) => $body,
-            Samples::F64($v) => $body,
-        }
-    };
-}
-
 pub fn run(a: HistArgs) -> anyhow::Result<()> {
     let loaded = if a.demo {
         demo(&a)?
@@ -113,7 +98,7 @@ pub fn run(a: HistArgs) -> anyhow::Result<()> {
     let opened = std::time::Instant::now();
     let backend = a.backend.open()?;
     let start = std::time::Instant::now();
-    let h = with_samples!(&loaded.samples, v => backend.histogram(v.as_slice(), &spec, a.strategy))?;
+    let h = with_vec!(&loaded.samples, v => backend.histogram(v.as_slice(), &spec, a.strategy))?;
     let elapsed = start.elapsed();
     if std::env::var_os("TALLY_TRACE").is_some() {
         eprintln!(
@@ -137,20 +122,17 @@ fn demo(a: &HistArgs) -> anyhow::Result<Loaded> {
         bail!("invalid argument: the bin count must be at least 1");
     }
     let dtype = a.dtype.unwrap_or(DType::I32);
-    if dtype == DType::U8 && a.bins > 256 {
-        bail!("--demo with --dtype u8 takes at most 256 bins");
-    }
-    use tally::data::samples as gen;
-    let (d, b, n, s) = (a.distribution, a.bins, a.size, a.seed);
-    let samples = match dtype {
-        DType::U8 => Samples::U8(gen(d, b, n, s)),
-        DType::U16 => Samples::U16(gen(d, b.min(65536), n, s)),
-        DType::I32 => Samples::I32(gen(d, b, n, s)),
-        DType::U32 => Samples::U32(gen(d, b, n, s)),
-        DType::I64 => Samples::I64(gen(d, b, n, s)),
-        DType::F32 => Samples::F32(gen(d, b, n, s)),
-        DType::F64 => Samples::F64(gen(d, b, n, s)),
+    // Demo samples are bin indices: the type must hold every one.
+    let most = match dtype {
+        DType::U8 => 256,
+        DType::U16 => 65536,
+        _ => u32::MAX,
     };
+    if a.bins > most {
+        bail!("--demo with --dtype {dtype} takes at most {most} bins");
+    }
+    let (d, b, n, s) = (a.distribution, a.bins, a.size, a.seed);
+    let samples = with_type!(dtype, T => Samples::from(tally::data::samples::<T>(d, b, n, s)));
     Ok(Loaded { samples, interleave: 1, selected: vec![0], labels: vec![format!("{}", d.name())] })
 }
 
@@ -164,7 +146,7 @@ fn default_range(s: &Samples) -> (f64, f64) {
     if s.dtype() == DType::U8 {
         return (0.0, 256.0);
     }
-    let Some((lo, hi)) = with_samples!(s, v => span(v.as_slice())) else { return (0.0, 1.0) };
+    let Some((lo, hi)) = with_vec!(s, v => span(v.as_slice())) else { return (0.0, 1.0) };
     if s.dtype().is_float() {
         (lo, hi.next_up())
     } else {

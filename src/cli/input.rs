@@ -37,6 +37,7 @@ macro_rules! with_vec {
         }
     };
 }
+pub(crate) use with_vec;
 
 /// Runs `$body` with the type alias `$T` naming the Rust type of the dtype `$dtype`.
 macro_rules! with_type {
@@ -73,6 +74,7 @@ macro_rules! with_type {
         }
     };
 }
+pub(crate) use with_type;
 
 impl Samples {
     pub fn len(&self) -> usize {

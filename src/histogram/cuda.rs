@@ -202,11 +202,13 @@ impl Variant {
                 for channels in [1, 4] {
                     for wide_counters in [false, true] {
                         for &strategy in &Strategy::GPU[1..] {
-                            for block_threads in BLOCK_SIZES {
-                                // Only the sizes block_threads_for can return.
-                                if block_threads_for(strategy, block_threads as usize * 64) == block_threads {
-                                    v.push(Variant { dtype, binning, channels, wide_counters, strategy, block_threads });
-                                }
+                            // The block sizes Plan::new can ask for (block_threads_for).
+                            let sizes: &[u32] = match strategy {
+                                Strategy::BlockShared | Strategy::WarpAggregated => &BLOCK_SIZES,
+                                _ => &BLOCK_SIZES[..1],
+                            };
+                            for &block_threads in sizes {
+                                v.push(Variant { dtype, binning, channels, wide_counters, strategy, block_threads });
                             }
                         }
                     }
@@ -483,4 +485,22 @@ pub fn compile_all(arch: &str) -> Result<usize> {
     })?;
     crate::device::nvrtc::compile(kernels::BANDWIDTH.name, kernels::BANDWIDTH.text, kernels::HEADERS, arch, &[])?;
     Ok(variants.len() + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every specialisation Plan::new can ask for is in Variant::all, which CI compiles.
+    #[test]
+    fn plans_only_ask_for_listed_variants() {
+        let all = Variant::all();
+        for strategy in &Strategy::GPU[1..] {
+            for width in (0..=24).map(|e| 1usize << e).chain([3, 48, 255, 257, 4095, 4097, 12000, 56000]) {
+                let threads = block_threads_for(*strategy, width * 4);
+                let v = Variant { dtype: DType::I32, binning: Binning::Integer32, channels: 1, wide_counters: false, strategy: *strategy, block_threads: threads };
+                assert!(all.contains(&v), "{v:?} (width {width}) is not compiled by the CI check");
+            }
+        }
+    }
 }

@@ -34,3 +34,4 @@ TALLY_DEVICE void block_merge_private(const u32* privates, u32 copies, u32 width
     if (sum) atomicAdd(global + i, (Counter)sum);
   }
 }
+

@@ -31,9 +31,10 @@ constexpr int BELOW = -1, ABOVE = -2, NOT_A_NUMBER = -3;
 #ifndef TALLY_SLOW_PATH
 #define TALLY_SLOW_PATH __noinline__
 #endif
-// and the register budget. Measured on the H200 (docs/PERF.md, v3): capping registers so that
-// 2048 threads fit raised the f64-rule kernels from 42% to 56% of read bandwidth, but cost the
-// integer kernels spills around their slow-path call (93% -> 71%). So: a cap for the float rule.
+// and the register budget. Measured on the H200 (docs/PERF.md, v3): a cap that fits 2048
+// threads made the integer kernels spill around their out-of-line slow-path call (i32 71% of
+// read bandwidth, against 88% uncapped), while the float-rule kernels were no worse capped (56%
+// against 53-62%). So: the cap only for the float rule.
 #ifndef TALLY_MIN_BLOCKS
 #define TALLY_MIN_BLOCKS (TALLY_BINNING == 2 ? 2048 / BLOCK_THREADS : 1)
 #endif
@@ -187,26 +188,16 @@ struct Sink {  // every sample one global atomic
   TALLY_DEVICE void add(int key) { if (key >= 0) atomicAdd(global + key, (Counter)1); }
 };
 #elif TALLY_STRATEGY == 1 || TALLY_STRATEGY == 2
-// One private histogram per block (1) or per warp (2). Each thread first merges runs of one key
-// among its own samples in registers: skewed data then costs one atomic per run, not per sample.
-#define TALLY_RUNS 1
+// One private histogram per block (1) or per warp (2). Shared atomics on Hopper already combine
+// a warp's updates to one address, so each sample goes straight to its atomic; merging runs per
+// thread first cost 10% on 90%-skewed i32 data (divergent flushes, docs/PERF.md v4). Only 8-bit
+// samples, four to a word, take a word-sized shortcut (see the tile loop).
+#define TALLY_WORD_RUNS 1
 constexpr u64 NO_WORD = 1ull << 32;  // never equal to a 32-bit word
 struct Sink {
   u32* shared;  // the block's copy, or this warp's
-  int run_key;
-  u32 run_count;
-  u64 run_word;  // 8-bit samples: four equal samples known to be in the run, or NO_WORD
   TALLY_DEVICE void add(int key) { if (key >= 0) atomicAdd(shared + key, 1u); }
-  TALLY_DEVICE void flush() { if (run_key >= 0) atomicAdd(shared + run_key, run_count); }
-  TALLY_DEVICE void run(int key) {
-    if (key == run_key) {
-      ++run_count;
-    } else {
-      flush();
-      run_key = key;
-      run_count = 1;
-    }
-  }
+  TALLY_DEVICE void add(int key, u32 count) { if (count) atomicAdd(shared + key, count); }
 };
 #elif TALLY_STRATEGY == 3
 struct Sink {  // one shared atomic per distinct key per warp
@@ -308,44 +299,47 @@ tally_histogram(const HistParams p) {
     Vec16<Sample> v[VECS];
 #pragma unroll
     for (int k = 0; k < VECS; ++k) v[k] = load_vec16(p.samples, first_vec + k * BLOCK_THREADS + threadIdx.x);
-#ifdef TALLY_RUNS
-    sink.run_key = -1;
-    sink.run_count = 0;
-    sink.run_word = NO_WORD;
+#if defined(TALLY_WORD_RUNS) && TALLY_CHANNELS == 1
+    // 8-bit samples: a word of four equal samples, equal to the last such word, is four more
+    // of that word's bin, counted in a register for one compare. Skewed 8-bit data is mostly
+    // such words; elsewhere it costs one compare per four samples.
+    u64 run_word = NO_WORD;
+    int run_key = -1;
+    u32 run_count = 0;
 #endif
 #pragma unroll
     for (int k = 0; k < VECS; ++k) {
       const u64 base = (first_vec + k * BLOCK_THREADS + threadIdx.x) * VEC_ITEMS;
-#if defined(TALLY_RUNS) && TALLY_CHANNELS == 1
+#if defined(TALLY_WORD_RUNS) && TALLY_CHANNELS == 1
       if (sizeof(Sample) == 1) {
-        // 8-bit samples, four to a word: a word of four samples equal to those already in the
-        // run is four more of it, for one compare. Skewed 8-bit data is mostly such words.
 #pragma unroll
         for (int w = 0; w < 4; ++w) {
           const u32 word = reinterpret_cast<const u32*>(&v[k].raw)[w];
-          if ((u64)word == sink.run_word) {
-            sink.run_count += 4;
+          if ((u64)word == run_word) {
+            run_count += 4;
             continue;
           }
+          int key = -1;
 #pragma unroll
-          for (int j = 0; j < 4; ++j) sink.run(key_of(p, binner, out, v[k].item[w * 4 + j], base + w * 4 + j));
-          sink.run_word = (__byte_perm(word, 0, 0) == word && sink.run_key >= 0) ? (u64)word : NO_WORD;
+          for (int j = 0; j < 4; ++j) {
+            key = key_of(p, binner, out, v[k].item[w * 4 + j], base + w * 4 + j);
+            sink.add(key);
+          }
+          if (__byte_perm(word, 0, 0) == word && key >= 0) {
+            sink.add(run_key, run_count);
+            run_word = word;
+            run_key = key;
+            run_count = 0;
+          }
         }
         continue;
       }
 #endif
 #pragma unroll
-      for (int j = 0; j < VEC_ITEMS; ++j) {
-        const int key = key_of(p, binner, out, v[k].item[j], base + j);
-#ifdef TALLY_RUNS
-        sink.run(key);
-#else
-        sink.add(key);
-#endif
-      }
+      for (int j = 0; j < VEC_ITEMS; ++j) sink.add(key_of(p, binner, out, v[k].item[j], base + j));
     }
-#ifdef TALLY_RUNS
-    sink.flush();
+#if defined(TALLY_WORD_RUNS) && TALLY_CHANNELS == 1
+    if (run_key >= 0) sink.add(run_key, run_count);
 #endif
   }
 
