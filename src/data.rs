@@ -80,7 +80,7 @@ pub fn bin_indices(dist: Distribution, bins: u32, n: usize, seed: u64) -> Vec<u3
             match dist {
                 Distribution::Uniform => (r % bins as u64) as u32,
                 Distribution::Hot90 => {
-                    if r % 10 != 0 {
+                    if !r.is_multiple_of(10) {
                         0
                     } else {
                         ((r >> 8) % bins as u64) as u32

@@ -639,6 +639,35 @@ fn integer_rule_small_ranges_exhaustively() {
     }
 }
 
+/// Integral ranges where `range * bins` is beyond 2^53 (so no f64 shortcut is exact) but below
+/// 2^63 (so the exact rule applies), at every bin's first integer and its neighbours.
+#[test]
+fn integer_rule_large_ranges_at_bin_starts() {
+    let two = |e: i32| 2f64.powi(e);
+    let specs = [
+        (3u32, 0.0, 15.0 * two(50)),
+        (7, -two(60), -two(60) + 21.0 * two(52)),
+        (100, 0.0, 300.0 * two(44)),
+        (3, 0.0, two(55) + 8.0),
+        (5, -two(61), -two(61) + 5.0 * 7.0 * two(54)),
+        (1, -two(62), two(62) - 1024.0),
+    ];
+    for (bins, lower, upper) in specs {
+        let spec = HistogramSpec::even(bins, lower, upper);
+        let b = int_bounds(&spec.bins).expect("the exact rule applies");
+        assert!(b.range as u128 * bins as u128 > 1 << 53, "{spec:?}");
+        let mut samples: Vec<i64> = i64::extremes();
+        for k in 0..=bins as i128 {
+            let first = b.lower as i128 + (k * b.range as i128 + bins as i128 - 1) / bins as i128;
+            for x in [first - 1, first, first + 1] {
+                samples.push(i64::from_i128(x));
+            }
+        }
+        samples.extend(make_samples::<i64>(&spec.bins, 2000, bins as u64));
+        assert_same(&samples, &spec);
+    }
+}
+
 /// Power-of-two bin widths with bounds at and beyond the limits of 16- and 32-bit types, where
 /// offsets computed in the sample's own width would wrap.
 #[test]

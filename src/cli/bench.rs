@@ -104,7 +104,7 @@ fn hist(a: BenchHistArgs) -> anyhow::Result<()> {
         .map(|s| DType::parse(s).ok_or_else(|| anyhow::anyhow!("unknown dtype '{s}'")))
         .collect::<Result<_, _>>()?;
     let (bins, dists, strategies) = (a.bins, a.distributions, a.strategies);
-    if bins.iter().any(|&b| b == 0) {
+    if bins.contains(&0) {
         bail!("invalid argument: the bin count must be at least 1");
     }
     let n = a.size.unwrap_or(if matches!(backend, Backend::Cuda(_)) { 1 << 28 } else { 1 << 24 });

@@ -33,7 +33,7 @@ pub struct IntBounds {
 pub fn int_bounds(bins: &Bins) -> Option<IntBounds> {
     let Bins::Even { bins, lower, upper } = *bins else { return None };
     const TWO63: f64 = 9_223_372_036_854_775_808.0;
-    let integral = |v: f64| v.fract() == 0.0 && v >= -TWO63 && v < TWO63;
+    let integral = |v: f64| v.fract() == 0.0 && (-TWO63..TWO63).contains(&v);
     if !integral(lower) || !integral(upper) {
         return None;
     }

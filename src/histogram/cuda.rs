@@ -170,6 +170,8 @@ pub struct Variant {
     pub wide_counters: bool,
     pub strategy: Strategy,
     pub block_threads: u32,
+    /// Integer binning with as many bins as values in range: the bin is the offset.
+    pub identity: bool,
 }
 
 impl Variant {
@@ -183,6 +185,7 @@ impl Variant {
                 if self.wide_counters { "unsigned long long" } else { "unsigned int" }.to_string(),
             ),
             ("TALLY_STRATEGY", strategy_code(self.strategy).to_string()),
+            ("TALLY_IDENTITY", (self.identity as u32).to_string()),
             ("TALLY_BLOCK_THREADS", self.block_threads.to_string()),
             ("TALLY_VECS", vecs_for(self.dtype).to_string()),
         ]
@@ -207,8 +210,14 @@ impl Variant {
                                 Strategy::BlockShared | Strategy::WarpAggregated => &BLOCK_SIZES,
                                 _ => &BLOCK_SIZES[..1],
                             };
+                            let identities: &[bool] = match binning {
+                                Binning::Integer | Binning::Integer32 => &[false, true],
+                                _ => &[false],
+                            };
                             for &block_threads in sizes {
-                                v.push(Variant { dtype, binning, channels, wide_counters, strategy, block_threads });
+                                for &identity in identities {
+                                    v.push(Variant { dtype, binning, channels, wide_counters, strategy, block_threads, identity });
+                                }
                             }
                         }
                     }
@@ -219,16 +228,18 @@ impl Variant {
     }
 }
 
-/// Dynamic shared memory of one block: [edges][table][outliers][private counters].
-fn shared_bytes(strategy: Strategy, binning: Binning, width: usize, edges_in_shared: usize, threads: u32) -> usize {
+/// Dynamic shared memory of one block: [edges][table][outliers][private counters]. A private
+/// copy holds the bins, the below/above/NaN counts of each slot and one trash counter.
+fn shared_bytes(strategy: Strategy, binning: Binning, width: usize, nslots: usize, edges_in_shared: usize, threads: u32) -> usize {
+    let pwidth = width + 3 * nslots + 1;
     let warps = threads as usize / 32;
     let edges = (edges_in_shared * 8).div_ceil(16) * 16;
     let table = if binning == Binning::Table8 { 256 * 4 } else { 0 };
     let outliers = MAX_CHANNELS as usize * 3 * 4;
     let privates = match strategy {
         Strategy::GlobalAtomic => 0,
-        Strategy::WarpPrivate => warps * width * 4,
-        _ => width * 4,
+        Strategy::WarpPrivate => warps * pwidth * 4,
+        _ => pwidth * 4,
     };
     edges + table + outliers + privates
 }
@@ -274,7 +285,7 @@ impl Plan {
         let threads_for = |s: Strategy| block_threads_for(s, width * 4);
         let fits = |s: Strategy, e: usize| {
             let t = threads_for(s);
-            shared_bytes(s, binning, width, e, t) <= optin.saturating_sub(static_shared_bytes(t))
+            shared_bytes(s, binning, width, nslots, e, t) <= optin.saturating_sub(static_shared_bytes(t))
         };
 
         let strategy = match requested {
@@ -284,7 +295,7 @@ impl Plan {
                 let top = if probe { probe_skew::<T>(dev, samples, n, spec, &rule)? } else { 0.0 };
                 let t = threads_for(Strategy::BlockShared);
                 strategy::choose(AutoInputs {
-                    private_bytes: shared_bytes(Strategy::BlockShared, binning, width, 0, t),
+                    private_bytes: shared_bytes(Strategy::BlockShared, binning, width, nslots, 0, t),
                     smem_per_block: optin.saturating_sub(static_shared_bytes(t)),
                     top_bin_fraction: top,
                     compute_capability: info.compute_capability,
@@ -307,7 +318,7 @@ impl Plan {
         let threads = threads_for(strategy);
         // Edges go to shared memory when they leave room for the private copy.
         let edges_shared = if num_edges > 0 && fits(strategy, num_edges) { num_edges } else { 0 };
-        let smem = shared_bytes(strategy, binning, width, edges_shared, threads);
+        let smem = shared_bytes(strategy, binning, width, nslots, edges_shared, threads);
         let wide = n as u64 >= 1u64 << 32;
         let variant = Variant {
             dtype: T::DTYPE,
@@ -316,6 +327,8 @@ impl Plan {
             wide_counters: wide,
             strategy,
             block_threads: threads,
+            identity: matches!(binning, Binning::Integer | Binning::Integer32)
+                && int_bounds(&spec.bins).is_some_and(|b| b.range == b.bins as u64),
         };
         let module = dev.module(&kernels::HISTOGRAM, &variant.defines())?;
         let func = dev.function(&module, "tally_histogram", smem)?;
@@ -453,6 +466,7 @@ fn probe_skew<T: Sample>(dev: &Arc<CudaDevice>, samples: u64, n: usize, spec: &H
         wide_counters: false,
         strategy: Strategy::GlobalAtomic,
         block_threads: BLOCK_SIZES[0],
+        identity: false,
     };
     let module = dev.module(&kernels::HISTOGRAM, &variant.defines())?;
     let f = dev.function(&module, "tally_histogram_probe", 0)?;
@@ -498,7 +512,7 @@ mod tests {
         for strategy in &Strategy::GPU[1..] {
             for width in (0..=24).map(|e| 1usize << e).chain([3, 48, 255, 257, 4095, 4097, 12000, 56000]) {
                 let threads = block_threads_for(*strategy, width * 4);
-                let v = Variant { dtype: DType::I32, binning: Binning::Integer32, channels: 1, wide_counters: false, strategy: *strategy, block_threads: threads };
+                let v = Variant { dtype: DType::I32, binning: Binning::Integer32, channels: 1, wide_counters: false, strategy: *strategy, block_threads: threads, identity: true };
                 assert!(all.contains(&v), "{v:?} (width {width}) is not compiled by the CI check");
             }
         }

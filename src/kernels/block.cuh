@@ -24,14 +24,14 @@ TALLY_DEVICE void block_fill(T* data, u32 count, T value) {
   for (u32 i = threadIdx.x; i < count; i += BLOCK_THREADS) data[i] = value;
 }
 
-// Adds `copies` private histograms of `width` counters (laid out one after the other) into the
-// global histogram: one atomic per non-zero bin per block, never one per sample.
+// Adds the first `width` counters of `copies` private histograms (each `stride` counters long,
+// laid out one after the other) into the global histogram: one atomic per non-zero bin per
+// block, never one per sample.
 template <int BLOCK_THREADS, typename Counter>
-TALLY_DEVICE void block_merge_private(const u32* privates, u32 copies, u32 width, Counter* global) {
+TALLY_DEVICE void block_merge_private(const u32* privates, u32 copies, u32 width, u32 stride, Counter* global) {
   for (u32 i = threadIdx.x; i < width; i += BLOCK_THREADS) {
     u64 sum = 0;
-    for (u32 c = 0; c < copies; ++c) sum += privates[(u64)c * width + i];
+    for (u32 c = 0; c < copies; ++c) sum += privates[(u64)c * stride + i];
     if (sum) atomicAdd(global + i, (Counter)sum);
   }
 }
-

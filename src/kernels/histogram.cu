@@ -5,6 +5,7 @@
 //   TALLY_CHANNELS  interleaved channel count (compile time, so `i % C` is cheap)
 //   TALLY_COUNTER   global counter type: u32, or u64 once the input reaches 2^32 samples
 //   TALLY_STRATEGY  0 = global atomic, 1 = block shared, 2 = warp private, 3 = warp aggregated
+//   TALLY_IDENTITY  integer binning with range == bins: the bin is the offset itself
 //   TALLY_BLOCK_THREADS, TALLY_VECS (16-byte loads per thread per tile)
 // The binning rule is the one stated in src/histogram/binning.rs; keep them in step.
 #include "common.cuh"
@@ -99,7 +100,11 @@ struct Binner {
   float scale_f;
   double scale_d;
   TALLY_DEVICE int in_range(u64 d) const {
+#if TALLY_IDENTITY
+    return (int)d;
+#else
     return range == bins ? (int)d : (int)integer_quotient(d, bins, range, scale_f, scale_d);
+#endif
   }
   TALLY_DEVICE int operator()(Sample x) const {
 #if TALLY_BINNING == 4
@@ -195,8 +200,8 @@ struct Sink {  // every sample one global atomic
 #define TALLY_WORD_RUNS 1
 constexpr u64 NO_WORD = 1ull << 32;  // never equal to a 32-bit word
 struct Sink {
-  u32* shared;  // the block's copy, or this warp's
-  TALLY_DEVICE void add(int key) { if (key >= 0) atomicAdd(shared + key, 1u); }
+  u32* shared;  // the block's copy, or this warp's (private keys: never negative)
+  TALLY_DEVICE void add(int key) { atomicAdd(shared + key, 1u); }
   TALLY_DEVICE void add(int key, u32 count) { if (count) atomicAdd(shared + key, count); }
 };
 #elif TALLY_STRATEGY == 3
@@ -238,6 +243,27 @@ TALLY_DEVICE int key_of(const HistParams& p, const Binner& binner, Outliers& out
   }
   return slot * (int)p.bins + b;
 }
+
+// The private strategies count everything in their shared copy, so that the hot loop has no
+// branch: keys [0, width) are bins, [width, width + 3 * nslots) the below / above / NaN counts
+// of each slot, and width + 3 * nslots a trash counter for samples of unselected channels and
+// for lanes past the end.
+TALLY_DEVICE int private_key(const HistParams& p, const Binner& binner, Sample x, u64 i, u32 width) {
+  int slot = 0;
+  if (CHANNELS > 1) slot = p.slot[(u32)(i % CHANNELS)];
+  const int b = binner(x);
+  int key = b >= 0 ? slot * (int)p.bins + b : (int)width + slot * 3 + (-1 - b);
+  if (CHANNELS > 1 && slot < 0) key = (int)(width + 3 * p.nslots);
+  return key;
+}
+
+#if TALLY_STRATEGY == 0
+#define TALLY_KEY(x, i) key_of(p, binner, out, (x), (i))
+#define TALLY_NO_KEY (-1)
+#else
+#define TALLY_KEY(x, i) private_key(p, binner, (x), (i), width)
+#define TALLY_NO_KEY ((int)(width + 3 * p.nslots))
+#endif
 
 // ---- the agent: a block's walk over its tiles ---------------------------------------------------
 
@@ -286,8 +312,9 @@ tally_histogram(const HistParams p) {
 #else
   u32* privates = reinterpret_cast<u32*>(cursor);
   const u32 copies = TALLY_STRATEGY == 2 ? WARPS : 1;
-  block_fill<BLOCK_THREADS>(privates, copies * width, 0u);
-  sink.shared = TALLY_STRATEGY == 2 ? privates + warp_id() * width : privates;
+  const u32 pwidth = width + 3 * p.nslots + 1;  // bins, outliers, trash
+  block_fill<BLOCK_THREADS>(privates, copies * pwidth, 0u);
+  sink.shared = TALLY_STRATEGY == 2 ? privates + warp_id() * pwidth : privates;
 #endif
   __syncthreads();
 
@@ -322,7 +349,7 @@ tally_histogram(const HistParams p) {
           int key = -1;
 #pragma unroll
           for (int j = 0; j < 4; ++j) {
-            key = key_of(p, binner, out, v[k].item[w * 4 + j], base + w * 4 + j);
+            key = TALLY_KEY(v[k].item[w * 4 + j], base + w * 4 + j);
             sink.add(key);
           }
           if (__byte_perm(word, 0, 0) == word && key >= 0) {
@@ -336,7 +363,7 @@ tally_histogram(const HistParams p) {
       }
 #endif
 #pragma unroll
-      for (int j = 0; j < VEC_ITEMS; ++j) sink.add(key_of(p, binner, out, v[k].item[j], base + j));
+      for (int j = 0; j < VEC_ITEMS; ++j) sink.add(TALLY_KEY(v[k].item[j], base + j));
     }
 #if defined(TALLY_WORD_RUNS) && TALLY_CHANNELS == 1
     if (run_key >= 0) sink.add(run_key, run_count);
@@ -349,15 +376,20 @@ tally_histogram(const HistParams p) {
   const u64 stride = (u64)gridDim.x * BLOCK_THREADS;
   for (u64 base = rest + (u64)blockIdx.x * BLOCK_THREADS + warp_id() * 32; base < p.n; base += stride) {
     const u64 i = base + lane_id();
-    int key = -1;
-    if (i < p.n) key = key_of(p, binner, out, p.samples[i], i);
+    int key = TALLY_NO_KEY;
+    if (i < p.n) key = TALLY_KEY(p.samples[i], i);
     sink.add(key);
   }
 
   __syncthreads();
 #if TALLY_STRATEGY != 0
-  block_merge_private<BLOCK_THREADS>(privates, copies, width, p.counts);
-#endif
+  block_merge_private<BLOCK_THREADS>(privates, copies, width, pwidth, p.counts);
+  for (u32 i = threadIdx.x; i < 3 * p.nslots; i += BLOCK_THREADS) {
+    u64 sum = 0;
+    for (u32 c = 0; c < copies; ++c) sum += privates[c * pwidth + width + i];
+    if (sum) atomicAdd(p.outliers + i, sum);
+  }
+#else
   if (CHANNELS == 1) {
     __shared__ u64 scratch[WARPS];
     const u64 below = block_reduce_sum<BLOCK_THREADS>((u64)out.below, scratch);
@@ -372,6 +404,7 @@ tally_histogram(const HistParams p) {
     for (u32 i = threadIdx.x; i < p.nslots * 3; i += BLOCK_THREADS)
       if (out.shared[i]) atomicAdd(p.outliers + i, (u64)out.shared[i]);
   }
+#endif
 }
 
 // A strided sample of the input, for `auto`'s skew probe: dst[j] = src[j * n / k].
