@@ -213,8 +213,9 @@ struct Sink {  // one shared atomic per distinct key per warp
 #error "unknown TALLY_STRATEGY"
 #endif
 
-// Samples in no bin. With one channel each thread counts them in registers (a stream of NaNs
-// must not become a stream of atomics on one address); with several, in shared memory.
+// Samples in no bin, for the global-atomic strategy (the private ones keep them in their shared
+// copy). With one channel each thread counts them in registers (a stream of NaNs must not
+// become a stream of atomics on one global address); with several, in shared memory.
 struct Outliers {
   u32 below, above, nan;
   u32* shared;  // nslots * 3 (several channels only)
@@ -229,7 +230,8 @@ struct Outliers {
   }
 };
 
-// The key of one sample at global index i: slot * bins + bin, or -1 (outlier or unselected).
+// Global-atomic strategy: the key of the sample at global index i, slot * bins + bin, or -1
+// (outlier or unselected channel).
 TALLY_DEVICE int key_of(const HistParams& p, const Binner& binner, Outliers& out, Sample x, u64 i) {
   int slot = 0;
   if (CHANNELS > 1) {
