@@ -254,3 +254,21 @@ fn cuda_rejects_bad_specs_without_launching() {
     assert!(backend.histogram(x.as_slice(), &HistogramSpec::even(4, 0.0, 4.0), Strategy::ThreadPrivate).is_err());
 }
 
+
+/// Asking for more memory than the device has is an error that names the size, and the device
+/// is still usable afterwards.
+#[test]
+fn cuda_out_of_memory_is_an_error_not_a_panic() {
+    let Some(dev) = gpu() else { return };
+    let too_much = dev.info().total_memory * 2;
+    match dev.alloc::<u8>(too_much, "test buffer") {
+        Err(tally::Error::OutOfMemory { bytes, what }) => {
+            assert_eq!(bytes, too_much);
+            assert_eq!(what, "test buffer");
+        }
+        Err(e) => panic!("expected OutOfMemory, got {e}"),
+        Ok(_) => panic!("allocated {too_much} bytes on a device of {}", dev.info().total_memory),
+    }
+    let h = Backend::Cuda(dev).histogram(&[1u8, 2, 3, 3][..], &HistogramSpec::even(4, 0.0, 4.0), Strategy::Auto).unwrap();
+    assert_eq!(h.counts[0], vec![0, 1, 1, 2]);
+}
