@@ -87,6 +87,16 @@ fn fits32(dtype: DType, lower: i64, upper: i64) -> bool {
     }
 }
 
+/// Whether every value of an 8- or 16-bit sample type lies inside integral bounds.
+fn all_in_range(dtype: DType, bins: &Bins) -> bool {
+    let top = match dtype {
+        DType::U8 => 1i64 << 8,
+        DType::U16 => 1i64 << 16,
+        _ => return false,
+    };
+    int_bounds(bins).is_some_and(|b| b.lower <= 0 && b.upper >= top)
+}
+
 /// The smallest f32 that is >= v: for f32 samples, `x < v` exactly when `x < ceil_f32(v)`.
 fn ceil_f32(v: f64) -> f32 {
     let f = v as f32;
@@ -172,6 +182,8 @@ pub struct Variant {
     pub block_threads: u32,
     /// Integer binning with as many bins as values in range: the bin is the offset.
     pub identity: bool,
+    /// 32-bit integer binning where every value of the sample type lies in range.
+    pub all_in_range: bool,
 }
 
 impl Variant {
@@ -186,6 +198,7 @@ impl Variant {
             ),
             ("TALLY_STRATEGY", strategy_code(self.strategy).to_string()),
             ("TALLY_IDENTITY", (self.identity as u32).to_string()),
+            ("TALLY_ALL_IN_RANGE", (self.all_in_range as u32).to_string()),
             ("TALLY_BLOCK_THREADS", self.block_threads.to_string()),
             ("TALLY_VECS", vecs_for(self.dtype).to_string()),
         ]
@@ -214,9 +227,15 @@ impl Variant {
                                 Binning::Integer | Binning::Integer32 => &[false, true],
                                 _ => &[false],
                             };
+                            let all_in: &[bool] = match (dtype, binning) {
+                                (DType::U8 | DType::U16, Binning::Integer32) => &[false, true],
+                                _ => &[false],
+                            };
                             for &block_threads in sizes {
                                 for &identity in identities {
-                                    v.push(Variant { dtype, binning, channels, wide_counters, strategy, block_threads, identity });
+                                    for &all_in_range in all_in {
+                                        v.push(Variant { dtype, binning, channels, wide_counters, strategy, block_threads, identity, all_in_range });
+                                    }
                                 }
                             }
                         }
@@ -329,6 +348,7 @@ impl Plan {
             block_threads: threads,
             identity: matches!(binning, Binning::Integer | Binning::Integer32)
                 && int_bounds(&spec.bins).is_some_and(|b| b.range == b.bins as u64),
+            all_in_range: binning == Binning::Integer32 && all_in_range(T::DTYPE, &spec.bins),
         };
         let module = dev.module(&kernels::HISTOGRAM, &variant.defines())?;
         let func = dev.function(&module, "tally_histogram", smem)?;
@@ -467,6 +487,7 @@ fn probe_skew<T: Sample>(dev: &Arc<CudaDevice>, samples: u64, n: usize, spec: &H
         strategy: Strategy::GlobalAtomic,
         block_threads: BLOCK_SIZES[0],
         identity: false,
+        all_in_range: false,
     };
     let module = dev.module(&kernels::HISTOGRAM, &variant.defines())?;
     let f = dev.function(&module, "tally_histogram_probe", 0)?;
@@ -512,7 +533,7 @@ mod tests {
         for strategy in &Strategy::GPU[1..] {
             for width in (0..=24).map(|e| 1usize << e).chain([3, 48, 255, 257, 4095, 4097, 12000, 56000]) {
                 let threads = block_threads_for(*strategy, width * 4);
-                let v = Variant { dtype: DType::I32, binning: Binning::Integer32, channels: 1, wide_counters: false, strategy: *strategy, block_threads: threads, identity: true };
+                let v = Variant { dtype: DType::I32, binning: Binning::Integer32, channels: 1, wide_counters: false, strategy: *strategy, block_threads: threads, identity: true, all_in_range: false };
                 assert!(all.contains(&v), "{v:?} (width {width}) is not compiled by the CI check");
             }
         }

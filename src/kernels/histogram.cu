@@ -6,6 +6,7 @@
 //   TALLY_COUNTER   global counter type: u32, or u64 once the input reaches 2^32 samples
 //   TALLY_STRATEGY  0 = global atomic, 1 = block shared, 2 = warp private, 3 = warp aggregated
 //   TALLY_IDENTITY  integer binning with range == bins: the bin is the offset itself
+//   TALLY_ALL_IN_RANGE  32-bit integer binning where every value of the sample type is in range
 //   TALLY_BLOCK_THREADS, TALLY_VECS (16-byte loads per thread per tile)
 // The binning rule is the one stated in src/histogram/binning.rs; keep them in step.
 #include "common.cuh"
@@ -107,7 +108,10 @@ struct Binner {
 #endif
   }
   TALLY_DEVICE int operator()(Sample x) const {
-#if TALLY_BINNING == 4
+#if TALLY_BINNING == 4 && TALLY_ALL_IN_RANGE
+    // Every value of the type is in range (u8 over [0, 256), say): no test at all.
+    return in_range((u32)x - (u32)lower);
+#elif TALLY_BINNING == 4
     // Samples and bounds share one 32-bit domain (signed for u8, u16, i32; unsigned for u32):
     // one subtraction and one unsigned compare decide "in range", wrap-around does the rest.
     const u32 d = (u32)x - (u32)lower;
@@ -251,6 +255,9 @@ TALLY_DEVICE int key_of(const HistParams& p, const Binner& binner, Outliers& out
 // of each slot, and width + 3 * nslots a trash counter for samples of unselected channels and
 // for lanes past the end.
 TALLY_DEVICE int private_key(const HistParams& p, const Binner& binner, Sample x, u64 i, u32 width) {
+#if TALLY_BINNING == 4 && TALLY_ALL_IN_RANGE && TALLY_CHANNELS == 1
+  return binner(x);  // never an outlier: the bin is the key
+#endif
   int slot = 0;
   if (CHANNELS > 1) slot = p.slot[(u32)(i % CHANNELS)];
   const int b = binner(x);
@@ -351,7 +358,9 @@ tally_histogram(const HistParams p) {
           int key = -1;
 #pragma unroll
           for (int j = 0; j < 4; ++j) {
-            key = TALLY_KEY(v[k].item[w * 4 + j], base + w * 4 + j);
+            // One byte permute per sample (indexing the union makes shifts and masks).
+            const Sample x = (Sample)__byte_perm(word, 0, 0x4440 | j);
+            key = TALLY_KEY(x, base + w * 4 + j);
             sink.add(key);
           }
           if (__byte_perm(word, 0, 0) == word && key >= 0) {
