@@ -127,8 +127,7 @@ impl BinRule {
     }
 
     /// For 8-bit samples: the whole rule as a 256-entry table, so that binning is one lookup.
-    pub fn lut8(&self, from_u8: bool) -> Vec<i32> {
-        debug_assert!(from_u8);
+    pub fn lut8(&self) -> Vec<i32> {
         (0u32..256).map(|v| self.bin(v as u8)).collect()
     }
 }
@@ -136,7 +135,7 @@ impl BinRule {
 /// `floor(d * bins / range)` for `d < range`, exactly: a floating-point estimate corrected by
 /// exact integer products (`d * bins < 2^63` by `int_bounds`).
 #[inline(always)]
-pub fn int_quotient(d: u64, bins: u32, range: u64, scale: f64) -> u64 {
+fn int_quotient(d: u64, bins: u32, range: u64, scale: f64) -> u64 {
     if range == bins as u64 {
         return d;
     }

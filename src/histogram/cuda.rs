@@ -385,7 +385,7 @@ impl Plan {
         let mut edges = None;
         match binning {
             Binning::Table8 => {
-                let table = dev.upload(&rule.lut8(true), "bin table")?;
+                let table = dev.upload(&rule.lut8(), "bin table")?;
                 params.lut = dev.ptr(&table);
                 lut = Some(table);
             }

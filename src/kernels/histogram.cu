@@ -101,10 +101,11 @@ struct Binner {
   float scale_f;
   double scale_d;
   TALLY_DEVICE int in_range(u64 d) const {
+    // The host sets TALLY_IDENTITY exactly when range == bins.
 #if TALLY_IDENTITY
     return (int)d;
 #else
-    return range == bins ? (int)d : (int)integer_quotient(d, bins, range, scale_f, scale_d);
+    return (int)integer_quotient(d, bins, range, scale_f, scale_d);
 #endif
   }
   TALLY_DEVICE int operator()(Sample x) const {
