@@ -3,7 +3,8 @@
 # (TALLY_REQUIRE_GPU=1), the benchmark sweep, the CUB/PyTorch peers in the same run, and
 # compute-sanitizer over the kernel tests. Expects the bundle in .gpu/ (built by gpu-bundle).
 # Logs go to $OUT (or ./gpu-out); the last lines printed are the summary.
-#   usage: bash scripts/gpu-session.sh [stages...]   stages: info startup tests bench peers sanitize
+#   usage: bash scripts/gpu-session.sh [stages...]
+#   stages: info startup tests bench bench-NAME peers cub-large sanitize
 set -u
 out=${OUT:-gpu-out}
 mkdir -p "$out"
@@ -21,21 +22,28 @@ for stage in $stages; do
       bash .gpu/run-tests.sh > "$out/tests.log" 2>&1; rc=$?
       grep -E "^test .*(FAILED|panicked)|test result|passed, .* failed|^== " "$out/tests.log" | tail -30 ;;
     bench|bench-*)
-      # bench-NAME runs the sweep again under $NAME_OPTS (NVRTC options) with $NAME_ARGS, for A/B runs.
+      # bench-NAME runs the sweep again under $NAME_OPTS (NVRTC options) and $NAME_ENV (VAR=value
+      # words) with $NAME_ARGS, for A/B runs.
       tag=${stage#bench}; tag=${tag#-}; name=bench${tag:+-$tag}
-      opts_var=${tag^^}_OPTS; args_var=${tag^^}_ARGS
-      TALLY_NVRTC_OPTIONS="${!opts_var:-}" .gpu/bin/tally bench hist ${!args_var:-${BENCH_ARGS:-}} --json > "$out/$name.json" 2>> "$out/bench.txt"; rc=$?
+      opts_var=${tag^^}_OPTS; args_var=${tag^^}_ARGS; env_var=${tag^^}_ENV
+      echo "== $name: ${!env_var:-} tally bench hist ${!args_var:-${BENCH_ARGS:-}}" | tee -a "$out/bench.txt"
+      env ${!env_var:-} TALLY_NVRTC_OPTIONS="${!opts_var:-}" .gpu/bin/tally bench hist ${!args_var:-${BENCH_ARGS:-}} --json > "$out/$name.json" 2>> "$out/bench.txt"; rc=$?
       python3 - "$out/$name.json" <<'PY' | tee -a "$out/bench.txt"
 import json, sys
 r = json.load(open(sys.argv[1]))
 print(f"# {r['device']}: {r['samples']} samples, read bandwidth {r['read_bandwidth_gbs']:.1f} GB/s")
 for x in r['rows']:
-    print(f"{x['dtype']:4} {x['distribution']:7} {x['bins']:6} {x['strategy']:16} {x['ran']:16} {x['ms']:9.4f} ms {x['gbs']:8.1f} GB/s {100*x['fraction_of_read_bandwidth']:5.1f}% {'ok' if x['verified'] else 'MISMATCH'}")
+    layout = (f"cluster {x['cluster']} " if x.get('cluster') else "") + (f"{x['passes']} passes" if x.get('passes', 1) > 1 else "")
+    print(f"{x['dtype']:4} {x['distribution']:7} {x['bins']:9} {x['strategy']:17} {x['ran']:17} {x['ms']:9.4f} ms {x['gbs']:8.1f} GB/s {100*x['fraction_of_read_bandwidth']:5.1f}% {'ok' if x['verified'] else 'MISMATCH'} {layout}")
 PY
       ;;
     peers)
       bash .gpu/peers/run-peers.sh > "$out/peers.txt" 2>&1; rc=$?
       grep -E "device|read-only|copy|Histogram|naive|bincount|histc" "$out/peers.txt" ;;
+    cub-large)
+      # CUB and the naive kernel at 65,536 to 16M bins, uniform and Zipf (scripts/peers).
+      nvcc -O3 -std=c++17 -arch=sm_90 -o /tmp/cub_large_bins scripts/peers/cub_large_bins.cu 2>&1 | grep -v -i warning
+      /tmp/cub_large_bins 2>&1 | tee "$out/cub-large.txt"; rc=${PIPESTATUS[0]} ;;
     sanitize)
       t=$(ls .gpu/tests/cuda_histogram-* | head -1)
       # The out-of-memory test is skipped: its refused allocation is an API error by design.

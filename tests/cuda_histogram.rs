@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use tally::data::{samples, splitmix64, Distribution};
 use tally::device::CudaDevice;
-use tally::histogram::cuda::Plan;
+use tally::histogram::cuda::{Plan, SwitchOver};
 use tally::histogram::reference;
 use tally::{Backend, Channels, HistogramSpec, Sample, Strategy};
 
@@ -23,17 +23,11 @@ fn gpu() -> Option<Arc<CudaDevice>> {
     }
 }
 
-const STRATEGIES: [Strategy; 5] = [
-    Strategy::Auto,
-    Strategy::GlobalAtomic,
-    Strategy::BlockShared,
-    Strategy::WarpPrivate,
-    Strategy::WarpAggregated,
-];
+const STRATEGIES: [Strategy; 9] = Strategy::GPU;
 
 /// Runs `spec` over `host` on the device with `strategy`, poisoning the counters first, and
 /// checks every count against the reference. `offset` shifts the start to test misaligned input.
-fn check<T: Sample>(dev: &Arc<CudaDevice>, host: &[T], spec: &HistogramSpec, strategy: Strategy, offset: usize) {
+fn check<T: Sample>(dev: &Arc<CudaDevice>, host: &[T], spec: &HistogramSpec, strategy: Strategy, offset: usize) -> Strategy {
     let buf = dev.upload(host, "test samples").unwrap();
     let view = &host[offset.min(host.len())..];
     let ptr = dev.ptr(&buf) + (offset.min(host.len()) * std::mem::size_of::<T>()) as u64;
@@ -53,10 +47,12 @@ fn check<T: Sample>(dev: &Arc<CudaDevice>, host: &[T], spec: &HistogramSpec, str
     if strategy != Strategy::Auto {
         // A strategy runs as asked unless its private copy cannot fit.
         let bytes = spec.bins.count() * spec.channels.selected.len() * 4;
-        if bytes * 8 < dev.info().smem_per_block_optin {
+        let clusters_ok = !strategy.needs_clusters() || dev.info().compute_capability.0 >= 9;
+        if bytes * 8 < dev.info().smem_per_block_optin && clusters_ok {
             assert_eq!(got.strategy, strategy);
         }
     }
+    got.strategy
 }
 
 const SIZES: [usize; 8] = [0, 1, 31, 32, 33, 1023, 1025, (1 << 20) + 7];
@@ -271,4 +267,176 @@ fn cuda_out_of_memory_is_an_error_not_a_panic() {
     }
     let h = Backend::Cuda(dev).histogram(&[1u8, 2, 3, 3][..], &HistogramSpec::even(4, 0.0, 4.0), Strategy::Auto).unwrap();
     assert_eq!(h.counts[0], vec![0, 1, 1, 2]);
+}
+
+// ---- large histograms ---------------------------------------------------------------------------
+
+/// The strategies that count histograms larger than a block's shared memory.
+const LARGE: [Strategy; 6] = [
+    Strategy::Auto,
+    Strategy::GlobalAtomic,
+    Strategy::BlockShared16,
+    Strategy::ClusterShared,
+    Strategy::ClusterShared16,
+    Strategy::GlobalL2,
+];
+
+fn small() -> bool {
+    std::env::var("TALLY_SMALL").as_deref() == Ok("1")
+}
+
+/// Every bin once: the input where an off-by-one in a large-bin path shows at once.
+fn each_bin_once(bins: usize) -> Vec<i32> {
+    (0..bins as i32).collect()
+}
+
+/// Just below and above every bin count where `auto` changes strategy on this device: each bin
+/// once, all samples in one bin, and Zipf data, every large-bin strategy, exact counts.
+#[test]
+fn cuda_large_bins_around_every_switch_over_point() {
+    let Some(dev) = gpu() else { return };
+    let points = SwitchOver::for_device(dev.info());
+    eprintln!("switch-over points: {points:?}");
+    // (bins, whether auto switches there); the rest are where a strategy starts a second pass.
+    let mut limits = vec![(points.block_shared, true), (points.block_shared16, true)];
+    limits.extend(points.cluster_shared.map(|b| (b, false)));
+    limits.extend(points.cluster_shared16.map(|b| (b, true)));
+    for (limit, switches) in limits {
+        let mut chosen = Vec::new();
+        for bins in [limit, limit + 1] {
+            let spec = HistogramSpec::even(bins as u32, 0.0, bins as f64);
+            let mut inputs = vec![samples::<i32>(Distribution::Zipf, bins as u32, if small() { 4099 } else { 1 << 21 }, 3)];
+            inputs.push(samples(Distribution::Hot100, bins as u32, if small() { 4099 } else { 1 << 20 }, 3));
+            if !small() {
+                inputs.push(each_bin_once(bins));
+            }
+            for host in &inputs {
+                for s in LARGE {
+                    let ran = check(&dev, host, &spec, s, 0);
+                    if s == Strategy::Auto {
+                        chosen.push(ran);
+                    }
+                }
+            }
+        }
+        // The point is a switch-over: auto runs one strategy at `limit` and another above it.
+        let (at, above) = chosen.split_at(chosen.len() / 2);
+        assert!(at.iter().all(|&s| s == at[0]) && above.iter().all(|&s| s == above[0]), "{chosen:?}");
+        assert_eq!(at[0] != above[0], switches, "auto at {limit} and {} bins: {chosen:?}", limit + 1);
+    }
+}
+
+/// `0..2^24`, each bin once, at 2^24 bins: integer and float samples, one pass and many.
+#[test]
+fn cuda_each_bin_once_up_to_2_pow_24() {
+    let Some(dev) = gpu() else { return };
+    if small() {
+        eprintln!("skipping 2^24 bins under TALLY_SMALL=1");
+        return;
+    }
+    let bins = 1usize << 24;
+    let spec = HistogramSpec::even(bins as u32, 0.0, bins as f64);
+    let ints = each_bin_once(bins);
+    for s in LARGE {
+        check(&dev, &ints, &spec, s, 0);
+    }
+    let floats: Vec<f32> = (0..bins).map(|i| i as f32).collect();
+    for s in [Strategy::Auto, Strategy::ClusterShared16, Strategy::GlobalL2] {
+        check(&dev, &floats, &spec, s, 0);
+    }
+    let h = Backend::Cuda(dev).histogram(&ints, &spec, Strategy::Auto).unwrap();
+    assert!(h.counts[0].iter().all(|&c| c == 1));
+}
+
+/// Samples where a few bins (and the below-range counter) take most of the input, so that every
+/// block's 16-bit counters for them wrap many times (2^25 samples over at most a few hundred
+/// blocks), the rest uniform.
+fn hot_few(n: usize, bins: i32, hot: &[i32], seed: u64) -> Vec<i32> {
+    (0..n)
+        .map(|i| {
+            let r = splitmix64(seed ^ i as u64);
+            let k = (r % 16) as usize;
+            if k < hot.len() {
+                hot[k]
+            } else if k < 2 * hot.len() {
+                -5
+            } else {
+                ((r >> 8) % bins as u64) as i32
+            }
+        })
+        .collect()
+}
+
+/// 16-bit shared counters wrap many times and carry into their neighbours; the counts moved to
+/// global memory must make every total exact: low and high halves, outlier counters, several
+/// channels, and (in a cluster) neighbours one cluster width apart.
+#[test]
+fn cuda_16_bit_counters_spill_exactly() {
+    let Some(dev) = gpu() else { return };
+    let n = if small() { 5000 } else { 1 << 25 };
+    // 65,536 bins: one block per multiprocessor, each sees ~2^18 samples, half in 4 bins.
+    let bins = 65536;
+    let host = hot_few(n, bins, &[0, 1, 2, 3, 4, bins - 1], 1);
+    let spec = HistogramSpec::even(bins as u32, 0.0, bins as f64);
+    assert_eq!(check(&dev, &host, &spec, Strategy::BlockShared16, 0), Strategy::BlockShared16);
+    check(&dev, &host, &spec, Strategy::Auto, 0);
+    // NaN and below-range counts in the narrow outlier counters, two channels.
+    let fhost: Vec<f32> = host.iter().map(|&x| if x == 3 { f32::NAN } else { x as f32 * 0.25 }).collect();
+    let fspec = HistogramSpec::even(30000, 0.0, 7500.0).with_channels(Channels { interleave: 2, selected: vec![1, 0] });
+    assert_eq!(check(&dev, &fhost, &fspec, Strategy::BlockShared16, 0), Strategy::BlockShared16);
+    if dev.info().compute_capability.0 < 9 {
+        return;
+    }
+    // The largest single-pass cluster histogram (16 blocks): key r's neighbour is r + 16.
+    let bins = SwitchOver::for_device(dev.info()).cluster_shared16.unwrap() as i32;
+    let host = hot_few(n, bins, &[0, 16, 1, 17, bins - 1, bins - 17], 2);
+    let spec = HistogramSpec::even(bins as u32, 0.0, bins as f64);
+    assert_eq!(check(&dev, &host, &spec, Strategy::ClusterShared16, 0), Strategy::ClusterShared16);
+    // Small clusters: 2 and 4 blocks.
+    for bins in [150_000, 300_000] {
+        let host = hot_few(n, bins, &[0, 2, 4, 1, 3], 3);
+        check(&dev, &host, &HistogramSpec::even(bins as u32, 0.0, bins as f64), Strategy::ClusterShared16, 0);
+    }
+}
+
+/// Several passes over the input: samples in no bin are counted once, not once per pass;
+/// several channels; edges too many for shared memory.
+#[test]
+fn cuda_passes_count_outliers_once() {
+    let Some(dev) = gpu() else { return };
+    let bins: u32 = if small() { 300_000 } else { 1 << 23 };
+    let n = if small() { 5000 } else { 1 << 22 };
+    let host = mixed::<i32>(n, 11, |r| (r % (bins as u64 + 2000)) as i32 - 1000, &[i32::MIN, i32::MAX, -1, bins as i32]);
+    let spec = HistogramSpec::even(bins, 0.0, bins as f64);
+    for s in LARGE {
+        check(&dev, &host, &spec, s, 0);
+    }
+    let channels = Channels { interleave: 3, selected: vec![2, 0] };
+    let spec = HistogramSpec::even(bins / 2, 0.0, bins as f64).with_channels(channels);
+    for s in [Strategy::Auto, Strategy::ClusterShared16, Strategy::ClusterShared, Strategy::GlobalL2] {
+        check(&dev, &host, &spec, s, 1);
+    }
+    let edges: Vec<f64> = (0..=70_000).map(|i| (i as f64) * 0.75 - 10.0).collect();
+    let fhost = mixed::<f64>(n.min(1 << 20), 12, |r| (r % 60_000) as f64 - 20.5, &[f64::NAN, -10.0, 52_490.0]);
+    for s in [Strategy::Auto, Strategy::ClusterShared, Strategy::GlobalL2] {
+        check(&dev, &fhost, &HistogramSpec::edges(edges.clone()), s, 0);
+    }
+}
+
+/// 100M bins run where they fit: no temporary memory beyond the histogram itself.
+#[test]
+fn cuda_hundred_million_bins() {
+    let Some(dev) = gpu() else { return };
+    if small() || std::env::var("TALLY_SKIP_HUGE").as_deref() == Ok("1") {
+        eprintln!("skipping 100M bins (TALLY_SMALL / TALLY_SKIP_HUGE)");
+        return;
+    }
+    let bins = 100_000_000u32;
+    let host: Vec<u32> = samples(Distribution::Zipf, bins, 1 << 24, 4);
+    let spec = HistogramSpec::even(bins, 0.0, bins as f64);
+    let want = tally::histogram::cpu::histogram(&host, &spec).unwrap();
+    for s in [Strategy::Auto, Strategy::ClusterShared16] {
+        let got = Backend::Cuda(dev.clone()).histogram(&host, &spec, s).unwrap();
+        assert!(got.same_counts(&want), "strategy {s} (ran {})", got.strategy);
+    }
 }

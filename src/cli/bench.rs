@@ -65,6 +65,10 @@ pub struct Row {
     pub fraction_of_read_bandwidth: f64,
     /// Counts equal the CPU backend's exactly.
     pub verified: bool,
+    /// Passes over the samples (strategies that count one range of bins per pass).
+    pub passes: usize,
+    /// Blocks per cluster (cluster strategies).
+    pub cluster: Option<u32>,
 }
 
 #[derive(Serialize)]
@@ -137,12 +141,12 @@ fn hist(a: BenchHistArgs) -> anyhow::Result<()> {
         println!("{}", serde_json::to_string_pretty(&r)?);
     } else {
         println!("# tally bench hist: {device}, {n} samples per case, read bandwidth {read_gbs:.1} GB/s (same run)");
-        println!("{:<5} {:<8} {:>6} {:<16} {:<16} {:>10} {:>9} {:>7} {:>3}", "dtype", "dist", "bins", "strategy", "ran", "ms", "GB/s", "%read", "ok");
+        println!("{:<5} {:<8} {:>9} {:<17} {:<17} {:>10} {:>9} {:>7} {:>3} {}", "dtype", "dist", "bins", "strategy", "ran", "ms", "GB/s", "%read", "ok", "layout");
         for r in &rows {
             println!(
-                "{:<5} {:<8} {:>6} {:<16} {:<16} {:>10.4} {:>9.1} {:>6.1}% {:>3}",
+                "{:<5} {:<8} {:>9} {:<17} {:<17} {:>10.4} {:>9.1} {:>6.1}% {:>3} {}",
                 r.dtype.name(), r.distribution, r.bins, r.strategy.name(), r.ran.name(), r.ms, r.gbs,
-                100.0 * r.fraction_of_read_bandwidth, if r.verified { "yes" } else { "NO" }
+                100.0 * r.fraction_of_read_bandwidth, if r.verified { "yes" } else { "NO" }, layout(r)
             );
         }
     }
@@ -152,6 +156,18 @@ fn hist(a: BenchHistArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Cluster size and passes, where they are not the plain one-block, one-pass case.
+fn layout(r: &Row) -> String {
+    let mut parts = Vec::new();
+    if let Some(c) = r.cluster {
+        parts.push(format!("cluster {c}"));
+    }
+    if r.passes > 1 {
+        parts.push(format!("{} passes", r.passes));
+    }
+    parts.join(", ")
+}
+
 impl Sweep<'_> {
     fn case<T: Sample + FromBin>(&mut self, dist: Distribution, bins: u32) -> anyhow::Result<()> {
         self.bar.set_message(format!("{} {} {} bins: generating", T::DTYPE, dist.name(), bins));
@@ -159,11 +175,11 @@ impl Sweep<'_> {
         let spec = HistogramSpec::even(bins, 0.0, bins as f64);
         let reference = cpu::histogram(&host, &spec)?;
         let bytes = (self.n * std::mem::size_of::<T>()) as f64;
-        let mut push = |strategy, ran, ms: f64, verified| {
+        let mut push = |strategy, ran, ms: f64, verified, passes, cluster| {
             let gbs = bytes / (ms * 1e6);
             self.rows.push(Row {
                 dtype: T::DTYPE, distribution: dist.name(), bins, strategy, ran, ms, gbs,
-                fraction_of_read_bandwidth: gbs / self.read_gbs, verified,
+                fraction_of_read_bandwidth: gbs / self.read_gbs, verified, passes, cluster,
             });
         };
         match self.backend {
@@ -176,7 +192,7 @@ impl Sweep<'_> {
                     std::hint::black_box(h);
                 }
                 times.sort_by(|a, b| a.total_cmp(b));
-                push(Strategy::ThreadPrivate, Strategy::ThreadPrivate, times[times.len() / 2], true);
+                push(Strategy::ThreadPrivate, Strategy::ThreadPrivate, times[times.len() / 2], true, 1, None);
                 self.bar.inc(1);
             }
             Backend::Cuda(dev) => {
@@ -184,8 +200,8 @@ impl Sweep<'_> {
                 drop(host);
                 for &s in &self.strategies.clone() {
                     self.bar.set_message(format!("{} {} {} bins: {}", T::DTYPE, dist.name(), bins, s));
-                    let (ms, ran, h) = time_plan::<T>(dev, dev.ptr(&buf), self.n, &spec, s, self.reps)?;
-                    push(s, ran, ms, h.same_counts(&reference));
+                    let t = time_plan::<T>(dev, dev.ptr(&buf), self.n, &spec, s, self.reps)?;
+                    push(s, t.ran, t.ms, t.histogram.same_counts(&reference), t.passes, t.cluster);
                     self.bar.inc(1);
                 }
             }
@@ -194,13 +210,21 @@ impl Sweep<'_> {
     }
 }
 
+struct Timed {
+    ms: f64,
+    ran: Strategy,
+    histogram: tally::Histogram,
+    passes: usize,
+    cluster: Option<u32>,
+}
+
 /// Median milliseconds of zeroing the counters plus the kernel, with the result of the last run.
-fn time_plan<T: Sample>(dev: &Arc<CudaDevice>, ptr: u64, n: usize, spec: &HistogramSpec, s: Strategy, reps: usize) -> anyhow::Result<(f64, Strategy, tally::Histogram)> {
+fn time_plan<T: Sample>(dev: &Arc<CudaDevice>, ptr: u64, n: usize, spec: &HistogramSpec, s: Strategy, reps: usize) -> anyhow::Result<Timed> {
     let mut plan = Plan::new::<T>(dev, ptr, n, spec, s)?;
     let timer = dev.timer()?;
     let once = timer.time_ms(|| plan.launch())?;
     let reps = if once > 20.0 { reps.min(5) } else { reps };
     let ms = timer.median_ms(reps, || plan.launch())?;
-    let h = plan.read()?;
-    Ok((ms, plan.strategy, h))
+    let histogram = plan.read()?;
+    Ok(Timed { ms, ran: plan.strategy, histogram, passes: plan.passes(), cluster: plan.cluster_size() })
 }

@@ -172,6 +172,70 @@ impl CudaDevice {
         Ok(n)
     }
 
+    /// Clusters of `cluster` blocks (each `threads` threads, `smem` bytes) that can run at once;
+    /// 0 when such a cluster does not fit on the device.
+    pub fn max_active_clusters(&self, f: &CudaFunction, threads: u32, smem: usize, cluster: u32) -> Result<u32> {
+        use cudarc::driver::sys;
+        self.allow_cluster_size(f, cluster)?;
+        let mut attr = cluster_attribute(cluster);
+        let cfg = sys::CUlaunchConfig {
+            gridDimX: cluster,
+            gridDimY: 1,
+            gridDimZ: 1,
+            blockDimX: threads,
+            blockDimY: 1,
+            blockDimZ: 1,
+            sharedMemBytes: smem as u32,
+            hStream: self.stream.cu_stream(),
+            attrs: &mut attr,
+            numAttrs: 1,
+        };
+        let mut count: std::ffi::c_int = 0;
+        self.ctx.bind_to_thread().map_err(driver("cuCtxSetCurrent"))?;
+        // SAFETY: cfg and attr outlive the call; the function belongs to this context.
+        unsafe { sys::cuOccupancyMaxActiveClusters(&mut count, f.cu_function(), &cfg) }
+            .result()
+            .map_err(driver("cuOccupancyMaxActiveClusters"))?;
+        Ok(count.max(0) as u32)
+    }
+
+    /// Clusters above 8 blocks are "non-portable" and must be allowed per function.
+    fn allow_cluster_size(&self, f: &CudaFunction, cluster: u32) -> Result<()> {
+        if cluster > 8 {
+            f.set_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1)
+                .map_err(driver("cuFuncSetAttribute(non-portable cluster size)"))?;
+        }
+        Ok(())
+    }
+
+    /// Launches `f` on the stream in clusters of `cluster` blocks with one by-value argument.
+    /// `grid` must be a multiple of `cluster`.
+    pub fn launch_clusters<P: DeviceRepr>(&self, f: &CudaFunction, name: &str, grid: u32, threads: u32, smem: usize, cluster: u32, arg: &P) -> Result<()> {
+        use cudarc::driver::sys;
+        debug_assert!(grid.is_multiple_of(cluster));
+        self.allow_cluster_size(f, cluster)?;
+        let mut attr = cluster_attribute(cluster);
+        let cfg = sys::CUlaunchConfig {
+            gridDimX: grid,
+            gridDimY: 1,
+            gridDimZ: 1,
+            blockDimX: threads,
+            blockDimY: 1,
+            blockDimZ: 1,
+            sharedMemBytes: smem as u32,
+            hStream: self.stream.cu_stream(),
+            attrs: &mut attr,
+            numAttrs: 1,
+        };
+        let mut params = [arg as *const P as *mut std::ffi::c_void];
+        self.ctx.bind_to_thread().map_err(driver("cuCtxSetCurrent"))?;
+        // SAFETY: the kernel takes exactly one parameter of type P (checked by the caller's
+        // kernel signature); cfg, attr and params outlive the call, which copies the argument.
+        unsafe { sys::cuLaunchKernelEx(&cfg, f.cu_function(), params.as_mut_ptr(), std::ptr::null_mut()) }
+            .result()
+            .map_err(|e| Error::Cuda { call: format!("cuLaunchKernelEx({name})"), message: format!("{e}") })
+    }
+
     /// Allocates `len` elements (at least one, so that empty inputs still have an address).
     pub fn alloc<T: DeviceRepr>(&self, len: usize, what: &str) -> Result<CudaSlice<T>> {
         let bytes = len.max(1) * std::mem::size_of::<T>();
@@ -245,6 +309,18 @@ impl CudaDevice {
         drop(data);
         Ok(bytes as f64 / (ms * 1e6))
     }
+}
+
+fn cluster_attribute(cluster: u32) -> cudarc::driver::sys::CUlaunchAttribute {
+    use cudarc::driver::sys;
+    // SAFETY: an all-zero launch attribute is a valid value of the C union; the fields used
+    // are then set.
+    let mut attr: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
+    attr.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attr.value.clusterDim.x = cluster;
+    attr.value.clusterDim.y = 1;
+    attr.value.clusterDim.z = 1;
+    attr
 }
 
 fn oom_or(e: DriverError, bytes: usize, what: &str) -> Error {

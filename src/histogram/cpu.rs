@@ -382,7 +382,9 @@ impl Layout {
         let threads = rayon::current_num_threads().max(1);
         // A few chunks per worker for balance; a multiple of the channel count so that a
         // chunk's first sample is channel 0; small enough that 32-bit counters cannot overflow.
-        let mut chunk = (samples.len() / (threads * 4)).clamp(1 << 16, 1 << 30);
+        // Large histograms: one private copy per worker, not per chunk (memory).
+        let per_worker = if width > 1 << 20 { 1 } else { 4 };
+        let mut chunk = (samples.len() / (threads * per_worker)).clamp(1 << 16, 1 << 30);
         chunk -= chunk % c;
         let chunk = chunk.max(c);
         let l = self;

@@ -4,11 +4,12 @@
 use super::binning::{int_bounds, BinRule};
 use super::strategy::{self, AutoInputs};
 use super::{Bins, Histogram, HistogramSpec, Strategy, MAX_CHANNELS};
-use crate::device::cuda::{driver, CudaDevice};
+use crate::device::cuda::{driver, CudaDevice, DeviceInfo};
 use crate::error::{Error, Result};
 use crate::kernels;
 use crate::sample::{DType, Sample};
 use cudarc::driver::{CudaFunction, CudaSlice, DeviceRepr, LaunchConfig, PushKernelArg};
+use serde::Serialize;
 use std::sync::Arc;
 
 /// Block sizes the kernels are built for: larger private histograms get larger blocks, so that
@@ -28,13 +29,20 @@ pub fn vecs_for(dtype: DType) -> u32 {
 /// other strategies keep 256 (per-warp copies and per-thread counters only fit at sizes where
 /// 256 is what this rule would give anyway).
 fn block_threads_for(strategy: Strategy, private_bytes: usize) -> u32 {
+    let private_bytes = if strategy == Strategy::BlockShared16 { private_bytes / 2 } else { private_bytes };
     match strategy {
-        Strategy::BlockShared | Strategy::WarpAggregated => {
+        Strategy::BlockShared | Strategy::WarpAggregated | Strategy::BlockShared16 => {
             BLOCK_SIZES.into_iter().find(|&t| private_bytes <= t as usize * 64).unwrap_or(1024)
         }
+        // A cluster's share of a histogram that needs a cluster is always large.
+        Strategy::ClusterShared | Strategy::ClusterShared16 => 1024,
         _ => BLOCK_SIZES[0],
     }
 }
+
+/// Cluster sizes tried, smallest first: the fewer blocks share a histogram, the fewer of its
+/// atomics are remote. 16 is the largest Hopper allows (a "non-portable" size).
+pub const CLUSTER_SIZES: [u32; 5] = [1, 2, 4, 8, 16];
 
 /// Shared memory the kernel declares statically (one u64 per warp for the block reduction).
 fn static_shared_bytes(block_threads: u32) -> usize {
@@ -73,6 +81,12 @@ struct HistParams {
     nslots: u32,
     edges_in_shared: u32,
     slot: [i32; MAX_CHANNELS as usize],
+    slice_lo: u32,
+    slice_width: u32,
+    first_pass: u32,
+    aggregate: u32,
+    cluster_shift: u32,
+    rank_counters: u32,
 }
 // SAFETY: plain old data with the C layout the kernel declares.
 unsafe impl DeviceRepr for HistParams {}
@@ -164,9 +178,11 @@ pub fn binning_for(dtype: DType, bins: &Bins) -> Binning {
 fn strategy_code(s: Strategy) -> u32 {
     match s {
         Strategy::GlobalAtomic => 0,
-        Strategy::BlockShared => 1,
+        Strategy::BlockShared | Strategy::BlockShared16 => 1,
         Strategy::WarpPrivate => 2,
         Strategy::WarpAggregated => 3,
+        Strategy::ClusterShared | Strategy::ClusterShared16 => 4,
+        Strategy::GlobalL2 => 5,
         Strategy::Auto | Strategy::ThreadPrivate => unreachable!("resolved before compiling"),
     }
 }
@@ -197,6 +213,7 @@ impl Variant {
                 if self.wide_counters { "unsigned long long" } else { "unsigned int" }.to_string(),
             ),
             ("TALLY_STRATEGY", strategy_code(self.strategy).to_string()),
+            ("TALLY_NARROW", (self.strategy.narrow() as u32).to_string()),
             ("TALLY_IDENTITY", (self.identity as u32).to_string()),
             ("TALLY_ALL_IN_RANGE", (self.all_in_range as u32).to_string()),
             ("TALLY_BLOCK_THREADS", self.block_threads.to_string()),
@@ -220,7 +237,8 @@ impl Variant {
                         for &strategy in &Strategy::GPU[1..] {
                             // The block sizes Plan::new can ask for (block_threads_for).
                             let sizes: &[u32] = match strategy {
-                                Strategy::BlockShared | Strategy::WarpAggregated => &BLOCK_SIZES,
+                                Strategy::BlockShared | Strategy::WarpAggregated | Strategy::BlockShared16 => &BLOCK_SIZES,
+                                Strategy::ClusterShared | Strategy::ClusterShared16 => &BLOCK_SIZES[2..],
                                 _ => &BLOCK_SIZES[..1],
                             };
                             let identities: &[bool] = match binning {
@@ -247,9 +265,10 @@ impl Variant {
     }
 }
 
-/// Dynamic shared memory of one block: [edges][table][outliers][private counters]. A private
-/// copy holds the bins, the below/above/NaN counts of each slot and one trash counter.
-fn shared_bytes(strategy: Strategy, binning: Binning, width: usize, nslots: usize, edges_in_shared: usize, threads: u32) -> usize {
+/// Dynamic shared memory of one block: [edges][table][outliers][private counters]. A block's
+/// private copy holds the bins, the below/above/NaN counts of each slot and one trash counter; a
+/// cluster block holds `rank_counters` bins of the pass.
+fn shared_bytes(strategy: Strategy, binning: Binning, width: usize, nslots: usize, edges_in_shared: usize, threads: u32, rank_counters: usize) -> usize {
     let pwidth = width + 3 * nslots + 1;
     let warps = threads as usize / 32;
     let edges = (edges_in_shared * 8).div_ceil(16) * 16;
@@ -257,10 +276,158 @@ fn shared_bytes(strategy: Strategy, binning: Binning, width: usize, nslots: usiz
     let outliers = MAX_CHANNELS as usize * 3 * 4;
     let privates = match strategy {
         Strategy::GlobalAtomic => 0,
+        Strategy::GlobalL2 => HOT_SLOTS * 8,
         Strategy::WarpPrivate => warps * pwidth * 4,
+        Strategy::BlockShared16 => pwidth.div_ceil(2) * 4,
+        Strategy::ClusterShared => rank_counters * 4,
+        Strategy::ClusterShared16 => rank_counters * 2,
         _ => pwidth * 4,
     };
     edges + table + outliers + privates
+}
+
+/// How the cluster strategies split the keys: `cluster` blocks each holding `rank_counters`
+/// counters (even), `slice` keys per pass.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClusterShape {
+    pub cluster: u32,
+    pub rank_counters: usize,
+    pub slice: usize,
+}
+
+impl ClusterShape {
+    /// The smallest of `sizes` (ascending) that holds all `width` keys in `room` bytes per block,
+    /// or else the largest with as many keys per pass as it holds.
+    pub fn new(width: usize, counter_bytes: usize, room: usize, sizes: &[u32]) -> Option<ClusterShape> {
+        let max_rank = (room / counter_bytes) & !1;
+        if max_rank == 0 || width == 0 || sizes.is_empty() {
+            return None;
+        }
+        let fit = |c: u32| width.div_ceil(c as usize).next_multiple_of(2) <= max_rank;
+        Some(match sizes.iter().copied().find(|&c| fit(c)) {
+            Some(c) => ClusterShape { cluster: c, rank_counters: width.div_ceil(c as usize).next_multiple_of(2), slice: width },
+            None => {
+                let c = *sizes.last().expect("not empty");
+                let slice = max_rank * c as usize;
+                ClusterShape { cluster: c, rank_counters: max_rank, slice }
+            }
+        })
+    }
+}
+
+/// Slots of global-l2's per-block cache of hot bins (key and count each; TALLY_HOT_SLOTS in the
+/// kernel).
+const HOT_SLOTS: usize = 2048;
+
+/// Keys per pass of the global-l2 strategy: half the L2 cache of counters, so that the other
+/// half still streams the samples.
+fn l2_slice(l2_bytes: usize, counter_bytes: usize) -> usize {
+    (l2_bytes / 2 / counter_bytes).max(1 << 16)
+}
+
+/// An integer from the environment, for experiments (documented in docs/PERF.md).
+fn knob(name: &str) -> Option<u64> {
+    std::env::var(name).ok().and_then(|v| v.parse().ok())
+}
+
+/// What fits in the shared memory of a block, or of a cluster, on one device, for histograms
+/// of one binning and channel count. `Plan::new` and the stated switch-over points both use it.
+pub struct Capacity {
+    binning: Binning,
+    nslots: usize,
+    optin: usize,
+    clusters: bool,
+    /// One cluster size forced for an experiment (TALLY_CLUSTER).
+    forced_cluster: Option<u32>,
+}
+
+impl Capacity {
+    pub fn new(info: &DeviceInfo, binning: Binning, nslots: usize) -> Capacity {
+        Capacity {
+            binning,
+            nslots,
+            optin: info.smem_per_block_optin,
+            clusters: info.compute_capability.0 >= 9,
+            forced_cluster: knob("TALLY_CLUSTER").map(|c| c as u32),
+        }
+    }
+
+    /// Dynamic shared memory one block of strategy `s` may use for `width` keys: threads per
+    /// block follow the strategy and the size of one private copy, and the kernel's own static
+    /// shared memory comes first.
+    fn room(&self, s: Strategy, width: usize) -> usize {
+        self.optin.saturating_sub(static_shared_bytes(block_threads_for(s, width * 4)))
+    }
+
+    /// Whether a block strategy's private copy of `width` keys (and `edges` edges) fits.
+    pub fn fits(&self, s: Strategy, width: usize, edges: usize) -> bool {
+        let threads = block_threads_for(s, width * 4);
+        shared_bytes(s, self.binning, width, self.nslots, edges, threads, 0) <= self.room(s, width)
+    }
+
+    /// How a cluster strategy splits `width` keys, with clusters of at most `max_cluster` blocks.
+    pub fn cluster_shape(&self, s: Strategy, width: usize, max_cluster: u32) -> Option<ClusterShape> {
+        let threads = block_threads_for(s, width * 4);
+        let fixed = shared_bytes(s, self.binning, width, self.nslots, 0, threads, 0);
+        let counter_bytes = if s.narrow() { 2 } else { 4 };
+        let sizes: Vec<u32> = CLUSTER_SIZES
+            .into_iter()
+            .filter(|&c| c <= max_cluster && self.forced_cluster.is_none_or(|f| f == c))
+            .collect();
+        ClusterShape::new(width, counter_bytes, self.room(s, width).saturating_sub(fixed), &sizes)
+    }
+
+    /// Whether a cluster of up to 16 blocks holds all `width` keys in one pass.
+    fn single_pass(&self, s: Strategy, width: usize) -> bool {
+        self.clusters && self.cluster_shape(s, width, 16).is_some_and(|c| c.slice >= width)
+    }
+
+    pub fn auto_inputs(&self, width: usize, top_bin_fraction: f64, compute_capability: (i32, i32)) -> AutoInputs {
+        AutoInputs {
+            block_shared_fits: self.fits(Strategy::BlockShared, width, 0),
+            block_shared16_fits: self.fits(Strategy::BlockShared16, width, 0),
+            cluster_shared_fits: self.single_pass(Strategy::ClusterShared, width),
+            cluster_shared16_fits: self.single_pass(Strategy::ClusterShared16, width),
+            top_bin_fraction,
+            compute_capability,
+        }
+    }
+}
+
+/// The bin counts (one channel, integer samples) where `auto` changes strategy on a device: the
+/// largest histogram each strategy holds in one pass.
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
+pub struct SwitchOver {
+    pub block_shared: usize,
+    pub block_shared16: usize,
+    /// None before sm_90 (no clusters).
+    pub cluster_shared: Option<usize>,
+    pub cluster_shared16: Option<usize>,
+    /// Keys per pass of global-l2 (32-bit counters).
+    pub global_l2_pass: usize,
+}
+
+impl SwitchOver {
+    pub fn for_device(info: &DeviceInfo) -> SwitchOver {
+        let cap = Capacity::new(info, Binning::Integer32, 1);
+        // The largest width in [1, 2^31) for which `ok` holds (it holds for all smaller ones).
+        let largest = |ok: &dyn Fn(usize) -> bool| {
+            let (mut lo, mut hi) = (0usize, 1usize << 31);
+            while hi - lo > 1 {
+                let mid = lo + (hi - lo) / 2;
+                if ok(mid) { lo = mid } else { hi = mid }
+            }
+            lo
+        };
+        let cluster = |s: Strategy| cap.clusters.then(|| largest(&|w| cap.single_pass(s, w)));
+        SwitchOver {
+            block_shared: largest(&|w| cap.fits(Strategy::BlockShared, w, 0)),
+            block_shared16: largest(&|w| cap.fits(Strategy::BlockShared16, w, 0)),
+            cluster_shared: cluster(Strategy::ClusterShared),
+            cluster_shared16: cluster(Strategy::ClusterShared16),
+            global_l2_pass: l2_slice(info.l2_bytes, 4),
+        }
+    }
 }
 
 /// A histogram ready to launch on resident samples: kernel loaded, buffers allocated.
@@ -269,6 +436,10 @@ pub struct Plan {
     func: CudaFunction,
     params: HistParams,
     cfg: LaunchConfig,
+    /// Blocks per cluster, for the cluster strategies.
+    cluster: Option<u32>,
+    /// (first key, keys) of each pass; one pass covering every key for most strategies.
+    passes: Vec<(u32, u32)>,
     counts: CudaSlice<u8>,
     counts_bytes: usize,
     outliers: CudaSlice<u64>,
@@ -297,48 +468,46 @@ impl Plan {
         let binning = binning_for(T::DTYPE, &spec.bins);
         let rule = BinRule::new::<T>(spec);
         let num_edges = if let Bins::Edges(e) = &spec.bins { e.len() } else { 0 };
-        let optin = info.smem_per_block_optin;
+        let wide = n as u64 >= 1u64 << 32;
+        let counter_size = if wide { 8 } else { 4 };
+        let has_clusters = info.compute_capability.0 >= 9;
 
-        // Threads per block follow the strategy and the size of one private copy; everything
-        // must fit beside the kernel's own static shared memory.
+        let cap = Capacity::new(info, binning, nslots);
         let threads_for = |s: Strategy| block_threads_for(s, width * 4);
-        let fits = |s: Strategy, e: usize| {
-            let t = threads_for(s);
-            shared_bytes(s, binning, width, nslots, e, t) <= optin.saturating_sub(static_shared_bytes(t))
-        };
+        let room = |s: Strategy| cap.room(s, width);
+        let fits = |s: Strategy, e: usize| cap.fits(s, width, e);
+        let shape = |s: Strategy, max_cluster: u32| cap.cluster_shape(s, width, max_cluster);
 
         let strategy = match requested {
             Strategy::Auto => {
                 // Hopper combines same-address shared atomics itself: no probe needed there.
                 let probe = n > 0 && info.compute_capability.0 < 9;
                 let top = if probe { probe_skew::<T>(dev, samples, n, spec, &rule)? } else { 0.0 };
-                let t = threads_for(Strategy::BlockShared);
-                strategy::choose(AutoInputs {
-                    private_bytes: shared_bytes(Strategy::BlockShared, binning, width, nslots, 0, t),
-                    smem_per_block: optin.saturating_sub(static_shared_bytes(t)),
-                    top_bin_fraction: top,
-                    compute_capability: info.compute_capability,
-                })
+                strategy::choose(cap.auto_inputs(width, top, info.compute_capability))
             }
             Strategy::ThreadPrivate => {
                 return Err(Error::invalid("thread-private is the CPU backend's strategy; use --backend cpu"))
             }
             s => s,
         };
-        // A private copy that does not fit degrades: per-warp copies to one copy per block, and
-        // that to plain global atomics.
-        let strategy = if fits(strategy, 0) {
-            strategy
-        } else if strategy == Strategy::WarpPrivate && fits(Strategy::BlockShared, 0) {
-            Strategy::BlockShared
-        } else {
-            Strategy::GlobalAtomic
+        // A strategy that cannot run here degrades: per-warp copies to one copy per block, a
+        // block copy that does not fit to plain global atomics, clusters (before sm_90) to
+        // L2-sized passes of global atomics.
+        let strategy = match strategy {
+            s if s.needs_clusters() && !has_clusters => Strategy::GlobalL2,
+            Strategy::WarpPrivate if !fits(Strategy::WarpPrivate, 0) => {
+                if fits(Strategy::BlockShared, 0) {
+                    Strategy::BlockShared
+                } else {
+                    Strategy::GlobalAtomic
+                }
+            }
+            s @ (Strategy::BlockShared | Strategy::WarpAggregated | Strategy::BlockShared16) if !fits(s, 0) => {
+                Strategy::GlobalAtomic
+            }
+            s => s,
         };
         let threads = threads_for(strategy);
-        // Edges go to shared memory when they leave room for the private copy.
-        let edges_shared = if num_edges > 0 && fits(strategy, num_edges) { num_edges } else { 0 };
-        let smem = shared_bytes(strategy, binning, width, nslots, edges_shared, threads);
-        let wide = n as u64 >= 1u64 << 32;
         let variant = Variant {
             dtype: T::DTYPE,
             binning,
@@ -351,17 +520,59 @@ impl Plan {
             all_in_range: binning == Binning::Integer32 && all_in_range(T::DTYPE, &spec.bins),
         };
         let module = dev.module(&kernels::HISTOGRAM, &variant.defines())?;
-        let func = dev.function(&module, "tally_histogram", smem)?;
-
-        let per_sm = dev.blocks_per_sm(&func, threads, smem)?;
         let tile = (threads * vecs_for(T::DTYPE)) as u64 * (16 / T::DTYPE.size()) as u64;
-        let max_grid = info.multiprocessors as u64 * per_sm as u64;
-        // Enough blocks to fill the device, no more than there are tiles, and enough that no
-        // block's 32-bit private counters can overflow.
-        let grid = (n as u64).div_ceil(tile).clamp(1, max_grid).max((n as u64).div_ceil(1 << 31));
+
+        // The keys of each pass, the block's shared memory and the grid.
+        let (func, smem, edges_shared, grid, cluster, slice, rank_counters);
+        if strategy.needs_clusters() {
+            // The smallest cluster that holds the histogram, or the largest the device can
+            // co-schedule, counting one range of keys per pass.
+            let mut max_cluster = 16;
+            loop {
+                let c = shape(strategy, max_cluster).ok_or_else(|| Error::invalid("no cluster shape fits the shared memory"))?;
+                let e = if num_edges > 0 && shared_bytes(strategy, binning, width, nslots, num_edges, threads, c.rank_counters) <= room(strategy) { num_edges } else { 0 };
+                let bytes = shared_bytes(strategy, binning, width, nslots, e, threads, c.rank_counters);
+                let f = dev.function(&module, "tally_histogram", bytes)?;
+                let active = dev.max_active_clusters(&f, threads, bytes, c.cluster)?;
+                if active == 0 && c.cluster > 1 {
+                    max_cluster = c.cluster / 2;
+                    continue;
+                }
+                if active == 0 {
+                    return Err(Error::Cuda { call: "cuOccupancyMaxActiveClusters".into(), message: "not even a single block fits".into() });
+                }
+                // 32-bit cluster counters: no cluster may count 2^32 samples into one.
+                let blocks = (active * c.cluster) as u64;
+                let safe = if strategy.narrow() { 0 } else { (n as u64 * c.cluster as u64).div_ceil(1 << 31) };
+                let g = blocks.max(safe.next_multiple_of(c.cluster as u64));
+                (func, smem, edges_shared, grid, cluster, slice, rank_counters) = (f, bytes, e, g, Some(c.cluster), c.slice, c.rank_counters);
+                break;
+            }
+        } else {
+            // Edges go to shared memory when they leave room for the private copy.
+            edges_shared = if num_edges > 0 && fits(strategy, num_edges) { num_edges } else { 0 };
+            smem = shared_bytes(strategy, binning, width, nslots, edges_shared, threads, 0);
+            func = dev.function(&module, "tally_histogram", smem)?;
+            let per_sm = dev.blocks_per_sm(&func, threads, smem)?;
+            let max_grid = info.multiprocessors as u64 * per_sm as u64;
+            // Enough blocks to fill the device, no more than there are tiles, and enough that no
+            // block's 32-bit private counters can overflow.
+            grid = (n as u64).div_ceil(tile).clamp(1, max_grid).max((n as u64).div_ceil(1 << 31));
+            cluster = None;
+            rank_counters = 0;
+            slice = if strategy == Strategy::GlobalL2 {
+                knob("TALLY_PASS_KEYS").map(|k| k as usize).unwrap_or_else(|| l2_slice(info.l2_bytes, counter_size))
+            } else {
+                width
+            };
+        }
+        let slice = slice.clamp(1, width);
+        let passes: Vec<(u32, u32)> = (0..width)
+            .step_by(slice)
+            .map(|lo| (lo as u32, slice.min(width - lo) as u32))
+            .collect();
         let cfg = LaunchConfig { grid_dim: (grid as u32, 1, 1), block_dim: (threads, 1, 1), shared_mem_bytes: smem as u32 };
 
-        let counter_size = if wide { 8 } else { 4 };
         let counts_bytes = width * counter_size;
         let counts = dev.alloc::<u8>(counts_bytes, "histogram counters")?;
         let outliers = dev.alloc::<u64>(nslots * 3, "outlier counters")?;
@@ -376,6 +587,13 @@ impl Plan {
             num_edges: num_edges as u32,
             edges_in_shared: (edges_shared > 0) as u32,
             slot: [-1; MAX_CHANNELS as usize],
+            slice_lo: 0,
+            slice_width: width as u32,
+            first_pass: 1,
+            // Warp aggregation guards the pass strategies against hot bins (knob: experiments).
+            aggregate: knob("TALLY_AGGREGATE").unwrap_or(1) as u32,
+            cluster_shift: cluster.unwrap_or(1).trailing_zeros(),
+            rank_counters: rank_counters as u32,
             ..Default::default()
         };
         for (c, s) in spec.channels.slots().into_iter().enumerate() {
@@ -423,6 +641,8 @@ impl Plan {
             func,
             params,
             cfg,
+            cluster,
+            passes,
             counts,
             counts_bytes,
             outliers,
@@ -434,7 +654,17 @@ impl Plan {
         })
     }
 
-    /// Zeroes the counters and launches the kernel, asynchronously.
+    /// Passes over the samples one launch makes (one range of keys each).
+    pub fn passes(&self) -> usize {
+        self.passes.len()
+    }
+
+    /// Blocks per cluster, for the cluster strategies.
+    pub fn cluster_size(&self) -> Option<u32> {
+        self.cluster
+    }
+
+    /// Zeroes the counters and launches the kernel (once per pass), asynchronously.
     pub fn launch(&mut self) -> Result<()> {
         let stream = self.dev.stream().clone();
         stream.memset_zeros(&mut self.counts).map_err(driver("cuMemsetD8Async(counters)"))?;
@@ -442,10 +672,23 @@ impl Plan {
         if self.params.n == 0 {
             return Ok(());
         }
-        let p = self.params;
-        unsafe { stream.launch_builder(&self.func).arg(&p).launch(self.cfg) }
-            .map(|_| ())
-            .map_err(driver("cuLaunchKernel(tally_histogram)"))
+        for (i, &(lo, keys)) in self.passes.iter().enumerate() {
+            let mut p = self.params;
+            p.slice_lo = lo;
+            p.slice_width = keys;
+            p.first_pass = (i == 0) as u32;
+            match self.cluster {
+                Some(c) => {
+                    let (grid, threads, smem) = (self.cfg.grid_dim.0, self.cfg.block_dim.0, self.cfg.shared_mem_bytes as usize);
+                    self.dev.launch_clusters(&self.func, "tally_histogram", grid, threads, smem, c, &p)?;
+                }
+                None => {
+                    unsafe { stream.launch_builder(&self.func).arg(&p).launch(self.cfg) }
+                        .map_err(driver("cuLaunchKernel(tally_histogram)"))?;
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Waits for the kernel and reads the counts back.
@@ -512,7 +755,14 @@ fn probe_skew<T: Sample>(dev: &Arc<CudaDevice>, samples: u64, n: usize, spec: &H
 /// CI runs with NVRTC alone. Returns the number compiled.
 pub fn compile_all(arch: &str) -> Result<usize> {
     use rayon::prelude::*;
-    let variants = Variant::all();
+    let clusters = arch.trim_start_matches("sm_").trim_start_matches("compute_").parse::<u32>().is_ok_and(|a| a >= 90);
+    // TALLY_NVRTC_ONLY=<strategy> narrows a local check to one strategy's specialisations.
+    let only = std::env::var("TALLY_NVRTC_ONLY").ok();
+    let variants: Vec<Variant> = Variant::all()
+        .into_iter()
+        .filter(|v| clusters || !v.strategy.needs_clusters())
+        .filter(|v| only.as_deref().is_none_or(|o| v.strategy.name() == o))
+        .collect();
     variants.par_iter().try_for_each(|v| {
         let opts: Vec<String> = v.defines().iter().map(|(k, val)| format!("-D{k}={val}")).collect();
         crate::device::nvrtc::compile(kernels::HISTOGRAM.name, kernels::HISTOGRAM.text, kernels::HEADERS, arch, &opts)
@@ -537,5 +787,65 @@ mod tests {
                 assert!(all.contains(&v), "{v:?} (width {width}) is not compiled by the CI check");
             }
         }
+    }
+
+    fn h200() -> DeviceInfo {
+        DeviceInfo {
+            name: "test".into(),
+            compute_capability: (9, 0),
+            multiprocessors: 132,
+            l2_bytes: 50 << 20,
+            smem_per_block_optin: 227 << 10,
+            smem_per_multiprocessor: 228 << 10,
+            total_memory: 140 << 30,
+            nvrtc_version: (13, 0),
+            target: "sm_90".into(),
+            cache_dir: None,
+        }
+    }
+
+    #[test]
+    fn cluster_shapes() {
+        // 1M keys, 16-bit, 128 KB per block: 16 blocks of 65,536 counters, one pass.
+        let c = ClusterShape::new(1 << 20, 2, 128 << 10, &CLUSTER_SIZES).unwrap();
+        assert_eq!(c, ClusterShape { cluster: 16, rank_counters: 1 << 16, slice: 1 << 20 });
+        // Small histograms take the smallest cluster; odd shares round up to whole words.
+        let c = ClusterShape::new(1001, 4, 128 << 10, &CLUSTER_SIZES).unwrap();
+        assert_eq!((c.cluster, c.rank_counters, c.slice), (1, 1002, 1001));
+        // 25,000 counters per block: 100,000 keys fit 4 blocks, 100,001 need 8.
+        let c = ClusterShape::new(100_000, 4, 100_000, &CLUSTER_SIZES).unwrap();
+        assert_eq!((c.cluster, c.rank_counters), (4, 25_000));
+        let c = ClusterShape::new(100_001, 4, 100_000, &CLUSTER_SIZES).unwrap();
+        assert_eq!((c.cluster, c.rank_counters), (8, 12_502));
+        // Too many keys: the largest cluster, several passes.
+        let c = ClusterShape::new(1 << 24, 2, 128 << 10, &CLUSTER_SIZES).unwrap();
+        assert_eq!((c.cluster, c.slice), (16, 1 << 20));
+        assert!(ClusterShape::new(10, 4, 2, &CLUSTER_SIZES).is_none());
+    }
+
+    #[test]
+    fn switch_over_points_are_where_auto_changes() {
+        let info = h200();
+        let s = SwitchOver::for_device(&info);
+        // 32-bit copies: about 58,000 bins in 227 KB; 16-bit twice that; a 16-block cluster
+        // 16x the 16-bit block; global-l2 passes of half the L2 in 32-bit counters.
+        assert!((57_000..58_200).contains(&s.block_shared), "{s:?}");
+        assert!((2 * s.block_shared..2 * s.block_shared + 100).contains(&s.block_shared16), "{s:?}");
+        let c16 = s.cluster_shared16.unwrap();
+        assert!((16 * 116_000..16 * 116_300).contains(&c16), "{s:?}");
+        assert_eq!(s.global_l2_pass, (50 << 20) / 8);
+        let cap = Capacity::new(&info, Binning::Integer32, 1);
+        let auto = |w: usize| strategy::choose(cap.auto_inputs(w, 0.0, (9, 0)));
+        assert_eq!(auto(s.block_shared), Strategy::BlockShared);
+        assert_eq!(auto(s.block_shared + 1), Strategy::BlockShared16);
+        assert_eq!(auto(s.block_shared16), Strategy::BlockShared16);
+        assert_eq!(auto(s.block_shared16 + 1), Strategy::ClusterShared16);
+        assert_eq!(auto(c16), Strategy::ClusterShared16);
+        assert_eq!(auto(c16 + 1), Strategy::GlobalL2);
+        let sm80 = DeviceInfo { compute_capability: (8, 0), smem_per_block_optin: 163 << 10, ..h200() };
+        let s80 = SwitchOver::for_device(&sm80);
+        assert_eq!((s80.cluster_shared, s80.cluster_shared16), (None, None));
+        let cap80 = Capacity::new(&sm80, Binning::Integer32, 1);
+        assert_eq!(strategy::choose(cap80.auto_inputs(s80.block_shared16 + 1, 0.0, (8, 0))), Strategy::GlobalL2);
     }
 }

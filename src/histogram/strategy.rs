@@ -22,18 +22,32 @@ pub enum Strategy {
     /// `__match_any_sync` groups the lanes of a warp that hit the same bin; one shared atomic
     /// per distinct bin per warp. Pays where the data is skewed.
     WarpAggregated,
+    /// One private histogram per block in packed 16-bit counters that spill to global memory
+    /// before they wrap: twice the bins of `BlockShared` in the same shared memory.
+    BlockShared16,
+    /// One histogram spread over the shared memory of a thread-block cluster (sm_90+), updated
+    /// with remote shared-memory atomics; larger ones are counted one range of bins per pass.
+    ClusterShared,
+    /// `ClusterShared` with packed 16-bit counters: twice the bins per pass.
+    ClusterShared16,
+    /// Global atomics on one L2-sized range of bins per pass, aggregated within each warp.
+    GlobalL2,
     /// The CPU backend's only strategy: a private histogram per worker thread.
     ThreadPrivate,
 }
 
 impl Strategy {
     /// The strategies a GPU run can be asked for by name (auto included).
-    pub const GPU: [Strategy; 5] = [
+    pub const GPU: [Strategy; 9] = [
         Strategy::Auto,
         Strategy::GlobalAtomic,
         Strategy::BlockShared,
         Strategy::WarpPrivate,
         Strategy::WarpAggregated,
+        Strategy::BlockShared16,
+        Strategy::ClusterShared,
+        Strategy::ClusterShared16,
+        Strategy::GlobalL2,
     ];
 
     pub fn name(self) -> &'static str {
@@ -43,8 +57,22 @@ impl Strategy {
             Strategy::BlockShared => "block-shared",
             Strategy::WarpPrivate => "warp-private",
             Strategy::WarpAggregated => "warp-aggregated",
+            Strategy::BlockShared16 => "block-shared-16",
+            Strategy::ClusterShared => "cluster-shared",
+            Strategy::ClusterShared16 => "cluster-shared-16",
+            Strategy::GlobalL2 => "global-l2",
             Strategy::ThreadPrivate => "thread-private",
         }
+    }
+
+    /// Whether the strategy keeps 16-bit counters in shared memory.
+    pub fn narrow(self) -> bool {
+        matches!(self, Strategy::BlockShared16 | Strategy::ClusterShared16)
+    }
+
+    /// Whether the strategy needs thread-block clusters (sm_90 or newer).
+    pub fn needs_clusters(self) -> bool {
+        matches!(self, Strategy::ClusterShared | Strategy::ClusterShared16)
     }
 
     pub fn all_names() -> String {
@@ -79,10 +107,13 @@ impl FromStr for Strategy {
 /// What `auto` looks at before choosing.
 #[derive(Clone, Copy, Debug)]
 pub struct AutoInputs {
-    /// Bytes of one block's shared memory the block-private strategies need.
-    pub private_bytes: usize,
-    /// Shared memory one block may use.
-    pub smem_per_block: usize,
+    /// One block's private copy with 32-bit counters fits in its shared memory.
+    pub block_shared_fits: bool,
+    /// The same with 16-bit counters.
+    pub block_shared16_fits: bool,
+    /// The whole histogram fits, in one pass, in the shared memory of a cluster (sm_90+).
+    pub cluster_shared_fits: bool,
+    pub cluster_shared16_fits: bool,
     /// Fraction of probed samples that fell in the most frequent bin.
     pub top_bin_fraction: f64,
     pub compute_capability: (i32, i32),
@@ -99,31 +130,55 @@ pub const SKEW_THRESHOLD: f64 = 0.25;
 /// already combines a warp's updates to one address, so `__match_any_sync` only adds work
 /// (55-73% there), and per-warp copies were no faster (86-88%) while needing 8x the memory.
 /// Older devices are not measured; there, skew still selects warp aggregation.
+///
+/// Past one block's shared memory: 16-bit counters double what one block holds; then a cluster
+/// holds the histogram; past that, L2-sized passes of global atomics.
 pub fn choose(inp: AutoInputs) -> Strategy {
-    if inp.private_bytes > inp.smem_per_block {
-        return Strategy::GlobalAtomic;
+    if inp.block_shared_fits {
+        if inp.compute_capability.0 < 9 && inp.top_bin_fraction >= SKEW_THRESHOLD {
+            return Strategy::WarpAggregated;
+        }
+        return Strategy::BlockShared;
     }
-    if inp.compute_capability.0 < 9 && inp.top_bin_fraction >= SKEW_THRESHOLD {
-        return Strategy::WarpAggregated;
+    if inp.block_shared16_fits {
+        return Strategy::BlockShared16;
     }
-    Strategy::BlockShared
+    if inp.cluster_shared16_fits {
+        return Strategy::ClusterShared16;
+    }
+    Strategy::GlobalL2
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn inputs(private_bytes: usize, top: f64, cc: (i32, i32)) -> AutoInputs {
-        AutoInputs { private_bytes, smem_per_block: 200 << 10, top_bin_fraction: top, compute_capability: cc }
+    /// Inputs for a histogram of `counters` 32-bit counters on a device with 200 KB of shared
+    /// memory per block and (sm_90) clusters of up to 16 blocks.
+    fn inputs(counters: usize, top: f64, cc: (i32, i32)) -> AutoInputs {
+        let block = 200 << 10;
+        let clusters = cc.0 >= 9;
+        AutoInputs {
+            block_shared_fits: counters * 4 <= block,
+            block_shared16_fits: counters * 2 <= block,
+            cluster_shared_fits: clusters && counters * 4 <= 16 * block,
+            cluster_shared16_fits: clusters && counters * 2 <= 16 * block,
+            top_bin_fraction: top,
+            compute_capability: cc,
+        }
     }
 
     #[test]
     fn auto_choices() {
-        assert_eq!(choose(inputs(1 << 10, 0.0, (9, 0))), Strategy::BlockShared);
-        assert_eq!(choose(inputs(1 << 10, 1.0, (9, 0))), Strategy::BlockShared);
-        assert_eq!(choose(inputs(1 << 10, 1.0, (8, 0))), Strategy::WarpAggregated);
-        assert_eq!(choose(inputs(1 << 10, 0.1, (8, 0))), Strategy::BlockShared);
-        assert_eq!(choose(inputs(300 << 10, 0.0, (9, 0))), Strategy::GlobalAtomic);
+        assert_eq!(choose(inputs(256, 0.0, (9, 0))), Strategy::BlockShared);
+        assert_eq!(choose(inputs(256, 1.0, (9, 0))), Strategy::BlockShared);
+        assert_eq!(choose(inputs(256, 1.0, (8, 0))), Strategy::WarpAggregated);
+        assert_eq!(choose(inputs(256, 0.1, (8, 0))), Strategy::BlockShared);
+        assert_eq!(choose(inputs(65536, 0.0, (9, 0))), Strategy::BlockShared16);
+        assert_eq!(choose(inputs(65536, 0.0, (8, 0))), Strategy::BlockShared16);
+        assert_eq!(choose(inputs(1 << 20, 0.0, (9, 0))), Strategy::ClusterShared16);
+        assert_eq!(choose(inputs(1 << 20, 0.0, (8, 0))), Strategy::GlobalL2);
+        assert_eq!(choose(inputs(1 << 24, 0.0, (9, 0))), Strategy::GlobalL2);
     }
 
     #[test]

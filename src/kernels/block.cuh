@@ -35,3 +35,23 @@ TALLY_DEVICE void block_merge_private(const u32* privates, u32 copies, u32 width
     if (sum) atomicAdd(global + i, (Counter)sum);
   }
 }
+
+// ---- packed 16-bit counters ---------------------------------------------------------------------
+// Two counters per 32-bit word (the even key in the low half): twice the bins in the same shared
+// memory. An add of `count` (< 65,536) reports, through the old word it returns, whether the field
+// wrapped; the caller then moves 65,536 counts to a wide counter. A wrapped low field also carried
+// one into its partner, which the caller takes back (and, if that carry wrapped the partner in
+// turn, moves 65,536 for it too). Every wrap is seen by exactly the atomic that caused it, so the
+// accounting is exact however the adds interleave.
+TALLY_DEVICE u32 narrow16_shift(u32 key) { return (key & 1u) << 4; }
+
+TALLY_DEVICE u32 narrow16_field(const u32* words, u32 key) {
+  return (words[key >> 1] >> narrow16_shift(key)) & 0xffffu;
+}
+
+TALLY_DEVICE bool narrow16_wrapped(u32 old_word, u32 key, u32 count) {
+  return ((old_word >> narrow16_shift(key)) & 0xffffu) + count > 0xffffu;
+}
+
+// Whether a wrap of the low field also wrapped the high one (its carry met 0xffff).
+TALLY_DEVICE bool narrow16_partner_wrapped(u32 old_word) { return (old_word >> 16) == 0xffffu; }

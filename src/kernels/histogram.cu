@@ -4,7 +4,9 @@
 //                   2 = f64 rule, 3 = edges, 4 = exact integer with samples and bounds in 32 bits
 //   TALLY_CHANNELS  interleaved channel count (compile time, so `i % C` is cheap)
 //   TALLY_COUNTER   global counter type: u32, or u64 once the input reaches 2^32 samples
-//   TALLY_STRATEGY  0 = global atomic, 1 = block shared, 2 = warp private, 3 = warp aggregated
+//   TALLY_STRATEGY  0 = global atomic, 1 = block shared, 2 = warp private, 3 = warp aggregated,
+//                   4 = cluster shared (sm_90+), 5 = global atomics on an L2-sized bin range
+//   TALLY_NARROW    strategies 1 and 4: packed 16-bit shared counters that spill before they wrap
 //   TALLY_IDENTITY  integer binning with range == bins: the bin is the offset itself
 //   TALLY_ALL_IN_RANGE  32-bit integer binning where every value of the sample type is in range
 //   TALLY_BLOCK_THREADS, TALLY_VECS (16-byte loads per thread per tile)
@@ -12,9 +14,16 @@
 #include "common.cuh"
 #include "warp.cuh"
 #include "block.cuh"
+#include "cluster.cuh"
 
 #ifndef TALLY_SAMPLE
 #error "TALLY_SAMPLE must be defined"
+#endif
+#ifndef TALLY_NARROW
+#define TALLY_NARROW 0
+#endif
+#if TALLY_STRATEGY == 4 && (!defined(__CUDA_ARCH__) || __CUDA_ARCH__ < 900)
+#error "the cluster-shared strategy needs thread-block clusters (sm_90 or newer)"
 #endif
 typedef TALLY_SAMPLE Sample;
 typedef TALLY_COUNTER Counter;
@@ -69,6 +78,14 @@ struct HistParams {
   u32 nslots;
   u32 edges_in_shared;
   int slot[MAX_CHANNELS];  // interleaved channel -> selected slot, or -1
+  // Strategies 4 and 5 count one range of keys per launch (a pass) when the histogram is larger
+  // than what they hold at once.
+  u32 slice_lo;           // first key of this pass
+  u32 slice_width;        // keys in this pass
+  u32 first_pass;         // samples in no bin are counted in the first pass only
+  u32 aggregate;          // strategies 4, 5: one atomic per distinct key per warp
+  u32 cluster_shift;      // strategy 4: log2(blocks per cluster)
+  u32 rank_counters;      // strategy 4: counters each block of the cluster holds (even)
 };
 
 // ---- binning: sample -> bin, or BELOW / ABOVE / NOT_A_NUMBER --------------------------------
@@ -192,10 +209,45 @@ struct Binner {
 
 // ---- where a binned sample is counted (the strategies) -----------------------------------------
 
+// Adds `delta` (wrapping, so -1 takes one back) to the global counter of private key `key`: a bin,
+// an outlier count, or nothing for the trash key and padding.
+__device__ TALLY_SLOW_PATH void spill(Counter* counts, u64* outliers, u32 width, u32 outlier_keys, u32 key, long long delta) {
+  if (key < width) atomicAdd(counts + key, (Counter)delta);
+  else if (key - width < outlier_keys) atomicAdd(outliers + (key - width), (u64)delta);
+}
+
+// A packed 16-bit field wrapped (block.cuh): 65,536 counts move to the wide counter of `key`, and
+// the carry a low field sent to `partner` is taken back.
+__device__ TALLY_SLOW_PATH void narrow_wrapped(Counter* counts, u64* outliers, u32 width, u32 outlier_keys,
+                                               u32 key, u32 partner, bool low, u32 old_word) {
+  spill(counts, outliers, width, outlier_keys, key, 65536);
+  if (low) {
+    spill(counts, outliers, width, outlier_keys, partner, -1);
+    if (narrow16_partner_wrapped(old_word)) spill(counts, outliers, width, outlier_keys, partner, 65536);
+  }
+}
+
 #if TALLY_STRATEGY == 0
 struct Sink {  // every sample one global atomic
   Counter* global;
   TALLY_DEVICE void add(int key) { if (key >= 0) atomicAdd(global + key, (Counter)1); }
+};
+#elif TALLY_STRATEGY == 1 && TALLY_NARROW
+// One private histogram per block in packed 16-bit counters: twice the bins of the 32-bit copy.
+#define TALLY_WORD_RUNS 1
+constexpr u64 NO_WORD = 1ull << 32;
+struct Sink {
+  u32* shared;  // words
+  Counter* counts;
+  u64* outliers;
+  u32 width, outlier_keys;
+  TALLY_DEVICE void add(int key) { add(key, 1u); }
+  TALLY_DEVICE void add(int key, u32 count) {
+    if (!count) return;
+    const u32 k = (u32)key;
+    const u32 old = atomicAdd(shared + (k >> 1), count << narrow16_shift(k));
+    if (narrow16_wrapped(old, k, count)) narrow_wrapped(counts, outliers, width, outlier_keys, k, k + 1, (k & 1) == 0, old);
+  }
 };
 #elif TALLY_STRATEGY == 1 || TALLY_STRATEGY == 2
 // One private histogram per block (1) or per warp (2). Shared atomics on Hopper already combine
@@ -214,6 +266,76 @@ struct Sink {  // one shared atomic per distinct key per warp
   u32* shared;
   TALLY_DEVICE void add(int key) { warp_aggregated_increment(shared, key); }
 };
+#elif TALLY_STRATEGY == 4 || TALLY_STRATEGY == 5
+// Strategies 4 and 5 count keys [lo, lo + slice) of this pass and pass over the rest. With
+// `aggregate`, the lanes of a warp holding one key elect a leader that adds for all of them.
+struct SliceFilter {
+  u32 lo, slice;
+  bool aggregate;
+  // Whether this lane adds, and how much, for global key `key` (< 0: none). Warp-wide.
+  TALLY_DEVICE u32 count(int key, u32& r) const {
+    r = (u32)key - lo;
+    const bool hit = key >= 0 && r < slice;
+    if (!aggregate) return hit;
+    const u32 peers = __match_any_sync(0xffffffffu, hit ? r : 0xffffffffu);
+    return hit && (int)lane_id() == __ffs(peers) - 1 ? __popc(peers) : 0u;
+  }
+};
+#if TALLY_STRATEGY == 4
+// One histogram spread over the shared memory of a cluster of blocks: key r of the pass lives in
+// block r % C at r / C, so that neighbouring (often equally hot) bins land on different blocks.
+struct Sink {
+  SliceFilter filter;
+  u32 base;  // shared-window address of this block's counters (the same offset in every block)
+  u32 shift, mask;
+  Counter* counts;  // of this pass: counts + lo
+  TALLY_DEVICE void add(int key) {
+    u32 r;
+    const u32 c = filter.count(key, r);
+    if (!c) return;
+    const u32 rank = r & mask, off = r >> shift;
+#if TALLY_NARROW
+    const u32 old = cluster_atomic_add(cluster_map(base + (off >> 1) * 4, rank), c << narrow16_shift(off));
+    if (narrow16_wrapped(old, off, c))
+      narrow_wrapped(counts, nullptr, filter.slice, 0, r, r + (1u << shift), (off & 1) == 0, old);
+#else
+    cluster_red_add(cluster_map(base + off * 4, rank), c);
+#endif
+  }
+};
+#else
+// Global atomics on one L2-sized range of bins per pass, behind a small per-block cache of hot
+// bins in shared memory: a key claims an empty slot of its hash the first time it is seen and is
+// counted there from then on; a key whose slot another holds goes to global memory. Frequent
+// keys are the likeliest first claimants, so skewed data is counted mostly in shared memory,
+// and uniform data pays one shared load per sample on top of its global atomic.
+#ifndef TALLY_HOT_SLOTS
+#define TALLY_HOT_SLOTS 2048
+#endif
+constexpr u32 HOT_SLOTS = TALLY_HOT_SLOTS;
+constexpr u32 NO_HOT_KEY = 0xffffffffu;  // slice keys are < 2^31
+TALLY_DEVICE u32 hot_slot(u32 r) { return (r * 2654435761u) >> (32 - __popc(HOT_SLOTS - 1)); }
+
+struct Sink {
+  SliceFilter filter;
+  Counter* global;
+  u32* hot_keys;
+  u32* hot_counts;
+  TALLY_DEVICE void add(int key) {
+    u32 r;
+    const u32 c = filter.count(key, r);
+    if (!c) return;
+    const u32 slot = hot_slot(r);
+    u32 held = hot_keys[slot];
+    if (held == NO_HOT_KEY) {
+      held = atomicCAS(hot_keys + slot, NO_HOT_KEY, r);
+      if (held == NO_HOT_KEY) held = r;  // claimed it
+    }
+    if (held == r) atomicAdd(hot_counts + slot, c);
+    else atomicAdd(global + key, (Counter)c);
+  }
+};
+#endif
 #else
 #error "unknown TALLY_STRATEGY"
 #endif
@@ -267,7 +389,7 @@ TALLY_DEVICE int private_key(const HistParams& p, const Binner& binner, Sample x
   return key;
 }
 
-#if TALLY_STRATEGY == 0
+#if TALLY_STRATEGY == 0 || TALLY_STRATEGY >= 4
 #define TALLY_KEY(x, i) key_of(p, binner, out, (x), (i))
 #define TALLY_NO_KEY (-1)
 #else
@@ -319,11 +441,40 @@ tally_histogram(const HistParams p) {
   Sink sink;
 #if TALLY_STRATEGY == 0
   sink.global = p.counts;
+#elif TALLY_STRATEGY == 4 || TALLY_STRATEGY == 5
+  sink.filter.lo = p.slice_lo;
+  sink.filter.slice = p.slice_width;
+  sink.filter.aggregate = p.aggregate != 0;
+#if TALLY_STRATEGY == 5
+  sink.global = p.counts;
+  sink.hot_keys = reinterpret_cast<u32*>(cursor);
+  sink.hot_counts = sink.hot_keys + HOT_SLOTS;
+  block_fill<BLOCK_THREADS>(sink.hot_keys, HOT_SLOTS, NO_HOT_KEY);
+  block_fill<BLOCK_THREADS>(sink.hot_counts, HOT_SLOTS, 0u);
+#else
+  // This block's share of the cluster's histogram, zeroed in every block before any block adds.
+  u32* local = reinterpret_cast<u32*>(cursor);
+  const u32 local_words = TALLY_NARROW ? p.rank_counters / 2 : p.rank_counters;
+  block_fill<BLOCK_THREADS>(local, local_words, 0u);
+  sink.base = shared_address(local);
+  sink.shift = p.cluster_shift;
+  sink.mask = (1u << p.cluster_shift) - 1;
+  sink.counts = p.counts + p.slice_lo;
+  cluster_sync();
+#endif
 #else
   u32* privates = reinterpret_cast<u32*>(cursor);
   const u32 copies = TALLY_STRATEGY == 2 ? WARPS : 1;
   const u32 pwidth = width + 3 * p.nslots + 1;  // bins, outliers, trash
+#if TALLY_NARROW
+  block_fill<BLOCK_THREADS>(privates, (pwidth + 1) / 2, 0u);
+  sink.counts = p.counts;
+  sink.outliers = p.outliers;
+  sink.width = width;
+  sink.outlier_keys = 3 * p.nslots;
+#else
   block_fill<BLOCK_THREADS>(privates, copies * pwidth, 0u);
+#endif
   sink.shared = TALLY_STRATEGY == 2 ? privates + warp_id() * pwidth : privates;
 #endif
   __syncthreads();
@@ -394,7 +545,34 @@ tally_histogram(const HistParams p) {
   }
 
   __syncthreads();
-#if TALLY_STRATEGY != 0
+#if TALLY_STRATEGY == 4
+  // Every block's remote adds have landed once all have arrived; then each merges its share.
+  cluster_sync();
+  {
+    const u32 rank = cluster_rank();
+    for (u32 off = threadIdx.x; off < p.rank_counters; off += BLOCK_THREADS) {
+      const u32 r = (off << p.cluster_shift) + rank;
+      const u32 v = TALLY_NARROW ? narrow16_field(local, off) : local[off];
+      if (r < p.slice_width && v) atomicAdd(sink.counts + r, (Counter)v);
+    }
+  }
+#endif
+#if TALLY_STRATEGY == 5
+  for (u32 slot = threadIdx.x; slot < HOT_SLOTS; slot += BLOCK_THREADS) {
+    const u32 r = sink.hot_keys[slot], v = sink.hot_counts[slot];
+    if (r != NO_HOT_KEY && v) atomicAdd(p.counts + p.slice_lo + r, (Counter)v);
+  }
+#endif
+#if TALLY_STRATEGY == 1 && TALLY_NARROW
+  for (u32 i = threadIdx.x; i < width; i += BLOCK_THREADS) {
+    const u32 v = narrow16_field(privates, i);
+    if (v) atomicAdd(p.counts + i, (Counter)v);
+  }
+  for (u32 i = threadIdx.x; i < 3 * p.nslots; i += BLOCK_THREADS) {
+    const u32 v = narrow16_field(privates, width + i);
+    if (v) atomicAdd(p.outliers + i, (u64)v);
+  }
+#elif TALLY_STRATEGY >= 1 && TALLY_STRATEGY <= 3
   block_merge_private<BLOCK_THREADS>(privates, copies, width, pwidth, p.counts);
   for (u32 i = threadIdx.x; i < 3 * p.nslots; i += BLOCK_THREADS) {
     u64 sum = 0;
@@ -402,6 +580,7 @@ tally_histogram(const HistParams p) {
     if (sum) atomicAdd(p.outliers + i, sum);
   }
 #else
+  if (!p.first_pass) return;  // a later pass of 4 or 5: the first one counted these
   if (CHANNELS == 1) {
     __shared__ u64 scratch[WARPS];
     const u64 below = block_reduce_sum<BLOCK_THREADS>((u64)out.below, scratch);

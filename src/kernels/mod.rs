@@ -1,5 +1,5 @@
 //! The CUDA C++ sources, embedded in the binary and compiled at run time by NVRTC.
-//! `warp.cuh` and `block.cuh` hold the pieces every primitive is built from; each primitive has
+//! `warp.cuh`, `block.cuh` and `cluster.cuh` hold the pieces every primitive is built from; each primitive has
 //! one `.cu` whose specialisations are chosen with defines.
 
 /// Headers every kernel may include, by the name it includes them with.
@@ -7,6 +7,7 @@ pub const HEADERS: &[(&str, &str)] = &[
     ("common.cuh", include_str!("common.cuh")),
     ("warp.cuh", include_str!("warp.cuh")),
     ("block.cuh", include_str!("block.cuh")),
+    ("cluster.cuh", include_str!("cluster.cuh")),
 ];
 
 /// One `.cu` translation unit.
