@@ -4,7 +4,7 @@
 # compute-sanitizer over the kernel tests. Expects the bundle in .gpu/ (built by gpu-bundle).
 # Logs go to $OUT (or ./gpu-out); the last lines printed are the summary.
 #   usage: bash scripts/gpu-session.sh [stages...]
-#   stages: info startup tests bench bench-NAME peers cub-large sanitize
+#   stages: info startup tests bench bench-NAME peers cub-large sanitize lab
 set -u
 out=${OUT:-gpu-out}
 mkdir -p "$out"
@@ -55,6 +55,20 @@ PY
         { echo "== compute-sanitizer --tool $tool: exit $r"; cat "$out/sanitize-$tool.tmp"; } >> "$out/sanitize.log"; rm -f "$out/sanitize-$tool.tmp"
         echo "compute-sanitizer $tool: exit $r"; grep -E "ERROR SUMMARY|test result|Invalid|Race" "$out/sanitize.log" | tail -3
       done ;;
+    lab)
+      # The atomics lab: each command's table, JSON and chart in one directory, packed into
+      # $out/lab.tar.gz; the tables and timings also go to $out/lab.log. LAB_GLOBAL_ARGS,
+      # LAB_SHARED_ARGS and LAB_HISTOGRAM_ARGS pass options to one command.
+      rc=0; dir=$(mktemp -d); mkdir -p "$dir/lab"
+      for what in global shared histogram; do
+        args_var=LAB_${what^^}_ARGS
+        s0=$EPOCHREALTIME
+        .gpu/bin/tally lab $what --backend cuda ${!args_var:-} --json "$dir/lab/$what.json" --plot "$dir/lab/$what.svg" > "$dir/lab/$what.txt" 2> "$dir/lab/$what.err"; r=$?
+        [ $r -ne 0 ] && rc=$r
+        { echo "== tally lab $what: exit $r, $(awk "BEGIN { printf \"%.1f\", $EPOCHREALTIME - $s0 }") s (whole process)"
+          cat "$dir/lab/$what.txt" "$dir/lab/$what.err"; } | tee -a "$out/lab.log"
+      done
+      tar -czf "$out/lab.tar.gz" -C "$dir" lab; rm -rf "$dir" ;;
     startup)
       # Whole-process time of a 1M-sample histogram: a cold kernel cache, then warm ones.
       rc=0; cold=$(mktemp -d)

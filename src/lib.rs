@@ -15,6 +15,7 @@ pub mod device;
 pub mod error;
 pub mod histogram;
 pub mod kernels;
+pub mod lab;
 pub mod sample;
 
 pub use device::{Backend, BackendKind, Buffer, Input};

@@ -35,3 +35,22 @@ fn a_broken_kernel_is_reported_with_its_log() {
     let msg = err.to_string();
     assert!(msg.contains("broken.cu") && msg.contains("undeclared"), "{msg}");
 }
+
+#[test]
+fn every_lab_kernel_compiles_for_sm80_and_sm90() {
+    if !tally::device::nvrtc::available() {
+        if std::env::var("TALLY_REQUIRE_NVRTC").as_deref() == Ok("1") {
+            panic!("TALLY_REQUIRE_NVRTC=1 but libnvrtc could not be loaded (LD_LIBRARY_PATH?)");
+        }
+        eprintln!("skipping the NVRTC compile check of the lab: libnvrtc not found");
+        return;
+    }
+    let archs = std::env::var("TALLY_NVRTC_ARCHS").unwrap_or_else(|_| "sm_80,sm_90".into());
+    for arch in archs.split(',') {
+        let t = std::time::Instant::now();
+        let n = tally::lab::compile_all(arch).unwrap_or_else(|e| panic!("{e}"));
+        eprintln!("lab: {n} programs compiled for {arch} in {:.1} s", t.elapsed().as_secs_f64());
+        // Four counter types x (run-time count + six compile-time counts), and the shared kernels.
+        assert_eq!(n, 4 * 7 + 1);
+    }
+}

@@ -4,6 +4,7 @@ pub mod bench;
 pub mod hist;
 pub mod info;
 pub mod input;
+pub mod lab;
 pub mod output;
 
 use clap::{Parser, Subcommand};
@@ -24,6 +25,8 @@ pub enum Command {
     Bench(bench::BenchArgs),
     /// The backend, the device, NVRTC, the kernel cache and the measured read bandwidth.
     Info(info::InfoArgs),
+    /// The atomics lab: atomics under contention on this GPU, as tables, JSON and SVG charts.
+    Lab(lab::LabArgs),
 }
 
 /// `--backend`, shared by every subcommand.
@@ -50,6 +53,7 @@ pub fn run() -> anyhow::Result<()> {
         Command::Hist(a) => hist::run(a),
         Command::Bench(a) => bench::run(a),
         Command::Info(a) => info::run(a),
+        Command::Lab(a) => lab::run(a),
     }
 }
 

@@ -21,3 +21,4 @@ pub const HISTOGRAM: KernelSource =
     KernelSource { name: "histogram.cu", text: include_str!("histogram.cu") };
 pub const BANDWIDTH: KernelSource =
     KernelSource { name: "bandwidth.cu", text: include_str!("bandwidth.cu") };
+pub const LAB: KernelSource = KernelSource { name: "lab.cu", text: include_str!("lab.cu") };
