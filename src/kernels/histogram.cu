@@ -35,14 +35,8 @@ constexpr int VEC_ITEMS = VecItems<Sample>::value;
 constexpr int TILE_ITEMS = BLOCK_THREADS * VECS * VEC_ITEMS;
 constexpr int MAX_CHANNELS = 16;
 
-constexpr int BELOW = -1, ABOVE = -2, NOT_A_NUMBER = -3;
-
-// Tuning knobs, overridable with -D for experiments (TALLY_NVRTC_OPTIONS):
-// rarely taken paths are out of line so that the unrolled hot loop stays small,
-#ifndef TALLY_SLOW_PATH
-#define TALLY_SLOW_PATH __noinline__
-#endif
-// and the register budget. Measured on the H200 (docs/PERF.md, v3): a cap that fits 2048
+// Tuning knob, overridable with -D for experiments (TALLY_NVRTC_OPTIONS): the register budget.
+// Measured on the H200 (docs/PERF.md, v3): a cap that fits 2048
 // threads made the integer kernels spill around their out-of-line slow-path call (i32 71% of
 // read bandwidth, against 88% uncapped), while the float-rule kernels were no worse capped (56%
 // against 53-62%). So: the cap only for the float rule.
@@ -88,124 +82,7 @@ struct HistParams {
   u32 rank_counters;      // strategy 4: counters each block of the cluster holds (even)
 };
 
-// ---- binning: sample -> bin, or BELOW / ABOVE / NOT_A_NUMBER --------------------------------
-
-template <typename T> TALLY_DEVICE bool is_nan(T) { return false; }
-template <> TALLY_DEVICE bool is_nan<float>(float x) { return x != x; }
-template <> TALLY_DEVICE bool is_nan<double>(double x) { return x != x; }
-
-#if TALLY_BINNING == 0
-struct Binner {
-  const int* table;  // shared memory
-  TALLY_DEVICE int operator()(Sample x) const { return table[(u32)x & 255u]; }
-};
-#elif TALLY_BINNING == 1 || TALLY_BINNING == 4
-// floor(d * bins / range) for d < range, exactly: a floating-point estimate corrected with exact
-// integer products (d * bins < 2^63 by construction). Out of line: the hot loop stays small,
-// and the common case (range == bins) never calls it.
-__device__ TALLY_SLOW_PATH u32 integer_quotient(u64 d, u64 bins, u64 range, float scale_f, double scale_d) {
-  const u64 target = d * bins;
-  u64 q = range <= 0xffffffffull ? (u64)((float)(u32)d * scale_f) : (u64)((double)d * scale_d);
-  if (q >= bins) q = bins - 1;
-  while (q > 0 && q * range > target) --q;
-  while ((q + 1) * range <= target) ++q;
-  return (u32)q;
-}
-
-struct Binner {
-  i64 lower, upper;
-  u64 range, bins;
-  float scale_f;
-  double scale_d;
-  TALLY_DEVICE int in_range(u64 d) const {
-    // The host sets TALLY_IDENTITY exactly when range == bins.
-#if TALLY_IDENTITY
-    return (int)d;
-#else
-    return (int)integer_quotient(d, bins, range, scale_f, scale_d);
-#endif
-  }
-  TALLY_DEVICE int operator()(Sample x) const {
-#if TALLY_BINNING == 4 && TALLY_ALL_IN_RANGE
-    // Every value of the type is in range (u8 over [0, 256), say): no test at all.
-    return in_range((u32)x - (u32)lower);
-#elif TALLY_BINNING == 4
-    // Samples and bounds share one 32-bit domain (signed for u8, u16, i32; unsigned for u32):
-    // one subtraction and one unsigned compare decide "in range", wrap-around does the rest.
-    const u32 d = (u32)x - (u32)lower;
-    if (d < (u32)range) return in_range(d);
-    const bool below = (sizeof(Sample) == 4 && Sample(-1) > Sample(0)) ? (u32)x < (u32)lower : (int)x < (int)lower;
-    return below ? BELOW : ABOVE;
-#else
-    const i64 v = (i64)x;
-    if (v < lower) return BELOW;
-    if (v >= upper) return ABOVE;
-    return in_range((u64)v - (u64)lower);
-#endif
-  }
-};
-#elif TALLY_BINNING == 2
-__device__ TALLY_SLOW_PATH int float_rule_bin(double t, double range, u32 last) {
-  const u32 b = (u32)floor(__ddiv_rn(t, range));
-  return (int)(b < last ? b : last);
-}
-
-template <typename T> struct IsFloat32 { static constexpr bool value = false; };
-template <> struct IsFloat32<float> { static constexpr bool value = true; };
-
-struct Binner {
-  double lower, upper, range, bins_f, inv_range, slack_d;
-  float lo32, hi32, lower_f, scale_f, slack_f, last_f;
-  u32 last;
-  // The rule itself: explicit roundings, no contraction into an FMA, so the CPU computes the
-  // same bits. A double division is slow, so it only runs where an estimate cannot decide.
-  TALLY_DEVICE int exact(double t) const { return float_rule_bin(t, range, last); }
-  TALLY_DEVICE int operator()(Sample x) const {
-    if (is_nan(x)) return NOT_A_NUMBER;
-    if (IsFloat32<Sample>::value) {
-      // f32 samples: compare against f32 images of the bounds (exact), estimate in f32, and
-      // fall back to the f64 rule only within `slack_f` of a bin edge.
-      const float xf = (float)x;
-      if (xf < lo32) return BELOW;
-      if (xf >= hi32) return ABOVE;
-      const float q = __fmul_rn(__fsub_rn(xf, lower_f), scale_f);
-      const float fl = floorf(q);
-      const float frac = q - fl;
-      if (frac > slack_f && frac < 1.0f - slack_f && fl >= 0.0f && fl <= last_f) return (int)fl;
-      return exact(__dmul_rn(__dsub_rn((double)x, lower), bins_f));
-    } else {
-      const double v = (double)x;
-      if (v < lower) return BELOW;
-      if (v >= upper) return ABOVE;
-      const double t = __dmul_rn(__dsub_rn(v, lower), bins_f);
-      const double q = __dmul_rn(t, inv_range);
-      const double fl = floor(q);
-      const double frac = q - fl;
-      if (frac > slack_d && frac < 1.0 - slack_d && fl <= (double)last) return (int)fl;
-      return exact(t);
-    }
-  }
-};
-#elif TALLY_BINNING == 3
-struct Binner {
-  const double* edges;  // shared memory when they fit, global otherwise
-  u32 num_edges;
-  TALLY_DEVICE int operator()(Sample x) const {
-    if (is_nan(x)) return NOT_A_NUMBER;
-    const double v = (double)x;
-    if (v < edges[0]) return BELOW;
-    if (v >= edges[num_edges - 1]) return ABOVE;
-    u32 lo = 0, hi = num_edges - 1;  // edges[lo] <= v < edges[hi]
-    while (hi - lo > 1) {
-      const u32 mid = (lo + hi) >> 1;
-      if (edges[mid] <= v) lo = mid; else hi = mid;
-    }
-    return (int)lo;
-  }
-};
-#else
-#error "unknown TALLY_BINNING"
-#endif
+#include "binning.cuh"
 
 // ---- where a binned sample is counted (the strategies) -----------------------------------------
 

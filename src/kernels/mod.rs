@@ -8,6 +8,7 @@ pub const HEADERS: &[(&str, &str)] = &[
     ("warp.cuh", include_str!("warp.cuh")),
     ("block.cuh", include_str!("block.cuh")),
     ("cluster.cuh", include_str!("cluster.cuh")),
+    ("binning.cuh", include_str!("binning.cuh")),
 ];
 
 /// One `.cu` translation unit.
