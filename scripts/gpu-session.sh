@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One GPU-host session, everything that belongs together: device facts, the test binaries
 # (TALLY_REQUIRE_GPU=1), the benchmark sweep, the CUB/PyTorch peers in the same run, and
-# compute-sanitizer over the kernel tests. Expects the bundle in .gpu/ (built by gpu-bundle).
+# compute-sanitizer over the kernel tests. Expects release binaries in .gpu/: bin/tally, the test
+# binaries in tests/, run-tests.sh and the peer harnesses in peers/.
 # Logs go to $OUT (or ./gpu-out); the last lines printed are the summary.
 #   usage: bash scripts/gpu-session.sh [stages...]
 #   stages: info startup tests bench bench-NAME peers cub-large sanitize lab
@@ -19,7 +20,8 @@ for stage in $stages; do
       nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv 2>&1 | tee -a "$out/info.txt"
       .gpu/bin/tally info 2>&1 | tee -a "$out/info.txt"; rc=${PIPESTATUS[0]} ;;
     tests)
-      bash .gpu/run-tests.sh > "$out/tests.log" 2>&1; rc=$?
+      # TESTS_ARGS: extra test-binary arguments, e.g. "--skip every_kernel_variant" (CI compiles those).
+      bash .gpu/run-tests.sh ${TESTS_ARGS:-} > "$out/tests.log" 2>&1; rc=$?
       grep -E "^test .*(FAILED|panicked)|test result|passed, .* failed|^== " "$out/tests.log" | tail -30 ;;
     bench|bench-*)
       # bench-NAME runs the sweep again under $NAME_OPTS (NVRTC options) and $NAME_ENV (VAR=value
@@ -45,15 +47,17 @@ PY
       nvcc -O3 -std=c++17 -arch=sm_90 -o /tmp/cub_large_bins scripts/peers/cub_large_bins.cu 2>&1 | grep -v -i warning
       /tmp/cub_large_bins 2>&1 | tee "$out/cub-large.txt"; rc=${PIPESTATUS[0]} ;;
     sanitize)
-      t=$(ls .gpu/tests/cuda_histogram-* | head -1)
-      # The out-of-memory test is skipped: its refused allocation is an API error by design.
+      # Every CUDA test binary under memcheck and racecheck, at small sizes. The out-of-memory
+      # test is skipped: its refused allocation is an API error by design.
       export TALLY_REQUIRE_GPU=1 TALLY_SKIP_HUGE=1 TALLY_SMALL=1
       rc=0
-      for tool in memcheck racecheck; do
-        timeout ${SANITIZE_SECONDS:-200} compute-sanitizer --tool $tool --error-exitcode 99 "$t" --test-threads=1 ${SANITIZE_FILTER:-cuda_} --skip cuda_out_of_memory > "$out/sanitize-$tool.tmp" 2>&1
-        r=$?; [ $r -ne 0 ] && rc=$r
-        { echo "== compute-sanitizer --tool $tool: exit $r"; cat "$out/sanitize-$tool.tmp"; } >> "$out/sanitize.log"; rm -f "$out/sanitize-$tool.tmp"
-        echo "compute-sanitizer $tool: exit $r"; grep -E "ERROR SUMMARY|test result|Invalid|Race" "$out/sanitize.log" | tail -3
+      for t in .gpu/tests/cuda_*; do
+        for tool in memcheck racecheck; do
+          timeout ${SANITIZE_SECONDS:-200} compute-sanitizer --tool $tool --error-exitcode 99 "$t" --test-threads=1 ${SANITIZE_FILTER:-cuda_} --skip cuda_out_of_memory > "$out/sanitize-$tool.tmp" 2>&1
+          r=$?; [ $r -ne 0 ] && rc=$r
+          { echo "== compute-sanitizer --tool $tool ${t##*/}: exit $r"; cat "$out/sanitize-$tool.tmp"; } >> "$out/sanitize.log"; rm -f "$out/sanitize-$tool.tmp"
+          echo "compute-sanitizer $tool ${t##*/}: exit $r"; grep -E "ERROR SUMMARY|test result|Invalid|Race" "$out/sanitize.log" | tail -3
+        done
       done ;;
     lab)
       # The atomics lab: each command's table, JSON and chart in one directory, packed into

@@ -377,32 +377,38 @@ impl Capacity {
         ClusterShape::new(width, counter_bytes, self.room(s, width).saturating_sub(fixed), &sizes)
     }
 
-    /// Whether a cluster of up to 16 blocks holds all `width` keys in one pass.
-    fn single_pass(&self, s: Strategy, width: usize) -> bool {
-        self.clusters && self.cluster_shape(s, width, 16).is_some_and(|c| c.slice >= width)
+    /// The smallest cluster of at most `max_cluster` blocks that holds all `width` keys in one
+    /// pass (None without clusters).
+    fn single_pass(&self, s: Strategy, width: usize, max_cluster: u32) -> Option<u32> {
+        let c = self.cluster_shape(s, width, max_cluster).filter(|c| c.slice >= width)?;
+        self.clusters.then_some(c.cluster)
     }
 
     pub fn auto_inputs(&self, width: usize, top_bin_fraction: f64, compute_capability: (i32, i32)) -> AutoInputs {
         AutoInputs {
             block_shared_fits: self.fits(Strategy::BlockShared, width, 0),
             block_shared16_fits: self.fits(Strategy::BlockShared16, width, 0),
-            cluster_shared_fits: self.single_pass(Strategy::ClusterShared, width),
-            cluster_shared16_fits: self.single_pass(Strategy::ClusterShared16, width),
+            cluster_shared16_blocks: self.single_pass(Strategy::ClusterShared16, width, 16),
             top_bin_fraction,
             compute_capability,
         }
     }
 }
 
-/// The bin counts (one channel, integer samples) where `auto` changes strategy on a device: the
-/// largest histogram each strategy holds in one pass.
+/// The bin counts (one channel, integer samples) where strategies change on a device: where
+/// `auto` moves on, and where the cluster strategies start a second pass.
 #[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
 pub struct SwitchOver {
+    /// Largest histogram in one block's shared memory, 32-bit counters: auto's block-shared.
     pub block_shared: usize,
+    /// The same in 16-bit counters: auto's block-shared-16.
     pub block_shared16: usize,
-    /// None before sm_90 (no clusters).
-    pub cluster_shared: Option<usize>,
+    /// Largest histogram auto counts with cluster-shared-16 (clusters of up to
+    /// `AUTO_MAX_CLUSTER` blocks); global-l2 above. None before sm_90 (no clusters).
+    pub cluster_shared16_auto: Option<usize>,
+    /// Largest single-pass histogram of cluster-shared-16 and cluster-shared (16 blocks).
     pub cluster_shared16: Option<usize>,
+    pub cluster_shared: Option<usize>,
     /// Keys per pass of global-l2 (32-bit counters).
     pub global_l2_pass: usize,
 }
@@ -419,12 +425,13 @@ impl SwitchOver {
             }
             lo
         };
-        let cluster = |s: Strategy| cap.clusters.then(|| largest(&|w| cap.single_pass(s, w)));
+        let cluster = |s: Strategy, max: u32| cap.clusters.then(|| largest(&|w| cap.single_pass(s, w, max).is_some()));
         SwitchOver {
             block_shared: largest(&|w| cap.fits(Strategy::BlockShared, w, 0)),
             block_shared16: largest(&|w| cap.fits(Strategy::BlockShared16, w, 0)),
-            cluster_shared: cluster(Strategy::ClusterShared),
-            cluster_shared16: cluster(Strategy::ClusterShared16),
+            cluster_shared16_auto: cluster(Strategy::ClusterShared16, strategy::AUTO_MAX_CLUSTER),
+            cluster_shared: cluster(Strategy::ClusterShared, 16),
+            cluster_shared16: cluster(Strategy::ClusterShared16, 16),
             global_l2_pass: l2_slice(info.l2_bytes, 4),
         }
     }
@@ -833,6 +840,8 @@ mod tests {
         assert!((2 * s.block_shared..2 * s.block_shared + 100).contains(&s.block_shared16), "{s:?}");
         let c16 = s.cluster_shared16.unwrap();
         assert!((16 * 116_000..16 * 116_300).contains(&c16), "{s:?}");
+        let c2 = s.cluster_shared16_auto.unwrap();
+        assert!((2 * 116_000..2 * 116_300).contains(&c2), "{s:?}");
         assert_eq!(s.global_l2_pass, (50 << 20) / 8);
         let cap = Capacity::new(&info, Binning::Integer32, 1);
         let auto = |w: usize| strategy::choose(cap.auto_inputs(w, 0.0, (9, 0)));
@@ -840,8 +849,9 @@ mod tests {
         assert_eq!(auto(s.block_shared + 1), Strategy::BlockShared16);
         assert_eq!(auto(s.block_shared16), Strategy::BlockShared16);
         assert_eq!(auto(s.block_shared16 + 1), Strategy::ClusterShared16);
-        assert_eq!(auto(c16), Strategy::ClusterShared16);
-        assert_eq!(auto(c16 + 1), Strategy::GlobalL2);
+        assert_eq!(auto(c2), Strategy::ClusterShared16);
+        assert_eq!(auto(c2 + 1), Strategy::GlobalL2);
+        assert_eq!(auto(c16), Strategy::GlobalL2);
         let sm80 = DeviceInfo { compute_capability: (8, 0), smem_per_block_optin: 163 << 10, ..h200() };
         let s80 = SwitchOver::for_device(&sm80);
         assert_eq!((s80.cluster_shared, s80.cluster_shared16), (None, None));
