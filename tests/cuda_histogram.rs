@@ -385,6 +385,15 @@ fn cuda_16_bit_counters_spill_exactly() {
     let fhost: Vec<f32> = host.iter().map(|&x| if x == 3 { f32::NAN } else { x as f32 * 0.25 }).collect();
     let fspec = HistogramSpec::even(30000, 0.0, 7500.0).with_channels(Channels { interleave: 2, selected: vec![1, 0] });
     assert_eq!(check(&dev, &fhost, &fspec, Strategy::BlockShared16, 0), Strategy::BlockShared16);
+    // A dominant key takes a 32-bit counter of its own (the probe finds it): 90% and all samples
+    // in one bin, and a hot bin in the second slot of two channels.
+    for dist in [Distribution::Hot90, Distribution::Hot100] {
+        let host: Vec<i32> = samples(dist, 65536, n, 4);
+        assert_eq!(check(&dev, &host, &spec, Strategy::BlockShared16, 0), Strategy::BlockShared16);
+    }
+    let host: Vec<i32> = (0..n).map(|i| if i % 2 == 0 { 7 } else { (splitmix64(i as u64) % 40000) as i32 }).collect();
+    let two = HistogramSpec::even(40000, 0.0, 40000.0).with_channels(Channels { interleave: 2, selected: vec![1, 0] });
+    assert_eq!(check(&dev, &host, &two, Strategy::BlockShared16, 0), Strategy::BlockShared16);
     if dev.info().compute_capability.0 < 9 {
         return;
     }

@@ -44,9 +44,10 @@ fn block_threads_for(strategy: Strategy, private_bytes: usize) -> u32 {
 /// atomics are remote. 16 is the largest Hopper allows (a "non-portable" size).
 pub const CLUSTER_SIZES: [u32; 5] = [1, 2, 4, 8, 16];
 
-/// Shared memory the kernel declares statically (one u64 per warp for the block reduction).
+/// Shared memory the kernel declares statically (one u64 per warp for the block reduction, and
+/// block-shared-16's counter of its hot key).
 fn static_shared_bytes(block_threads: u32) -> usize {
-    (block_threads as usize / 32) * 8
+    (block_threads as usize / 32) * 8 + 16
 }
 /// Samples the skew probe looks at.
 const PROBE_SAMPLES: u32 = 4096;
@@ -87,6 +88,7 @@ struct HistParams {
     aggregate: u32,
     cluster_shift: u32,
     rank_counters: u32,
+    hot_key: i32,
 }
 // SAFETY: plain old data with the C layout the kernel declares.
 unsafe impl DeviceRepr for HistParams {}
@@ -200,6 +202,8 @@ pub struct Variant {
     pub identity: bool,
     /// 32-bit integer binning where every value of the sample type lies in range.
     pub all_in_range: bool,
+    /// block-shared-16 with a dominant key counted apart (skewed input).
+    pub hot_key: bool,
 }
 
 impl Variant {
@@ -214,10 +218,12 @@ impl Variant {
             ),
             ("TALLY_STRATEGY", strategy_code(self.strategy).to_string()),
             ("TALLY_NARROW", (self.strategy.narrow() as u32).to_string()),
+            ("TALLY_HOT_KEY", (self.hot_key as u32).to_string()),
             ("TALLY_IDENTITY", (self.identity as u32).to_string()),
             ("TALLY_ALL_IN_RANGE", (self.all_in_range as u32).to_string()),
             ("TALLY_BLOCK_THREADS", self.block_threads.to_string()),
             ("TALLY_VECS", vecs_for(self.dtype).to_string()),
+            ("TALLY_HOT_SLOTS", if self.strategy == Strategy::GlobalL2 { hot_slots() } else { 0 }.to_string()),
         ]
     }
 
@@ -249,10 +255,13 @@ impl Variant {
                                 (DType::U8 | DType::U16, Binning::Integer32) => &[false, true],
                                 _ => &[false],
                             };
+                            let hot: &[bool] = if strategy == Strategy::BlockShared16 { &[false, true] } else { &[false] };
                             for &block_threads in sizes {
                                 for &identity in identities {
                                     for &all_in_range in all_in {
-                                        v.push(Variant { dtype, binning, channels, wide_counters, strategy, block_threads, identity, all_in_range });
+                                        for &hot_key in hot {
+                                            v.push(Variant { dtype, binning, channels, wide_counters, strategy, block_threads, identity, all_in_range, hot_key });
+                                        }
                                     }
                                 }
                             }
@@ -276,7 +285,7 @@ fn shared_bytes(strategy: Strategy, binning: Binning, width: usize, nslots: usiz
     let outliers = MAX_CHANNELS as usize * 3 * 4;
     let privates = match strategy {
         Strategy::GlobalAtomic => 0,
-        Strategy::GlobalL2 => HOT_SLOTS * 8,
+        Strategy::GlobalL2 => hot_slots() * 8,
         Strategy::WarpPrivate => warps * pwidth * 4,
         Strategy::BlockShared16 => pwidth.div_ceil(2) * 4,
         Strategy::ClusterShared => rank_counters * 4,
@@ -315,9 +324,11 @@ impl ClusterShape {
     }
 }
 
-/// Slots of global-l2's per-block cache of hot bins (key and count each; TALLY_HOT_SLOTS in the
-/// kernel).
-const HOT_SLOTS: usize = 2048;
+/// Slots of global-l2's per-block cache of hot bins (a key and a count each): the kernel's
+/// TALLY_HOT_SLOTS, a power of two. The knob of the same name overrides it for experiments.
+fn hot_slots() -> usize {
+    knob("TALLY_HOT_SLOTS").map(|v| (v as usize).next_power_of_two().clamp(64, 8192)).unwrap_or(4096)
+}
 
 /// Keys per pass of the global-l2 strategy: half the L2 cache of counters, so that the other
 /// half still streams the samples.
@@ -485,12 +496,16 @@ impl Plan {
         let fits = |s: Strategy, e: usize| cap.fits(s, width, e);
         let shape = |s: Strategy, max_cluster: u32| cap.cluster_shape(s, width, max_cluster);
 
+        // The most frequent key of a strided probe of the input, where it decides something.
+        let mut skew: Option<Skew> = None;
         let strategy = match requested {
             Strategy::Auto => {
                 // Hopper combines same-address shared atomics itself: no probe needed there.
                 let probe = n > 0 && info.compute_capability.0 < 9;
-                let top = if probe { probe_skew::<T>(dev, samples, n, spec, &rule)? } else { 0.0 };
-                strategy::choose(cap.auto_inputs(width, top, info.compute_capability))
+                if probe {
+                    skew = Some(probe_skew::<T>(dev, samples, n, spec, &rule)?);
+                }
+                strategy::choose(cap.auto_inputs(width, skew.unwrap_or_default().top_fraction, info.compute_capability))
             }
             Strategy::ThreadPrivate => {
                 return Err(Error::invalid("thread-private is the CPU backend's strategy; use --backend cpu"))
@@ -514,6 +529,18 @@ impl Plan {
             }
             s => s,
         };
+        if skew.is_none() && matches!(strategy, Strategy::GlobalL2 | Strategy::BlockShared16) {
+            skew = Some(probe_skew::<T>(dev, samples, n, spec, &rule)?);
+        }
+        let skewed = skew.is_some_and(|s| s.top_fraction >= strategy::SKEW_THRESHOLD);
+        // block-shared-16 counts a dominant key in a 32-bit counter of its own: an atomic whose
+        // old value is needed (the 16-bit wrap test) is not combined with the warp's other
+        // updates of the same address, and hot90 data ran at 24% of the read bandwidth (v9).
+        // Compiled in only then: the extra compare cost uniform data 13 points (84% to 71%).
+        let hot_key = match (strategy, skew) {
+            (Strategy::BlockShared16, Some(s)) if skewed && n > 0 => s.top_key.map_or(-1, |k| k as i32),
+            _ => -1,
+        };
         let threads = threads_for(strategy);
         let variant = Variant {
             dtype: T::DTYPE,
@@ -525,6 +552,7 @@ impl Plan {
             identity: matches!(binning, Binning::Integer | Binning::Integer32)
                 && int_bounds(&spec.bins).is_some_and(|b| b.range == b.bins as u64),
             all_in_range: binning == Binning::Integer32 && all_in_range(T::DTYPE, &spec.bins),
+            hot_key: hot_key >= 0,
         };
         let module = dev.module(&kernels::HISTOGRAM, &variant.defines())?;
         let tile = (threads * vecs_for(T::DTYPE)) as u64 * (16 / T::DTYPE.size()) as u64;
@@ -573,6 +601,14 @@ impl Plan {
                 width
             };
         }
+        // Warp aggregation before each atomic (v9 measurements, H200): the cluster strategies
+        // always (Zipf, 1M bins: 6.3 against 8.6 ms without); global-l2, behind its hot-bin
+        // cache, only where one bin holds a large share (hot90, 1M bins: 0.72 against 1.15 ms;
+        // Zipf 2.04 against 1.75 ms; uniform about the same).
+        let aggregate = match knob("TALLY_AGGREGATE") {
+            Some(a) => a != 0,
+            None => strategy.needs_clusters() || (strategy == Strategy::GlobalL2 && skewed),
+        };
         let slice = slice.clamp(1, width);
         let passes: Vec<(u32, u32)> = (0..width)
             .step_by(slice)
@@ -598,7 +634,8 @@ impl Plan {
             slice_width: width as u32,
             first_pass: 1,
             // Warp aggregation guards the pass strategies against hot bins (knob: experiments).
-            aggregate: knob("TALLY_AGGREGATE").unwrap_or(1) as u32,
+            aggregate: aggregate as u32,
+            hot_key,
             cluster_shift: cluster.unwrap_or(1).trailing_zeros(),
             rank_counters: rank_counters as u32,
             ..Default::default()
@@ -726,9 +763,21 @@ impl Plan {
     }
 }
 
-/// The share of a strided sample of the input that falls in its most frequent bin.
-fn probe_skew<T: Sample>(dev: &Arc<CudaDevice>, samples: u64, n: usize, spec: &HistogramSpec, rule: &BinRule) -> Result<f64> {
+/// What a strided probe of the input says about its most frequent key.
+#[derive(Clone, Copy, Debug, Default)]
+struct Skew {
+    /// Share of the probed samples in the most frequent key (bin of a selected channel).
+    top_fraction: f64,
+    /// That key, `slot * bins + bin`.
+    top_key: Option<u32>,
+}
+
+/// Probes `PROBE_SAMPLES` samples spread over the input (the kernel's `j * n / k`).
+fn probe_skew<T: Sample>(dev: &Arc<CudaDevice>, samples: u64, n: usize, spec: &HistogramSpec, rule: &BinRule) -> Result<Skew> {
     let k = (n as u64).min(PROBE_SAMPLES as u64) as u32;
+    if k == 0 {
+        return Ok(Skew::default());
+    }
     let variant = Variant {
         dtype: T::DTYPE,
         binning: binning_for(T::DTYPE, &spec.bins),
@@ -738,6 +787,7 @@ fn probe_skew<T: Sample>(dev: &Arc<CudaDevice>, samples: u64, n: usize, spec: &H
         block_threads: BLOCK_SIZES[0],
         identity: false,
         all_in_range: false,
+        hot_key: false,
     };
     let module = dev.module(&kernels::HISTOGRAM, &variant.defines())?;
     let f = dev.function(&module, "tally_histogram_probe", 0)?;
@@ -748,14 +798,20 @@ fn probe_skew<T: Sample>(dev: &Arc<CudaDevice>, samples: u64, n: usize, spec: &H
     unsafe { dev.stream().launch_builder(&f).arg(&samples).arg(&nn).arg(&po).arg(&k).launch(cfg) }
         .map_err(driver("cuLaunchKernel(tally_histogram_probe)"))?;
     let probe = dev.download(&out, k as usize)?;
-    let mut freq = std::collections::HashMap::<i32, u32>::new();
-    for x in probe {
+    let slots = spec.channels.slots();
+    let bins = spec.bins.count() as u32;
+    let mut freq = std::collections::HashMap::<u32, u32>::new();
+    for (j, x) in probe.into_iter().enumerate() {
+        let index = j as u64 * n as u64 / k as u64;
+        let slot = slots[(index % slots.len() as u64) as usize];
         let b = rule.bin(x);
-        if b >= 0 {
-            *freq.entry(b).or_default() += 1;
+        if b >= 0 && slot >= 0 {
+            *freq.entry(slot as u32 * bins + b as u32).or_default() += 1;
         }
     }
-    Ok(freq.values().copied().max().unwrap_or(0) as f64 / k as f64)
+    // The most frequent key; ties go to the smallest, so the choice is reproducible.
+    let top = freq.into_iter().max_by_key(|&(key, count)| (count, std::cmp::Reverse(key)));
+    Ok(Skew { top_fraction: top.map_or(0.0, |(_, c)| c as f64 / k as f64), top_key: top.map(|(key, _)| key) })
 }
 
 /// Compiles every kernel specialisation for `arch` (e.g. "sm_90") without a device: the check
@@ -790,7 +846,7 @@ mod tests {
         for strategy in &Strategy::GPU[1..] {
             for width in (0..=24).map(|e| 1usize << e).chain([3, 48, 255, 257, 4095, 4097, 12000, 56000]) {
                 let threads = block_threads_for(*strategy, width * 4);
-                let v = Variant { dtype: DType::I32, binning: Binning::Integer32, channels: 1, wide_counters: false, strategy: *strategy, block_threads: threads, identity: true, all_in_range: false };
+                let v = Variant { dtype: DType::I32, binning: Binning::Integer32, channels: 1, wide_counters: false, strategy: *strategy, block_threads: threads, identity: true, all_in_range: false, hot_key: false };
                 assert!(all.contains(&v), "{v:?} (width {width}) is not compiled by the CI check");
             }
         }

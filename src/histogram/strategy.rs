@@ -24,11 +24,13 @@ pub enum Strategy {
     WarpAggregated,
     /// One private histogram per block in packed 16-bit counters that spill to global memory
     /// before they wrap: twice the bins of `BlockShared` in the same shared memory.
+    #[serde(rename = "block-shared-16")]
     BlockShared16,
     /// One histogram spread over the shared memory of a thread-block cluster (sm_90+), updated
     /// with remote shared-memory atomics; larger ones are counted one range of bins per pass.
     ClusterShared,
     /// `ClusterShared` with packed 16-bit counters: twice the bins per pass.
+    #[serde(rename = "cluster-shared-16")]
     ClusterShared16,
     /// Global atomics on one L2-sized range of bins per pass, aggregated within each warp.
     GlobalL2,
@@ -120,7 +122,8 @@ pub struct AutoInputs {
 }
 
 /// Above this share of samples in one bin, `auto` aggregates within the warp first on devices
-/// whose shared atomics serialise on one address.
+/// whose shared atomics serialise on one address, and the pass strategies (global-l2,
+/// cluster-shared) aggregate everywhere.
 pub const SKEW_THRESHOLD: f64 = 0.25;
 
 /// `auto`'s choice; the measurements behind it are in docs/PERF.md.
@@ -194,6 +197,8 @@ mod tests {
     fn names_round_trip() {
         for s in Strategy::GPU.into_iter().chain([Strategy::ThreadPrivate]) {
             assert_eq!(s.name().parse::<Strategy>().unwrap(), s);
+            // JSON output spells every strategy as the CLI does.
+            assert_eq!(serde_json::to_string(&s).unwrap(), format!("\"{}\"", s.name()));
         }
         assert!("fast".parse::<Strategy>().is_err());
     }

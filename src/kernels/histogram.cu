@@ -7,6 +7,7 @@
 //   TALLY_STRATEGY  0 = global atomic, 1 = block shared, 2 = warp private, 3 = warp aggregated,
 //                   4 = cluster shared (sm_90+), 5 = global atomics on an L2-sized bin range
 //   TALLY_NARROW    strategies 1 and 4: packed 16-bit shared counters that spill before they wrap
+//   TALLY_HOT_KEY   strategy 1 narrow: the host's dominant key (p.hot_key) has a 32-bit counter
 //   TALLY_IDENTITY  integer binning with range == bins: the bin is the offset itself
 //   TALLY_ALL_IN_RANGE  32-bit integer binning where every value of the sample type is in range
 //   TALLY_BLOCK_THREADS, TALLY_VECS (16-byte loads per thread per tile)
@@ -21,6 +22,9 @@
 #endif
 #ifndef TALLY_NARROW
 #define TALLY_NARROW 0
+#endif
+#ifndef TALLY_HOT_KEY
+#define TALLY_HOT_KEY 0
 #endif
 #if TALLY_STRATEGY == 4 && (!defined(__CUDA_ARCH__) || __CUDA_ARCH__ < 900)
 #error "the cluster-shared strategy needs thread-block clusters (sm_90 or newer)"
@@ -80,6 +84,7 @@ struct HistParams {
   u32 aggregate;          // strategies 4, 5: one atomic per distinct key per warp
   u32 cluster_shift;      // strategy 4: log2(blocks per cluster)
   u32 rank_counters;      // strategy 4: counters each block of the cluster holds (even)
+  int hot_key;            // strategy 1 narrow: a key counted in a 32-bit counter of its own, or -1
 };
 
 #include "binning.cuh"
@@ -118,9 +123,19 @@ struct Sink {
   Counter* counts;
   u64* outliers;
   u32 width, outlier_keys;
+  // The dominant key of skewed input (host's probe) takes a plain 32-bit atomic, which the
+  // hardware combines across the warp; the 16-bit path needs each old value.
+  int hot_key;
+  u32* hot_count;
   TALLY_DEVICE void add(int key) { add(key, 1u); }
   TALLY_DEVICE void add(int key, u32 count) {
     if (!count) return;
+#if TALLY_HOT_KEY
+    if (key == hot_key) {
+      atomicAdd(hot_count, count);
+      return;
+    }
+#endif
     const u32 k = (u32)key;
     const u32 old = atomicAdd(shared + (k >> 1), count << narrow16_shift(k));
     if (narrow16_wrapped(old, k, count)) narrow_wrapped(counts, outliers, width, outlier_keys, k, k + 1, (k & 1) == 0, old);
@@ -188,12 +203,14 @@ struct Sink {
 };
 #else
 // Global atomics on one L2-sized range of bins per pass, behind a small per-block cache of hot
-// bins in shared memory: a key claims an empty slot of its hash the first time it is seen and is
-// counted there from then on; a key whose slot another holds goes to global memory. Frequent
-// keys are the likeliest first claimants, so skewed data is counted mostly in shared memory,
-// and uniform data pays one shared load per sample on top of its global atomic.
+// bins in shared memory: a key claims an empty slot the first time it is seen (its hash's slot or
+// the next one) and is counted there from then on; a key whose two slots others hold goes to
+// global memory. Frequent keys are the likeliest first claimants, so skewed data is counted
+// mostly in shared memory, and uniform data pays two shared loads per sample on top of its
+// global atomic. The second slot matters: a hot key that lost its only slot to another hot key
+// sent millions of atomics to one global address (Zipf, 1M bins: 3.9 ms, docs/PERF.md v9).
 #ifndef TALLY_HOT_SLOTS
-#define TALLY_HOT_SLOTS 2048
+#error "TALLY_HOT_SLOTS must be defined for global-l2"
 #endif
 constexpr u32 HOT_SLOTS = TALLY_HOT_SLOTS;
 constexpr u32 NO_HOT_KEY = 0xffffffffu;  // slice keys are < 2^31
@@ -208,14 +225,23 @@ struct Sink {
     u32 r;
     const u32 c = filter.count(key, r);
     if (!c) return;
-    const u32 slot = hot_slot(r);
-    u32 held = hot_keys[slot];
-    if (held == NO_HOT_KEY) {
-      held = atomicCAS(hot_keys + slot, NO_HOT_KEY, r);
-      if (held == NO_HOT_KEY) held = r;  // claimed it
+    const u32 first = hot_slot(r);
+#pragma unroll
+    for (u32 probe = 0; probe < 2; ++probe) {
+      // Slots are never given back, so a key is in its first slot or, if another key holds
+      // that one, in the second: never in both.
+      const u32 slot = (first + probe) & (HOT_SLOTS - 1);
+      u32 held = hot_keys[slot];
+      if (held == NO_HOT_KEY) {
+        held = atomicCAS(hot_keys + slot, NO_HOT_KEY, r);
+        if (held == NO_HOT_KEY) held = r;  // claimed it
+      }
+      if (held == r) {
+        atomicAdd(hot_counts + slot, c);
+        return;
+      }
     }
-    if (held == r) atomicAdd(hot_counts + slot, c);
-    else atomicAdd(global + key, (Counter)c);
+    atomicAdd(global + key, (Counter)c);
   }
 };
 #endif
@@ -352,6 +378,10 @@ tally_histogram(const HistParams p) {
   const u32 copies = TALLY_STRATEGY == 2 ? WARPS : 1;
   const u32 pwidth = width + 3 * p.nslots + 1;  // bins, outliers, trash
 #if TALLY_NARROW
+  __shared__ u32 hot_count;
+  if (threadIdx.x == 0) hot_count = 0;
+  sink.hot_key = p.hot_key;
+  sink.hot_count = &hot_count;
   block_fill<BLOCK_THREADS>(privates, (pwidth + 1) / 2, 0u);
   sink.counts = p.counts;
   sink.outliers = p.outliers;
@@ -449,6 +479,9 @@ tally_histogram(const HistParams p) {
   }
 #endif
 #if TALLY_STRATEGY == 1 && TALLY_NARROW
+  // The hot key's count joins its 16-bit field's (a bin or an outlier count).
+  if (threadIdx.x == 0 && p.hot_key >= 0 && hot_count)
+    spill(p.counts, p.outliers, width, 3 * p.nslots, (u32)p.hot_key, hot_count);
   for (u32 i = threadIdx.x; i < width; i += BLOCK_THREADS) {
     const u32 v = narrow16_field(privates, i);
     if (v) atomicAdd(p.counts + i, (Counter)v);
