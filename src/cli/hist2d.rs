@@ -27,7 +27,7 @@ pub struct Hist2dArgs {
     #[arg(long, default_value_t = 1, requires = "demo")]
     pub seed: u64,
     /// CSV: the x and y columns, by header name or 0-based index (default 0,1).
-    #[arg(long, value_delimiter = ',', num_args = 2)]
+    #[arg(long, value_delimiter = ',')]
     pub columns: Option<Vec<String>>,
     /// Type of raw files (as for `tally hist`).
     #[arg(long, value_parser = super::hist::parse_dtype)]
@@ -106,6 +106,9 @@ fn load(a: &Hist2dArgs) -> anyhow::Result<(Coords, (String, String))> {
     match &a.files[..] {
         [f] if ext(f) == "csv" => {
             let cols = a.columns.clone().unwrap_or_else(|| vec!["0".into(), "1".into()]);
+            if cols.len() != 2 {
+                bail!("--columns takes two columns, X,Y (names or 0-based indexes), got {}", cols.len());
+            }
             let x = input::load(f, &opts(Some(cols[0].clone())))?.samples;
             let y = input::load(f, &opts(Some(cols[1].clone())))?.samples;
             Ok((coords(x, y), (cols[0].clone(), cols[1].clone())))
