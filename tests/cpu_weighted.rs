@@ -19,7 +19,7 @@ fn samples(n: usize, seed: u64) -> Vec<f64> {
     (0..n)
         .map(|i| {
             let r = splitmix64(seed ^ (i as u64).wrapping_mul(0x9e37));
-            if r % 9 == 0 {
+            if r.is_multiple_of(9) {
                 specials[(r >> 20) as usize % specials.len()]
             } else {
                 -2.0 + 14.0 * unit(r)
@@ -64,8 +64,8 @@ proptest! {
         let spec = HistogramSpec::even(10, 0.0, 10.0);
         let got = Backend::Cpu.histogram_weighted(&xs, &ws, &spec, WeightedOptions::default()).unwrap();
         let scale = got.weighting.fixed.unwrap();
-        let mut exact = vec![0i128; 10];
-        let mut count = vec![0u64; 10];
+        let mut exact = [0i128; 10];
+        let mut count = [0u64; 10];
         for (&x, &w) in xs.iter().zip(&ws) {
             if x.is_nan() || !(0.0..10.0).contains(&x) {
                 continue;

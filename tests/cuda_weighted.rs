@@ -74,7 +74,7 @@ fn samples_f32(n: usize, seed: u64) -> Vec<f32> {
     (0..n)
         .map(|i| {
             let r = splitmix64(seed ^ (i as u64) << 1);
-            if r % 11 == 0 {
+            if r.is_multiple_of(11) {
                 specials[(r >> 20) as usize % specials.len()]
             } else {
                 (-10.0 + 280.0 * unit(r)) as f32
