@@ -5,7 +5,7 @@
 # binaries in tests/, run-tests.sh and the peer harnesses in peers/.
 # Logs go to $OUT (or ./gpu-out); the last lines printed are the summary.
 #   usage: bash scripts/gpu-session.sh [stages...]
-#   stages: info startup tests bench bench-NAME peers cub-large sanitize lab
+#   stages: info startup tests bench bench-NAME weighted hist2d peers peers-weighted cub-large sanitize lab
 set -u
 out=${OUT:-gpu-out}
 mkdir -p "$out"
@@ -39,6 +39,21 @@ for x in r['rows']:
     print(f"{x['dtype']:4} {x['distribution']:7} {x['bins']:9} {x['strategy']:17} {x['ran']:17} {x['ms']:9.4f} ms {x['gbs']:8.1f} GB/s {100*x['fraction_of_read_bandwidth']:5.1f}% {'ok' if x['verified'] else 'MISMATCH'} {layout}")
 PY
       ;;
+    weighted|hist2d)
+      # tally bench weighted / tally bench hist2d ($WEIGHTED_ARGS / $HIST2D_ARGS), table and JSON.
+      args_var=${stage^^}_ARGS
+      .gpu/bin/tally bench $stage --backend cuda ${!args_var:-} --json > "$out/bench-$stage.json" 2>> "$out/bench.txt"; rc=$?
+      python3 - "$out/bench-$stage.json" <<'PY' | tee -a "$out/bench.txt"
+import json, sys
+r = json.load(open(sys.argv[1]))
+print(f"# {r['device']}: {r['samples']} samples, read bandwidth {r['read_bandwidth_gbs']:.1f} GB/s")
+for x in r['rows']:
+    print(f"{x['case']:8} {x['distribution']:7} {x['bins']:>10} {x['strategy']:15} {x['ran']:15} {x['accumulation']:15} {x['ms']:9.4f} ms {x['gbs']:8.1f} GB/s {100*x['fraction_of_read_bandwidth']:5.1f}% {'ok' if x['verified'] else 'MISMATCH'}")
+PY
+      ;;
+    peers-weighted)
+      # PyTorch's weighted bincount on the same distributions (scripts/peers/torch_weighted.py).
+      python3 scripts/peers/torch_weighted.py ${PEERS_WEIGHTED_ARGS:-} 2>&1 | tee "$out/peers-weighted.txt"; rc=${PIPESTATUS[0]} ;;
     peers)
       bash .gpu/peers/run-peers.sh > "$out/peers.txt" 2>&1; rc=$?
       grep -E "device|read-only|copy|Histogram|naive|bincount|histc" "$out/peers.txt" ;;

@@ -136,6 +136,32 @@ pub fn samples<T: FromBin + Send>(dist: Distribution, bins: u32, n: usize, seed:
     bin_indices(dist, bins, n, seed).into_par_iter().map(T::from_bin).collect()
 }
 
+/// `n` interleaved (x, y) pairs uniform in [0, 1)^2.
+pub fn uniform_pairs(n: usize, seed: u64) -> Vec<f32> {
+    (0..2 * n).into_par_iter().map(|i| unit(splitmix64(seed ^ (i as u64).wrapping_mul(0x2545_f491_4f6c_dd1d))) as f32).collect()
+}
+
+/// `n` interleaved (x, y) pairs from a round Gaussian blob at (centre, centre) with standard
+/// deviation `sigma` on each axis (Box-Muller): the clustered case of a 2-D histogram.
+pub fn gaussian_pairs(n: usize, centre: f64, sigma: f64, seed: u64) -> Vec<f32> {
+    (0..n)
+        .into_par_iter()
+        .flat_map_iter(|i| {
+            let r1 = splitmix64(seed ^ (2 * i as u64).wrapping_mul(0x2545_f491_4f6c_dd1d));
+            let r2 = splitmix64(seed ^ (2 * i as u64 + 1).wrapping_mul(0x2545_f491_4f6c_dd1d));
+            let (u1, u2) = (1.0 - unit(r1), unit(r2)); // u1 in (0, 1]: ln is finite
+            let r = (-2.0 * u1.ln()).sqrt() * sigma;
+            let t = std::f64::consts::TAU * u2;
+            [(centre + r * t.cos()) as f32, (centre + r * t.sin()) as f32]
+        })
+        .collect()
+}
+
+/// `n` weights in [0, 1) (f32), for weighted demos and benchmarks.
+pub fn unit_weights(n: usize, seed: u64) -> Vec<f32> {
+    (0..n).into_par_iter().map(|i| unit(splitmix64(seed ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15))) as f32).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -20,5 +20,8 @@ pub mod sample;
 
 pub use device::{Backend, BackendKind, Buffer, Input};
 pub use error::{Error, Result};
-pub use histogram::{Bins, Channels, Histogram, HistogramSpec, Strategy};
+pub use histogram::{
+    Accumulation, Bins, Channels, Histogram, Histogram2d, Histogram2dSpec, HistogramSpec, Pairs, SharedAtomics, Strategy, WeightedHistogram,
+    WeightedOptions,
+};
 pub use sample::{DType, Sample};

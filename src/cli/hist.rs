@@ -1,12 +1,12 @@
 //! `tally hist`: one histogram of a file or of generated data.
 
-use super::input::{self, with_type, with_vec, InputOptions, Loaded, Samples};
+use super::input::{self, with_type, with_vec, with_weights, InputOptions, Loaded, Samples, Weights};
 use super::output::{self, Format};
 use super::{parse_list, BackendArg};
 use anyhow::{bail, Context};
 use std::path::PathBuf;
 use tally::data::Distribution;
-use tally::{Bins, Channels, DType, HistogramSpec, Sample, Strategy};
+use tally::{Accumulation, Bins, Channels, DType, HistogramSpec, Sample, SharedAtomics, Strategy, WeightedOptions};
 
 #[derive(clap::Args, Debug)]
 pub struct HistArgs {
@@ -57,17 +57,61 @@ pub struct HistArgs {
     /// Also draw the histogram to this SVG file.
     #[arg(long)]
     pub plot: Option<PathBuf>,
+    #[command(flatten)]
+    pub weights: WeightArgs,
 }
 
-fn parse_dtype(s: &str) -> Result<DType, String> {
+/// Weights, shared by `hist` and `hist2d`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct WeightArgs {
+    /// Sum a weight per sample instead of counting: a file of the same formats (f32 weights stay
+    /// f32, anything else is read as f64). Sums are 64-bit fixed point: bitwise deterministic.
+    #[arg(long)]
+    pub weights: Option<PathBuf>,
+    /// CSV column of the weights, by header name or 0-based index.
+    #[arg(long, requires = "weights")]
+    pub weights_column: Option<String>,
+    /// Add weights with plain float atomics instead of fixed point (not deterministic).
+    #[arg(long, requires = "weights")]
+    pub float_atomics: bool,
+    /// GPU block strategy, fixed point: halves (32-bit halves with a carry) or native64.
+    #[arg(long, default_value = "halves", value_parser = parse_shared_atomics, requires = "weights")]
+    pub shared_atomics: SharedAtomics,
+}
+
+impl WeightArgs {
+    pub fn load(&self) -> anyhow::Result<Option<Weights>> {
+        let Some(path) = &self.weights else { return Ok(None) };
+        let loaded = input::load(path, &InputOptions { dtype: None, column: self.weights_column.clone(), channels: None })?;
+        Ok(Some(Weights::from_samples(loaded.samples)))
+    }
+
+    pub fn options(&self, strategy: Strategy) -> WeightedOptions {
+        WeightedOptions {
+            strategy,
+            accumulation: if self.float_atomics { Accumulation::FloatAtomics } else { Accumulation::FixedPoint },
+            shared_atomics: self.shared_atomics,
+        }
+    }
+}
+
+fn parse_shared_atomics(s: &str) -> Result<SharedAtomics, String> {
+    match s {
+        "halves" => Ok(SharedAtomics::Halves),
+        "native64" => Ok(SharedAtomics::Native64),
+        _ => Err(format!("unknown shared atomics '{s}' (expected halves or native64)")),
+    }
+}
+
+pub fn parse_dtype(s: &str) -> Result<DType, String> {
     DType::parse(s).ok_or_else(|| format!("unknown dtype '{s}' (expected u8, u16, i32, u32, i64, f32 or f64)"))
 }
 
-fn parse_strategy(s: &str) -> Result<Strategy, String> {
+pub fn parse_strategy(s: &str) -> Result<Strategy, String> {
     s.parse().map_err(|e: tally::Error| e.to_string())
 }
 
-fn parse_range(s: &str) -> Result<(f64, f64), String> {
+pub fn parse_range(s: &str) -> Result<(f64, f64), String> {
     let v: Vec<f64> = parse_list(s)?;
     match v[..] {
         [lo, hi] => Ok((lo, hi)),
@@ -95,8 +139,22 @@ pub fn run(a: HistArgs) -> anyhow::Result<()> {
         channels: Channels { interleave: loaded.interleave, selected: loaded.selected.clone() },
     };
     spec.validate()?;
+    let weights = a.weights.load()?;
     let opened = std::time::Instant::now();
     let backend = a.backend.open()?;
+    if let Some(weights) = weights {
+        let start = std::time::Instant::now();
+        let opts = a.weights.options(a.strategy);
+        let h = with_vec!(&loaded.samples, v => with_weights!(&weights, w => backend.histogram_weighted(v.as_slice(), w, &spec, opts)))?;
+        let seconds = start.elapsed().as_secs_f64();
+        let format = if a.json { Format::Json } else if a.csv { Format::Csv } else { Format::Table };
+        let report = output::WeightedReport { spec: &spec, hist: &h, labels: &loaded.labels, dtype: loaded.samples.dtype(), weight_dtype: weights.dtype(), n: loaded.samples.len(), seconds };
+        output::print_weighted(&report, format)?;
+        if let Some(path) = &a.plot {
+            output::plot_weighted_svg(&report, path).with_context(|| format!("cannot write the plot {}", path.display()))?;
+        }
+        return Ok(());
+    }
     let start = std::time::Instant::now();
     let h = with_vec!(&loaded.samples, v => backend.histogram(v.as_slice(), &spec, a.strategy))?;
     let elapsed = start.elapsed();
@@ -137,7 +195,7 @@ fn demo(a: &HistArgs) -> anyhow::Result<Loaded> {
 }
 
 /// [min, max] of the data as a half-open range that still holds the maximum.
-fn default_range(s: &Samples) -> (f64, f64) {
+pub fn default_range(s: &Samples) -> (f64, f64) {
     fn span<T: Sample>(v: &[T]) -> Option<(f64, f64)> {
         let mut it = v.iter().map(|x| x.to_f64()).filter(|x| x.is_finite());
         let first = it.next()?;

@@ -180,6 +180,54 @@ pub fn load(path: &Path, opts: &InputOptions) -> anyhow::Result<Loaded> {
     }
 }
 
+/// The shape of a `.npy` file (for `(n, 2)` arrays of pairs).
+pub fn npy_shape(path: &Path) -> anyhow::Result<Vec<u64>> {
+    let bytes = std::fs::read(path).map_err(|e| anyhow!("cannot read {}: {e}", path.display()))?;
+    let npy = npyz::NpyFile::new(&bytes[..]).map_err(|e| anyhow!("{}: not a readable .npy file: {e}", path.display()))?;
+    Ok(npy.header().shape().to_vec())
+}
+
+/// Weights, as the library takes them: f32 stays f32, every other type becomes f64.
+pub enum Weights {
+    F32(Vec<f32>),
+    F64(Vec<f64>),
+}
+
+impl Weights {
+    pub fn from_samples(s: Samples) -> Weights {
+        use tally::Sample;
+        match s {
+            Samples::F32(v) => Weights::F32(v),
+            Samples::F64(v) => Weights::F64(v),
+            other => Weights::F64(with_vec!(other, v => v.iter().map(|x| x.to_f64()).collect())),
+        }
+    }
+
+    pub fn dtype(&self) -> DType {
+        match self {
+            Weights::F32(_) => DType::F32,
+            Weights::F64(_) => DType::F64,
+        }
+    }
+}
+
+/// Runs `$body` with `$w` bound to the weights' slice, whatever their type.
+macro_rules! with_weights {
+    ($weights:expr, $w:ident => $body:expr) => {
+        match $weights {
+            Weights::F32(v) => {
+                let $w = v.as_slice();
+                $body
+            }
+            Weights::F64(v) => {
+                let $w = v.as_slice();
+                $body
+            }
+        }
+    };
+}
+pub(crate) use with_weights;
+
 /// Raw little-endian binary of `dtype`.
 fn load_raw(path: &Path, bytes: &[u8], dtype: Option<DType>) -> anyhow::Result<Samples> {
     let Some(dtype) = dtype else {

@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod hist;
+pub mod hist2d;
 pub mod info;
 pub mod input;
 pub mod lab;
@@ -21,6 +22,8 @@ pub struct Cli {
 pub enum Command {
     /// Count samples from a file (raw, .npy, .csv, .png/.jpg) or from --demo data.
     Hist(hist::HistArgs),
+    /// A 2-D histogram of (x, y) pairs: two CSV columns, two .npy files, an (n, 2) .npy, or --demo.
+    Hist2d(hist2d::Hist2dArgs),
     /// Sweep strategies, distributions, bin counts and types; report GB/s against read bandwidth.
     Bench(bench::BenchArgs),
     /// The backend, the device, NVRTC, the kernel cache and the measured read bandwidth.
@@ -51,6 +54,7 @@ pub fn run() -> anyhow::Result<()> {
     let cli = Cli::parse();
     match cli.command {
         Command::Hist(a) => hist::run(a),
+        Command::Hist2d(a) => hist2d::run(a),
         Command::Bench(a) => bench::run(a),
         Command::Info(a) => info::run(a),
         Command::Lab(a) => lab::run(a),

@@ -114,7 +114,7 @@ fn all_in_range(dtype: DType, bins: &Bins) -> bool {
 }
 
 /// The smallest f32 that is >= v: for f32 samples, `x < v` exactly when `x < ceil_f32(v)`.
-fn ceil_f32(v: f64) -> f32 {
+pub(crate) fn ceil_f32(v: f64) -> f32 {
     let f = v as f32;
     if (f as f64) < v {
         f.next_up()
@@ -125,7 +125,7 @@ fn ceil_f32(v: f64) -> f32 {
 
 /// How far from an integer the kernel's f32 estimate of the bin must land to be trusted
 /// (error bound of the estimate, times four); above 1/4 the estimate is never used.
-fn f32_slack(lower: f64, upper: f64, bins: u32) -> f32 {
+pub(crate) fn f32_slack(lower: f64, upper: f64, bins: u32) -> f32 {
     let scale = bins as f64 / (upper - lower);
     let m = lower.abs().max(upper.abs());
     let eps = 2f64.powi(-24);
@@ -138,7 +138,7 @@ fn f32_slack(lower: f64, upper: f64, bins: u32) -> f32 {
 }
 
 /// The same for the f64 estimate `((x - lower) * bins) * (1 / range)` against the division.
-fn f64_slack(bins: u32) -> f64 {
+pub(crate) fn f64_slack(bins: u32) -> f64 {
     let bound = bins as f64 * 2f64.powi(-48) + 2f64.powi(-60);
     if bound < 0.25 {
         bound
@@ -332,12 +332,12 @@ fn hot_slots() -> usize {
 
 /// Keys per pass of the global-l2 strategy: half the L2 cache of counters, so that the other
 /// half still streams the samples.
-fn l2_slice(l2_bytes: usize, counter_bytes: usize) -> usize {
+pub(crate) fn l2_slice(l2_bytes: usize, counter_bytes: usize) -> usize {
     (l2_bytes / 2 / counter_bytes).max(1 << 16)
 }
 
 /// An integer from the environment, for experiments (documented in docs/PERF.md).
-fn knob(name: &str) -> Option<u64> {
+pub(crate) fn knob(name: &str) -> Option<u64> {
     std::env::var(name).ok().and_then(|v| v.parse().ok())
 }
 
@@ -832,7 +832,9 @@ pub fn compile_all(arch: &str) -> Result<usize> {
             .map(|_| ())
     })?;
     crate::device::nvrtc::compile(kernels::BANDWIDTH.name, kernels::BANDWIDTH.text, kernels::HEADERS, arch, &[])?;
-    Ok(variants.len() + 1)
+    // Weighted and 2-D histograms (histogram_general.cu).
+    let general = super::cuda_general::compile_all(arch)?;
+    Ok(variants.len() + 1 + general)
 }
 
 #[cfg(test)]

@@ -8,10 +8,16 @@ pub mod binning;
 pub mod cpu;
 #[doc(hidden)]
 pub mod cuda;
+#[doc(hidden)]
+pub mod cuda_general;
+pub mod hist2d;
 pub mod reference;
 pub mod strategy;
+pub mod weighted;
 
+pub use hist2d::{Histogram2d, Histogram2dSpec, Outliers2d, Pairs};
 pub use strategy::Strategy;
+pub use weighted::{Accumulation, FixedScale, SharedAtomics, Weight, WeightedHistogram, WeightedOptions, Weighting};
 
 use crate::device::{Backend, Buffer, Input};
 use crate::error::{Error, Result};
@@ -275,6 +281,96 @@ impl crate::device::Backend {
                 plan.read()
             }
             (_, Input::Resident(Buffer::Host(_))) => unreachable!("host buffers became host slices above"),
+        }
+    }
+}
+
+impl crate::device::Backend {
+    /// Sums `weights` (one per sample, f32 or f64, finite) into the bins of `spec`. Fixed point by
+    /// default: the same bits on every run, strategy and backend (docs/WEIGHTED.md).
+    pub fn histogram_weighted<T: Sample, W: Weight>(
+        &self,
+        samples: &[T],
+        weights: &[W],
+        spec: &HistogramSpec,
+        options: WeightedOptions,
+    ) -> Result<WeightedHistogram> {
+        spec.validate()?;
+        match self {
+            Backend::Cpu => weighted::cpu_histogram_weighted(samples, weights, spec, options.accumulation),
+            Backend::Cuda(dev) => {
+                let scale = weighted::prepare(samples.len(), weights, options.accumulation)?;
+                let kind = weighted::ValueKind::new(options.accumulation, scale);
+                let xs = dev.upload(samples, "samples")?;
+                let ws = dev.upload(weights, "weights")?;
+                let input = cuda_general::GeneralInput { x: dev.ptr(&xs), y: 0, stride: 1, weights: dev.ptr(&ws), n: samples.len() };
+                let mut plan = cuda_general::GeneralPlan::new::<T>(
+                    dev,
+                    input,
+                    &cuda_general::GeneralSpec::OneD(spec.clone()),
+                    Some(W::DTYPE),
+                    kind,
+                    options.strategy,
+                    options.shared_atomics,
+                )?;
+                plan.launch()?;
+                plan.read_weighted(spec)
+            }
+        }
+    }
+
+    /// Counts (x, y) pairs into a `bins_x x bins_y` matrix (row-major).
+    pub fn histogram_2d<T: Sample>(&self, pairs: Pairs<T>, spec: &Histogram2dSpec, strategy: Strategy) -> Result<Histogram2d> {
+        self.histogram_2d_inner::<T, f32>(pairs, None, spec, WeightedOptions::default().with_strategy(strategy))
+    }
+
+    /// Sums `weights` (one per pair) into a `bins_x x bins_y` matrix (row-major).
+    pub fn histogram_2d_weighted<T: Sample, W: Weight>(
+        &self,
+        pairs: Pairs<T>,
+        weights: &[W],
+        spec: &Histogram2dSpec,
+        options: WeightedOptions,
+    ) -> Result<Histogram2d> {
+        self.histogram_2d_inner(pairs, Some(weights), spec, options)
+    }
+
+    fn histogram_2d_inner<T: Sample, W: Weight>(
+        &self,
+        pairs: Pairs<T>,
+        weights: Option<&[W]>,
+        spec: &Histogram2dSpec,
+        options: WeightedOptions,
+    ) -> Result<Histogram2d> {
+        spec.validate()?;
+        pairs.validate()?;
+        match self {
+            Backend::Cpu => hist2d::cpu_histogram_2d(pairs, weights, spec, options.accumulation),
+            Backend::Cuda(dev) => {
+                let kind = match weights {
+                    Some(w) => weighted::ValueKind::new(options.accumulation, weighted::prepare(pairs.len(), w, options.accumulation)?),
+                    None => weighted::ValueKind::Count,
+                };
+                let (_coords, mut input) = cuda_general::upload_pairs(dev, pairs)?;
+                let ws = match weights {
+                    Some(w) => Some(dev.upload(w, "weights")?),
+                    None => None,
+                };
+                if let Some(ws) = &ws {
+                    input.weights = dev.ptr(ws);
+                }
+                let mut plan = cuda_general::GeneralPlan::new::<T>(
+                    dev,
+                    input,
+                    &cuda_general::GeneralSpec::TwoD(spec.clone()),
+                    weights.map(|_| W::DTYPE),
+                    kind,
+                    options.strategy,
+                    options.shared_atomics,
+                )?;
+                plan.launch()?;
+                plan.read_2d(spec)
+            }
         }
     }
 }

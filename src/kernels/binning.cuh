@@ -1,16 +1,15 @@
 // Binning: sample -> bin, or BELOW / ABOVE / NOT_A_NUMBER, for every kernel that bins samples.
-// The includer defines `Sample` (the sample type) and TALLY_BINNING:
+// `BinnerT<S, MODE>` bins samples of type S by one mode:
 //   0 = 256-entry table (8-bit samples), 1 = exact integer (64-bit), 2 = f64 rule, 3 = edges,
-//   4 = exact integer with samples and bounds in 32 bits;
-// for integer binning also TALLY_IDENTITY (range == bins: the bin is the offset) and
-// TALLY_ALL_IN_RANGE (4 only: every value of the sample type is in range).
+//   4 = exact integer with samples and bounds in 32 bits.
+// A kernel with one binning defines `Sample` and TALLY_BINNING and uses `Binner`; one that bins
+// two coordinates by different modes (the 2-D histogram) names `BinnerT` for each.
+// For integer binning also TALLY_IDENTITY (range == bins: the bin is the offset) and
+// TALLY_ALL_IN_RANGE (4 only: every value of the sample type is in range); both default to 0.
 // The rule is the one stated in src/histogram/binning.rs; keep them in step.
 #pragma once
 #include "common.cuh"
 
-#ifndef TALLY_BINNING
-#error "TALLY_BINNING must be defined"
-#endif
 #ifndef TALLY_IDENTITY
 #define TALLY_IDENTITY 0
 #endif
@@ -28,12 +27,13 @@ template <typename T> TALLY_DEVICE bool is_nan(T) { return false; }
 template <> TALLY_DEVICE bool is_nan<float>(float x) { return x != x; }
 template <> TALLY_DEVICE bool is_nan<double>(double x) { return x != x; }
 
-#if TALLY_BINNING == 0
-struct Binner {
+template <typename S, int MODE> struct BinnerT;
+
+template <typename S> struct BinnerT<S, 0> {
   const int* table;  // shared memory
-  TALLY_DEVICE int operator()(Sample x) const { return table[(u32)x & 255u]; }
+  TALLY_DEVICE int operator()(S x) const { return table[(u32)x & 255u]; }
 };
-#elif TALLY_BINNING == 1 || TALLY_BINNING == 4
+
 // floor(d * bins / range) for d < range, exactly: a floating-point estimate corrected with exact
 // integer products (d * bins < 2^63 by construction). Out of line: the hot loop stays small,
 // and the common case (range == bins) never calls it.
@@ -46,7 +46,9 @@ __device__ TALLY_SLOW_PATH u32 integer_quotient(u64 d, u64 bins, u64 range, floa
   return (u32)q;
 }
 
-struct Binner {
+// Modes 1 and 4.
+template <typename S, int MODE> struct BinnerT {
+  static_assert(MODE == 1 || MODE == 4, "unknown binning mode");
   i64 lower, upper;
   u64 range, bins;
   float scale_f;
@@ -59,26 +61,26 @@ struct Binner {
     return (int)integer_quotient(d, bins, range, scale_f, scale_d);
 #endif
   }
-  TALLY_DEVICE int operator()(Sample x) const {
-#if TALLY_BINNING == 4 && TALLY_ALL_IN_RANGE
-    // Every value of the type is in range (u8 over [0, 256), say): no test at all.
-    return in_range((u32)x - (u32)lower);
-#elif TALLY_BINNING == 4
-    // Samples and bounds share one 32-bit domain (signed for u8, u16, i32; unsigned for u32):
-    // one subtraction and one unsigned compare decide "in range", wrap-around does the rest.
-    const u32 d = (u32)x - (u32)lower;
-    if (d < (u32)range) return in_range(d);
-    const bool below = (sizeof(Sample) == 4 && Sample(-1) > Sample(0)) ? (u32)x < (u32)lower : (int)x < (int)lower;
-    return below ? BELOW : ABOVE;
-#else
-    const i64 v = (i64)x;
-    if (v < lower) return BELOW;
-    if (v >= upper) return ABOVE;
-    return in_range((u64)v - (u64)lower);
-#endif
+  TALLY_DEVICE int operator()(S x) const {
+    if constexpr (MODE == 4 && TALLY_ALL_IN_RANGE) {
+      // Every value of the type is in range (u8 over [0, 256), say): no test at all.
+      return in_range((u32)x - (u32)lower);
+    } else if constexpr (MODE == 4) {
+      // Samples and bounds share one 32-bit domain (signed for u8, u16, i32; unsigned for u32):
+      // one subtraction and one unsigned compare decide "in range", wrap-around does the rest.
+      const u32 d = (u32)x - (u32)lower;
+      if (d < (u32)range) return in_range(d);
+      const bool below = (sizeof(S) == 4 && S(-1) > S(0)) ? (u32)x < (u32)lower : (int)x < (int)lower;
+      return below ? BELOW : ABOVE;
+    } else {
+      const i64 v = (i64)x;
+      if (v < lower) return BELOW;
+      if (v >= upper) return ABOVE;
+      return in_range((u64)v - (u64)lower);
+    }
   }
 };
-#elif TALLY_BINNING == 2
+
 __device__ TALLY_SLOW_PATH int float_rule_bin(double t, double range, u32 last) {
   const u32 b = (u32)floor(__ddiv_rn(t, range));
   return (int)(b < last ? b : last);
@@ -87,16 +89,16 @@ __device__ TALLY_SLOW_PATH int float_rule_bin(double t, double range, u32 last) 
 template <typename T> struct IsFloat32 { static constexpr bool value = false; };
 template <> struct IsFloat32<float> { static constexpr bool value = true; };
 
-struct Binner {
+template <typename S> struct BinnerT<S, 2> {
   double lower, upper, range, bins_f, inv_range, slack_d;
   float lo32, hi32, lower_f, scale_f, slack_f, last_f;
   u32 last;
   // The rule itself: explicit roundings, no contraction into an FMA, so the CPU computes the
   // same bits. A double division is slow, so it only runs where an estimate cannot decide.
   TALLY_DEVICE int exact(double t) const { return float_rule_bin(t, range, last); }
-  TALLY_DEVICE int operator()(Sample x) const {
+  TALLY_DEVICE int operator()(S x) const {
     if (is_nan(x)) return NOT_A_NUMBER;
-    if (IsFloat32<Sample>::value) {
+    if (IsFloat32<S>::value) {
       // f32 samples: compare against f32 images of the bounds (exact), estimate in f32, and
       // fall back to the f64 rule only within `slack_f` of a bin edge.
       const float xf = (float)x;
@@ -120,11 +122,11 @@ struct Binner {
     }
   }
 };
-#elif TALLY_BINNING == 3
-struct Binner {
+
+template <typename S> struct BinnerT<S, 3> {
   const double* edges;  // shared memory when they fit, global otherwise
   u32 num_edges;
-  TALLY_DEVICE int operator()(Sample x) const {
+  TALLY_DEVICE int operator()(S x) const {
     if (is_nan(x)) return NOT_A_NUMBER;
     const double v = (double)x;
     if (v < edges[0]) return BELOW;
@@ -137,6 +139,8 @@ struct Binner {
     return (int)lo;
   }
 };
-#else
-#error "unknown TALLY_BINNING"
+
+// The one binning of a kernel that bins one kind of sample one way.
+#ifdef TALLY_BINNING
+typedef BinnerT<Sample, TALLY_BINNING> Binner;
 #endif

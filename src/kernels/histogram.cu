@@ -20,6 +20,9 @@
 #ifndef TALLY_SAMPLE
 #error "TALLY_SAMPLE must be defined"
 #endif
+#ifndef TALLY_BINNING
+#error "TALLY_BINNING must be defined"
+#endif
 #ifndef TALLY_NARROW
 #define TALLY_NARROW 0
 #endif

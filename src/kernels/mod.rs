@@ -20,6 +20,8 @@ pub struct KernelSource {
 
 pub const HISTOGRAM: KernelSource =
     KernelSource { name: "histogram.cu", text: include_str!("histogram.cu") };
+pub const HISTOGRAM_GENERAL: KernelSource =
+    KernelSource { name: "histogram_general.cu", text: include_str!("histogram_general.cu") };
 pub const BANDWIDTH: KernelSource =
     KernelSource { name: "bandwidth.cu", text: include_str!("bandwidth.cu") };
 pub const LAB: KernelSource = KernelSource { name: "lab.cu", text: include_str!("lab.cu") };
