@@ -191,7 +191,7 @@ fn cuda_2d_counts_exact_with_edges_nan_and_one_axis_outliers() {
     }
     for &n in &SIZES {
         let xs = samples_f32(2 * n, n as u64);
-        let (x, y): (Vec<f32>, Vec<f32>) = xs.chunks(2).map(|p| (p[0], p[1])).unzip();
+        let (x, y): (Vec<f32>, Vec<f32>) = xs.chunks_exact(2).map(|p| (p[0], p[1])).unzip();
         for spec in [
             Histogram2dSpec::even(16, (0.0, 256.0), 9, (-5.0, 250.0)),
             Histogram2dSpec { x: Bins::Edges(vec![0.0, 1.0, 100.0, 256.0]), y: Bins::even(300, 0.0, 256.0) },
@@ -263,7 +263,7 @@ fn cuda_backend_api_matches_cpu() {
     assert_eq!(a.backend, "cuda");
     let e = gpu.histogram_weighted(&xs, &ws[1..], &spec, WeightedOptions::default()).unwrap_err();
     assert!(e.to_string().contains("weights"), "{e}");
-    let (x, y): (Vec<f32>, Vec<f32>) = xs.chunks(2).map(|p| (p[0], p[1])).unzip();
+    let (x, y): (Vec<f32>, Vec<f32>) = xs.chunks_exact(2).map(|p| (p[0], p[1])).unzip();
     let spec2 = Histogram2dSpec::even(100, (0.0, 256.0), 50, (0.0, 256.0));
     let a = gpu.histogram_2d(Pairs::Split(&x, &y), &spec2, Strategy::Auto).unwrap();
     let b = Backend::Cpu.histogram_2d(Pairs::Split(&x, &y), &spec2, Strategy::Auto).unwrap();

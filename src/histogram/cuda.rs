@@ -897,9 +897,9 @@ mod tests {
         assert!((57_000..58_200).contains(&s.block_shared), "{s:?}");
         assert!((2 * s.block_shared..2 * s.block_shared + 100).contains(&s.block_shared16), "{s:?}");
         let c16 = s.cluster_shared16.unwrap();
-        assert!((16 * 116_000..16 * 116_300).contains(&c16), "{s:?}");
+        assert!((16 * 115_900..16 * 116_300).contains(&c16), "{s:?}");
         let c2 = s.cluster_shared16_auto.unwrap();
-        assert!((2 * 116_000..2 * 116_300).contains(&c2), "{s:?}");
+        assert!((2 * 115_900..2 * 116_300).contains(&c2), "{s:?}");
         assert_eq!(s.global_l2_pass, (50 << 20) / 8);
         let cap = Capacity::new(&info, Binning::Integer32, 1);
         let auto = |w: usize| strategy::choose(cap.auto_inputs(w, 0.0, (9, 0)));
