@@ -299,7 +299,6 @@ fn cuda_large_bins_around_every_switch_over_point() {
     eprintln!("switch-over points: {points:?}");
     // (bins, whether auto switches there); the rest are where a strategy starts a second pass.
     let mut limits = vec![(points.block_shared, true), (points.block_shared16, true)];
-    limits.extend(points.cluster_shared16_auto.map(|b| (b, true)));
     limits.extend(points.cluster_shared.map(|b| (b, false)));
     limits.extend(points.cluster_shared16.map(|b| (b, false)));
     for (limit, switches) in limits {

@@ -54,8 +54,8 @@ pub fn run(a: InfoArgs) -> anyhow::Result<()> {
             let s = tally::histogram::cuda::SwitchOver::for_device(i);
             let bins = |v: Option<usize>| v.map_or("-".to_string(), |b| b.to_string());
             println!(
-                "auto histogram     block-shared up to {} bins, block-shared-16 up to {}, cluster-shared-16 up to {}, then global-l2 in passes of {} bins",
-                s.block_shared, s.block_shared16, bins(s.cluster_shared16_auto), s.global_l2_pass
+                "auto histogram     block-shared up to {} bins, block-shared-16 up to {}, then global-l2 in passes of {} bins",
+                s.block_shared, s.block_shared16, s.global_l2_pass
             );
             println!(
                 "one-pass limits    cluster-shared-16 {} bins, cluster-shared {} (16-block clusters)",

@@ -399,7 +399,6 @@ impl Capacity {
         AutoInputs {
             block_shared_fits: self.fits(Strategy::BlockShared, width, 0),
             block_shared16_fits: self.fits(Strategy::BlockShared16, width, 0),
-            cluster_shared16_blocks: self.single_pass(Strategy::ClusterShared16, width, 16),
             top_bin_fraction,
             compute_capability,
         }
@@ -414,10 +413,8 @@ pub struct SwitchOver {
     pub block_shared: usize,
     /// The same in 16-bit counters: auto's block-shared-16.
     pub block_shared16: usize,
-    /// Largest histogram auto counts with cluster-shared-16 (clusters of up to
-    /// `AUTO_MAX_CLUSTER` blocks); global-l2 above. None before sm_90 (no clusters).
-    pub cluster_shared16_auto: Option<usize>,
-    /// Largest single-pass histogram of cluster-shared-16 and cluster-shared (16 blocks).
+    /// Largest single-pass histogram of cluster-shared-16 and cluster-shared (16-block clusters;
+    /// None before sm_90). `auto` does not use them.
     pub cluster_shared16: Option<usize>,
     pub cluster_shared: Option<usize>,
     /// Keys per pass of global-l2 (32-bit counters).
@@ -440,7 +437,6 @@ impl SwitchOver {
         SwitchOver {
             block_shared: largest(&|w| cap.fits(Strategy::BlockShared, w, 0)),
             block_shared16: largest(&|w| cap.fits(Strategy::BlockShared16, w, 0)),
-            cluster_shared16_auto: cluster(Strategy::ClusterShared16, strategy::AUTO_MAX_CLUSTER),
             cluster_shared: cluster(Strategy::ClusterShared, 16),
             cluster_shared16: cluster(Strategy::ClusterShared16, 16),
             global_l2_pass: l2_slice(info.l2_bytes, 4),
@@ -898,17 +894,13 @@ mod tests {
         assert!((2 * s.block_shared..2 * s.block_shared + 100).contains(&s.block_shared16), "{s:?}");
         let c16 = s.cluster_shared16.unwrap();
         assert!((16 * 115_900..16 * 116_300).contains(&c16), "{s:?}");
-        let c2 = s.cluster_shared16_auto.unwrap();
-        assert!((2 * 115_900..2 * 116_300).contains(&c2), "{s:?}");
         assert_eq!(s.global_l2_pass, (50 << 20) / 8);
         let cap = Capacity::new(&info, Binning::Integer32, 1);
         let auto = |w: usize| strategy::choose(cap.auto_inputs(w, 0.0, (9, 0)));
         assert_eq!(auto(s.block_shared), Strategy::BlockShared);
         assert_eq!(auto(s.block_shared + 1), Strategy::BlockShared16);
         assert_eq!(auto(s.block_shared16), Strategy::BlockShared16);
-        assert_eq!(auto(s.block_shared16 + 1), Strategy::ClusterShared16);
-        assert_eq!(auto(c2), Strategy::ClusterShared16);
-        assert_eq!(auto(c2 + 1), Strategy::GlobalL2);
+        assert_eq!(auto(s.block_shared16 + 1), Strategy::GlobalL2);
         assert_eq!(auto(c16), Strategy::GlobalL2);
         let sm80 = DeviceInfo { compute_capability: (8, 0), smem_per_block_optin: 163 << 10, ..h200() };
         let s80 = SwitchOver::for_device(&sm80);

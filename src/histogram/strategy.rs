@@ -113,9 +113,6 @@ pub struct AutoInputs {
     pub block_shared_fits: bool,
     /// The same with 16-bit counters.
     pub block_shared16_fits: bool,
-    /// Blocks of the smallest cluster (sm_90+) whose shared memory holds the whole histogram in
-    /// 16-bit counters in one pass; None without clusters or when none does.
-    pub cluster_shared16_blocks: Option<u32>,
     /// Fraction of probed samples that fell in the most frequent bin.
     pub top_bin_fraction: f64,
     pub compute_capability: (i32, i32),
@@ -135,14 +132,13 @@ pub const SKEW_THRESHOLD: f64 = 0.25;
 /// Older devices are not measured; there, skew still selects warp aggregation.
 ///
 /// Past one block's shared memory (H200, 2^28 i32 samples, v9): 16-bit counters double what one
-/// block holds (65,536 bins: 84% of the read bandwidth uniform, 79% Zipf). Past that every
+/// block holds (65,536 bins: 84% of the read bandwidth uniform, 77% Zipf). Past that every
 /// sample costs an atomic outside the block's own shared memory, and what that costs decides:
 /// distributed shared-memory atomics to another block of a cluster ran at about 65 G/s, global
-/// atomics in L2 at about 100 G/s. So a cluster only where half the atomics stay local (two
-/// blocks: 131,072 bins, 2.46 ms uniform and 2.02 ms Zipf against global-l2's 2.90 and 3.27),
-/// and global-l2 from four blocks on (262,144 bins: 2.69/3.51 ms against 2.99/3.63).
-pub const AUTO_MAX_CLUSTER: u32 = 2;
-
+/// atomics in L2 at about 100 G/s. Even with two blocks, where half the atomics stay local, a
+/// cluster lost to global-l2 with its hot-bin cache on skewed data (131,072 bins, Zipf: 2.03
+/// against 1.41 ms; hot90: 0.89 against 0.72 ms) and won uniform data by 13% (2.47 against
+/// 2.84 ms). So `auto` leaves the cluster strategies to callers who ask for them.
 pub fn choose(inp: AutoInputs) -> Strategy {
     if inp.block_shared_fits {
         if inp.compute_capability.0 < 9 && inp.top_bin_fraction >= SKEW_THRESHOLD {
@@ -153,9 +149,6 @@ pub fn choose(inp: AutoInputs) -> Strategy {
     if inp.block_shared16_fits {
         return Strategy::BlockShared16;
     }
-    if inp.cluster_shared16_blocks.is_some_and(|c| c <= AUTO_MAX_CLUSTER) {
-        return Strategy::ClusterShared16;
-    }
     Strategy::GlobalL2
 }
 
@@ -164,15 +157,12 @@ mod tests {
     use super::*;
 
     /// Inputs for a histogram of `counters` 32-bit counters on a device with 200 KB of shared
-    /// memory per block and (sm_90) clusters of up to 16 blocks.
+    /// memory per block.
     fn inputs(counters: usize, top: f64, cc: (i32, i32)) -> AutoInputs {
         let block = 200 << 10;
-        let clusters = cc.0 >= 9;
-        let blocks = [1u32, 2, 4, 8, 16].into_iter().find(|&c| counters * 2 <= c as usize * block);
         AutoInputs {
             block_shared_fits: counters * 4 <= block,
             block_shared16_fits: counters * 2 <= block,
-            cluster_shared16_blocks: if clusters { blocks } else { None },
             top_bin_fraction: top,
             compute_capability: cc,
         }
@@ -186,7 +176,7 @@ mod tests {
         assert_eq!(choose(inputs(256, 0.1, (8, 0))), Strategy::BlockShared);
         assert_eq!(choose(inputs(65536, 0.0, (9, 0))), Strategy::BlockShared16);
         assert_eq!(choose(inputs(65536, 0.0, (8, 0))), Strategy::BlockShared16);
-        assert_eq!(choose(inputs(150_000, 0.0, (9, 0))), Strategy::ClusterShared16);
+        assert_eq!(choose(inputs(150_000, 0.0, (9, 0))), Strategy::GlobalL2);
         assert_eq!(choose(inputs(300_000, 0.0, (9, 0))), Strategy::GlobalL2);
         assert_eq!(choose(inputs(1 << 20, 0.0, (9, 0))), Strategy::GlobalL2);
         assert_eq!(choose(inputs(1 << 20, 0.0, (8, 0))), Strategy::GlobalL2);
