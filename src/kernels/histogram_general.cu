@@ -49,6 +49,10 @@ typedef u32 Weight;  // unused: counts
 #endif
 #define TALLY_FIXED (TALLY_WEIGHT != 0 && TALLY_ACCUM != 2)
 #define TALLY_FLOAT (TALLY_WEIGHT != 0 && TALLY_ACCUM == 2)
+// Runs summed in registers: fixed point into shared memory (exact integer sums). Not for float
+// accumulation (that is the plain float path by request) nor for strategy 5's counts (its
+// warp-wide match needs every lane at every add).
+#define TALLY_RUNS (TALLY_FIXED && TALLY_STRATEGY == 1)
 
 constexpr int BLOCK_THREADS = TALLY_BLOCK_THREADS;
 constexpr int CHANNELS = TALLY_CHANNELS;
@@ -240,7 +244,8 @@ struct Sink {
   u32 base;             // first key the shared accumulators hold
   u32 lo, slice;        // strategy 5: this pass's keys
   bool first_pass;
-  TALLY_DEVICE void add(int key, Value v) {
+  // `v` is the value of `samples` samples of one key (a run a thread summed in registers).
+  TALLY_DEVICE void add(int key, Value v, u32 samples = 1) {
     const u32 k = (u32)key;
 #if TALLY_STRATEGY == 5 && !TALLY_WEIGHT
     // Counts: the lanes of a warp holding one key of this pass elect a leader that adds them all.
@@ -265,7 +270,7 @@ struct Sink {
     if (TALLY_STRATEGY == 5 && !first_pass) return;
     acc.add(k - base, v);
 #if TALLY_WEIGHT
-    if (k >= width && k - width < outs) atomicAdd(outlier_counts + (k - width), 1u);
+    if (k >= width && k - width < outs) atomicAdd(outlier_counts + (k - width), samples);
 #endif
   }
 };
@@ -335,12 +340,37 @@ tally_histogram_general(const GeneralParams p) {
 #endif
       }
     }
+#if TALLY_RUNS
+    // A thread's samples of one key in a row are summed in registers first: on skewed data most
+    // of them are, and each shared atomic that returns its old value (the carry) serialises
+    // with the others of its warp on one address. Integer sums: the same bits in any order.
+    int run_key = -1;
+    Value run = 0;
+    u32 run_samples = 0;
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) {
+      const u64 i = first + (u64)u * BLOCK_THREADS + threadIdx.x;
+      const int key = i < p.n ? keys.key(p, x[u], y[u], i) : (int)trash;
+      const Value v = value_of(p, w[u]);
+      if (key == run_key) {
+        run += v;
+        ++run_samples;
+      } else {
+        if (run_samples) sink.add(run_key, run, run_samples);
+        run_key = key;
+        run = v;
+        run_samples = 1;
+      }
+    }
+    if (run_samples) sink.add(run_key, run, run_samples);
+#else
 #pragma unroll
     for (int u = 0; u < UNROLL; ++u) {
       const u64 i = first + (u64)u * BLOCK_THREADS + threadIdx.x;
       const int key = i < p.n ? keys.key(p, x[u], y[u], i) : (int)trash;
       sink.add(key, value_of(p, w[u]));
     }
+#endif
   }
   __syncthreads();
 
