@@ -2,35 +2,14 @@
 //! exit code 2. Forced onto the CPU backend so that it runs the same everywhere.
 
 use std::path::PathBuf;
-use std::process::{Command, Output};
 
-/// The binary cargo built; where the test binary was copied to another machine without it,
-/// `$TALLY_BIN` or the bundle's `.gpu/bin/tally`.
-fn tally_bin() -> PathBuf {
-    let built = PathBuf::from(env!("CARGO_BIN_EXE_tally"));
-    if built.exists() {
-        return built;
-    }
-    std::env::var_os("TALLY_BIN").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(".gpu/bin/tally"))
-}
-
-fn tally(args: &[&str]) -> Output {
-    Command::new(tally_bin()).args(args).output().expect("run tally")
-}
+mod common;
+use common::{stderr, stdout, tally};
 
 fn tmp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("tally-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
+    common::tmp_in("cli", name)
 }
 
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
 
 /// A failure: exit code 2 and one line on stderr that mentions `needle`.
 fn fails_with(args: &[&str], needle: &str) {

@@ -2,24 +2,13 @@
 //! the input layouts, and one-line errors with exit code 2.
 
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn tally_bin() -> PathBuf {
-    let built = PathBuf::from(env!("CARGO_BIN_EXE_tally"));
-    if built.exists() {
-        return built;
-    }
-    std::env::var_os("TALLY_BIN").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(".gpu/bin/tally"))
-}
-
-fn tally(args: &[&str]) -> Output {
-    Command::new(tally_bin()).args(args).output().expect("run tally")
-}
+mod common;
+use common::tally;
 
 fn tmp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("tally-cli-weighted-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
+    common::tmp_in("cli-weighted", name)
 }
 
 fn json(o: &Output) -> serde_json::Value {

@@ -9,19 +9,8 @@ use tally::histogram::cuda::{Plan, SwitchOver};
 use tally::histogram::reference;
 use tally::{Backend, Channels, HistogramSpec, Sample, Strategy};
 
-fn gpu() -> Option<Arc<CudaDevice>> {
-    match Backend::cuda() {
-        Ok(Backend::Cuda(d)) => Some(d),
-        Ok(Backend::Cpu) => unreachable!(),
-        Err(e) => {
-            if std::env::var("TALLY_REQUIRE_GPU").as_deref() == Ok("1") {
-                panic!("TALLY_REQUIRE_GPU=1 but no GPU: {e}");
-            }
-            eprintln!("skipping GPU test: {e}");
-            None
-        }
-    }
-}
+mod common;
+use common::gpu;
 
 const STRATEGIES: [Strategy; 9] = Strategy::GPU;
 

@@ -6,21 +6,9 @@ use std::sync::Arc;
 use tally::device::CudaDevice;
 use tally::lab::cuda::{global_row, shared_check, shared_run};
 use tally::lab::{CounterType, GlobalMode, SharedInput, SharedOp, SHARED_THREADS};
-use tally::Backend;
 
-fn gpu() -> Option<Arc<CudaDevice>> {
-    match Backend::cuda() {
-        Ok(Backend::Cuda(d)) => Some(d),
-        Ok(Backend::Cpu) => unreachable!(),
-        Err(e) => {
-            if std::env::var("TALLY_REQUIRE_GPU").as_deref() == Ok("1") {
-                panic!("TALLY_REQUIRE_GPU=1 but no GPU: {e}");
-            }
-            eprintln!("skipping GPU test: {e}");
-            None
-        }
-    }
-}
+mod common;
+use common::gpu;
 
 #[test]
 fn cuda_lab_global_counts_are_exact_for_every_type_and_mode() {

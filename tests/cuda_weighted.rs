@@ -11,19 +11,8 @@ use tally::histogram::weighted::{prepare, ValueKind, Weight};
 use tally::histogram::{reference, Histogram2d, WeightedHistogram};
 use tally::{Accumulation, Backend, Bins, Channels, Histogram2dSpec, HistogramSpec, Pairs, Sample, SharedAtomics, Strategy, WeightedOptions};
 
-fn gpu() -> Option<Arc<CudaDevice>> {
-    match Backend::cuda() {
-        Ok(Backend::Cuda(d)) => Some(d),
-        Ok(Backend::Cpu) => unreachable!(),
-        Err(e) => {
-            if std::env::var("TALLY_REQUIRE_GPU").as_deref() == Ok("1") {
-                panic!("TALLY_REQUIRE_GPU=1 but no GPU: {e}");
-            }
-            eprintln!("skipping GPU test: {e}");
-            None
-        }
-    }
-}
+mod common;
+use common::gpu;
 
 /// Every strategy name: the general kernel runs three and maps the others onto them.
 const STRATEGIES: [Strategy; 9] = Strategy::GPU;

@@ -2,33 +2,14 @@
 //! and chart, the "no GPU" behaviour of every lab command, and one-line errors with exit code 2.
 
 use std::path::PathBuf;
-use std::process::{Command, Output};
 
-fn tally_bin() -> PathBuf {
-    let built = PathBuf::from(env!("CARGO_BIN_EXE_tally"));
-    if built.exists() {
-        return built;
-    }
-    std::env::var_os("TALLY_BIN").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(".gpu/bin/tally"))
-}
-
-fn tally(args: &[&str]) -> Output {
-    Command::new(tally_bin()).args(args).output().expect("run tally")
-}
+mod common;
+use common::{stderr, stdout, tally};
 
 fn tmp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("tally-lab-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
+    common::tmp_in("lab-cli", name)
 }
 
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
 
 const SMALL: &[&str] = &["lab", "global", "--backend", "cpu", "--ops", "4096,16384", "--addresses", "1,32,1024", "--types", "u32,f32,u64", "--reps", "1"];
 

@@ -229,7 +229,7 @@ fn hist(a: BenchHistArgs) -> anyhow::Result<()> {
         println!("{}", serde_json::to_string_pretty(&r)?);
     } else {
         println!("# tally bench hist: {device}, {n} samples per case, read bandwidth {read_gbs:.1} GB/s (same run)");
-        println!("{:<5} {:<8} {:>9} {:<17} {:<17} {:>10} {:>9} {:>7} {:>3} {}", "dtype", "dist", "bins", "strategy", "ran", "ms", "GB/s", "%read", "ok", "layout");
+        println!("{:<5} {:<8} {:>9} {:<17} {:<17} {:>10} {:>9} {:>7} {:>3} layout", "dtype", "dist", "bins", "strategy", "ran", "ms", "GB/s", "%read", "ok");
         for r in &rows {
             println!(
                 "{:<5} {:<8} {:>9} {:<17} {:<17} {:>10.4} {:>9.1} {:>6.1}% {:>3} {}",

@@ -178,18 +178,7 @@ impl CudaDevice {
         use cudarc::driver::sys;
         self.allow_cluster_size(f, cluster)?;
         let mut attr = cluster_attribute(cluster);
-        let cfg = sys::CUlaunchConfig {
-            gridDimX: cluster,
-            gridDimY: 1,
-            gridDimZ: 1,
-            blockDimX: threads,
-            blockDimY: 1,
-            blockDimZ: 1,
-            sharedMemBytes: smem as u32,
-            hStream: self.stream.cu_stream(),
-            attrs: &mut attr,
-            numAttrs: 1,
-        };
+        let cfg = self.cluster_config(cluster, threads, smem, &mut attr);
         let mut count: std::ffi::c_int = 0;
         self.ctx.bind_to_thread().map_err(driver("cuCtxSetCurrent"))?;
         // SAFETY: cfg and attr outlive the call; the function belongs to this context.
@@ -197,6 +186,23 @@ impl CudaDevice {
             .result()
             .map_err(driver("cuOccupancyMaxActiveClusters"))?;
         Ok(count.max(0) as u32)
+    }
+
+    /// A one-dimensional launch on the stream with the cluster attribute `attr` (which must
+    /// outlive the configuration's use).
+    fn cluster_config(&self, grid: u32, threads: u32, smem: usize, attr: &mut cudarc::driver::sys::CUlaunchAttribute) -> cudarc::driver::sys::CUlaunchConfig {
+        cudarc::driver::sys::CUlaunchConfig {
+            gridDimX: grid,
+            gridDimY: 1,
+            gridDimZ: 1,
+            blockDimX: threads,
+            blockDimY: 1,
+            blockDimZ: 1,
+            sharedMemBytes: smem as u32,
+            hStream: self.stream.cu_stream(),
+            attrs: attr,
+            numAttrs: 1,
+        }
     }
 
     /// Clusters above 8 blocks are "non-portable" and must be allowed per function.
@@ -208,25 +214,15 @@ impl CudaDevice {
         Ok(())
     }
 
-    /// Launches `f` on the stream in clusters of `cluster` blocks with one by-value argument.
-    /// `grid` must be a multiple of `cluster`.
-    pub fn launch_clusters<P: DeviceRepr>(&self, f: &CudaFunction, name: &str, grid: u32, threads: u32, smem: usize, cluster: u32, arg: &P) -> Result<()> {
+    /// Launches `f` on the stream in clusters of `cluster` blocks with one by-value argument
+    /// (`cfg`: one-dimensional; its grid a multiple of `cluster`).
+    pub fn launch_clusters<P: DeviceRepr>(&self, f: &CudaFunction, name: &str, cfg: LaunchConfig, cluster: u32, arg: &P) -> Result<()> {
+        let (grid, threads, smem) = (cfg.grid_dim.0, cfg.block_dim.0, cfg.shared_mem_bytes as usize);
         use cudarc::driver::sys;
         debug_assert!(grid.is_multiple_of(cluster));
         self.allow_cluster_size(f, cluster)?;
         let mut attr = cluster_attribute(cluster);
-        let cfg = sys::CUlaunchConfig {
-            gridDimX: grid,
-            gridDimY: 1,
-            gridDimZ: 1,
-            blockDimX: threads,
-            blockDimY: 1,
-            blockDimZ: 1,
-            sharedMemBytes: smem as u32,
-            hStream: self.stream.cu_stream(),
-            attrs: &mut attr,
-            numAttrs: 1,
-        };
+        let cfg = self.cluster_config(grid, threads, smem, &mut attr);
         let mut params = [arg as *const P as *mut std::ffi::c_void];
         self.ctx.bind_to_thread().map_err(driver("cuCtxSetCurrent"))?;
         // SAFETY: the kernel takes exactly one parameter of type P (checked by the caller's

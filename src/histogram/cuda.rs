@@ -719,8 +719,7 @@ impl Plan {
             p.first_pass = (i == 0) as u32;
             match self.cluster {
                 Some(c) => {
-                    let (grid, threads, smem) = (self.cfg.grid_dim.0, self.cfg.block_dim.0, self.cfg.shared_mem_bytes as usize);
-                    self.dev.launch_clusters(&self.func, "tally_histogram", grid, threads, smem, c, &p)?;
+                    self.dev.launch_clusters(&self.func, "tally_histogram", self.cfg, c, &p)?;
                 }
                 None => {
                     unsafe { stream.launch_builder(&self.func).arg(&p).launch(self.cfg) }
