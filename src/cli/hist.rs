@@ -47,18 +47,37 @@ pub struct HistArgs {
     #[arg(long, default_value = "auto", value_parser = parse_strategy)]
     pub strategy: Strategy,
     #[command(flatten)]
+    pub out: OutputArgs,
+    #[command(flatten)]
+    pub weights: WeightArgs,
+}
+
+/// Backend and output options, shared by `hist` and `hist2d`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct OutputArgs {
+    #[command(flatten)]
     pub backend: BackendArg,
     /// Print JSON instead of a table.
     #[arg(long, conflicts_with = "csv")]
     pub json: bool,
-    /// Print CSV instead of a table.
+    /// Print CSV (one row per bin) instead of a table.
     #[arg(long)]
     pub csv: bool,
-    /// Also draw the histogram to this SVG file.
+    /// Also draw the histogram to this SVG file (a heat map for hist2d).
     #[arg(long)]
     pub plot: Option<PathBuf>,
-    #[command(flatten)]
-    pub weights: WeightArgs,
+}
+
+impl OutputArgs {
+    pub fn format(&self) -> Format {
+        if self.json {
+            Format::Json
+        } else if self.csv {
+            Format::Csv
+        } else {
+            Format::Table
+        }
+    }
 }
 
 /// Weights, shared by `hist` and `hist2d`.
@@ -141,16 +160,16 @@ pub fn run(a: HistArgs) -> anyhow::Result<()> {
     spec.validate()?;
     let weights = a.weights.load()?;
     let opened = std::time::Instant::now();
-    let backend = a.backend.open()?;
+    let backend = a.out.backend.open()?;
     if let Some(weights) = weights {
         let start = std::time::Instant::now();
         let opts = a.weights.options(a.strategy);
         let h = with_vec!(&loaded.samples, v => with_weights!(&weights, w => backend.histogram_weighted(v.as_slice(), w, &spec, opts)))?;
         let seconds = start.elapsed().as_secs_f64();
-        let format = if a.json { Format::Json } else if a.csv { Format::Csv } else { Format::Table };
+        let format = a.out.format();
         let report = output::WeightedReport { spec: &spec, hist: &h, labels: &loaded.labels, dtype: loaded.samples.dtype(), weight_dtype: weights.dtype(), n: loaded.samples.len(), seconds };
         output::print_weighted(&report, format)?;
-        if let Some(path) = &a.plot {
+        if let Some(path) = &a.out.plot {
             output::plot_weighted_svg(&report, path).with_context(|| format!("cannot write the plot {}", path.display()))?;
         }
         return Ok(());
@@ -166,10 +185,10 @@ pub fn run(a: HistArgs) -> anyhow::Result<()> {
             elapsed.as_secs_f64() * 1e3
         );
     }
-    let format = if a.json { Format::Json } else if a.csv { Format::Csv } else { Format::Table };
+    let format = a.out.format();
     let report = output::Report { spec: &spec, hist: &h, labels: &loaded.labels, dtype: loaded.samples.dtype(), n: loaded.samples.len(), seconds: elapsed.as_secs_f64() };
     output::print(&report, format)?;
-    if let Some(path) = &a.plot {
+    if let Some(path) = &a.out.plot {
         output::plot_svg(&report, path).with_context(|| format!("cannot write the plot {}", path.display()))?;
     }
     Ok(())

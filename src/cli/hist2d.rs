@@ -1,10 +1,9 @@
 //! `tally hist2d`: a two-dimensional histogram of (x, y) pairs from two CSV columns, two `.npy`
 //! files, one `(n, 2)` `.npy` file, or --demo data.
 
-use super::hist::{parse_range, parse_strategy, WeightArgs};
+use super::hist::{parse_range, parse_strategy, OutputArgs, WeightArgs};
 use super::input::{self, with_vec, with_weights, InputOptions, Samples, Weights};
-use super::output::{self, Format};
-use super::BackendArg;
+use super::output;
 use anyhow::{bail, Context};
 use std::path::{Path, PathBuf};
 use tally::{Bins, DType, Histogram2dSpec, Pairs, Sample, Strategy};
@@ -54,16 +53,7 @@ pub struct Hist2dArgs {
     #[arg(long, default_value = "auto", value_parser = parse_strategy)]
     pub strategy: Strategy,
     #[command(flatten)]
-    pub backend: BackendArg,
-    /// Print JSON instead of a table.
-    #[arg(long, conflicts_with = "csv")]
-    pub json: bool,
-    /// Print CSV (one row per bin) instead of a table.
-    #[arg(long)]
-    pub csv: bool,
-    /// Also draw a heat map to this SVG file.
-    #[arg(long)]
-    pub plot: Option<PathBuf>,
+    pub out: OutputArgs,
     #[command(flatten)]
     pub weights: WeightArgs,
 }
@@ -178,7 +168,7 @@ pub fn run(a: Hist2dArgs) -> anyhow::Result<()> {
     };
     spec.validate()?;
     let weights = a.weights.load()?;
-    let backend = a.backend.open()?;
+    let backend = a.out.backend.open()?;
     let start = std::time::Instant::now();
     let opts = a.weights.options(a.strategy);
     let (h, dtype, n) = match (&coords, &weights) {
@@ -188,10 +178,10 @@ pub fn run(a: Hist2dArgs) -> anyhow::Result<()> {
         (Coords::F64(x, y), Some(w)) => (with_weights!(w, w => backend.histogram_2d_weighted(Pairs::Split(x, y), w, &spec, opts))?, DType::F64, x.len()),
     };
     let seconds = start.elapsed().as_secs_f64();
-    let format = if a.json { Format::Json } else if a.csv { Format::Csv } else { Format::Table };
+    let format = a.out.format();
     let report = output::Report2d { spec: &spec, hist: &h, labels: (&labels.0, &labels.1), dtype, n, seconds };
     output::print_2d(&report, format)?;
-    if let Some(path) = &a.plot {
+    if let Some(path) = &a.out.plot {
         output::plot_heatmap_svg(&report, path).with_context(|| format!("cannot write the plot {}", path.display()))?;
     }
     Ok(())

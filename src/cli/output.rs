@@ -24,17 +24,24 @@ pub struct Report<'a> {
     pub seconds: f64,
 }
 
+/// One value per selected channel: the value itself for one channel, an array for several.
+fn per_channel<T: serde::Serialize>(v: &[T]) -> serde_json::Value {
+    if v.len() == 1 {
+        json!(v[0])
+    } else {
+        json!(v)
+    }
+}
+
 /// JSON: `counts` is an array for one channel and an array of arrays for several; `below`,
 /// `above` and `nan` follow the same shape.
 pub fn to_json(r: &Report) -> serde_json::Value {
     let h = r.hist;
-    let one = h.counts.len() == 1;
-    let pick = |v: &Vec<u64>| if one { json!(v[0]) } else { json!(v) };
     json!({
-        "counts": if one { json!(h.counts[0]) } else { json!(h.counts) },
-        "below": pick(&h.below),
-        "above": pick(&h.above),
-        "nan": pick(&h.nan),
+        "counts": per_channel(&h.counts),
+        "below": per_channel(&h.below),
+        "above": per_channel(&h.above),
+        "nan": per_channel(&h.nan),
         "edges": bin_edges(&r.spec.bins),
         "channels": r.labels,
         "backend": h.backend,
@@ -166,17 +173,14 @@ pub struct WeightedReport<'a> {
 /// sums were formed (fixed-point scale and error bound, or float atomics).
 pub fn weighted_json(r: &WeightedReport) -> serde_json::Value {
     let h = r.hist;
-    let one = h.sums.len() == 1;
-    let pick_f = |v: &Vec<f64>| if one { json!(v[0]) } else { json!(v) };
-    let pick_u = |v: &Vec<u64>| if one { json!(v[0]) } else { json!(v) };
     json!({
-        "sums": if one { json!(h.sums[0]) } else { json!(h.sums) },
-        "below": pick_f(&h.below),
-        "above": pick_f(&h.above),
-        "nan": pick_f(&h.nan),
-        "below_count": pick_u(&h.below_count),
-        "above_count": pick_u(&h.above_count),
-        "nan_count": pick_u(&h.nan_count),
+        "sums": per_channel(&h.sums),
+        "below": per_channel(&h.below),
+        "above": per_channel(&h.above),
+        "nan": per_channel(&h.nan),
+        "below_count": per_channel(&h.below_count),
+        "above_count": per_channel(&h.above_count),
+        "nan_count": per_channel(&h.nan_count),
         "edges": bin_edges(&r.spec.bins),
         "channels": r.labels,
         "weighting": h.weighting,
