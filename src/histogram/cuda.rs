@@ -388,11 +388,10 @@ impl Capacity {
         ClusterShape::new(width, counter_bytes, self.room(s, width).saturating_sub(fixed), &sizes)
     }
 
-    /// The smallest cluster of at most `max_cluster` blocks that holds all `width` keys in one
-    /// pass (None without clusters).
-    fn single_pass(&self, s: Strategy, width: usize, max_cluster: u32) -> Option<u32> {
-        let c = self.cluster_shape(s, width, max_cluster).filter(|c| c.slice >= width)?;
-        self.clusters.then_some(c.cluster)
+    /// Whether a cluster of at most 16 blocks holds all `width` keys in one pass (never
+    /// without clusters).
+    fn single_pass(&self, s: Strategy, width: usize) -> bool {
+        self.clusters && self.cluster_shape(s, width, 16).is_some_and(|c| c.slice >= width)
     }
 
     pub fn auto_inputs(&self, width: usize, top_bin_fraction: f64, compute_capability: (i32, i32)) -> AutoInputs {
@@ -433,12 +432,12 @@ impl SwitchOver {
             }
             lo
         };
-        let cluster = |s: Strategy, max: u32| cap.clusters.then(|| largest(&|w| cap.single_pass(s, w, max).is_some()));
+        let cluster = |s: Strategy| cap.clusters.then(|| largest(&|w| cap.single_pass(s, w)));
         SwitchOver {
             block_shared: largest(&|w| cap.fits(Strategy::BlockShared, w, 0)),
             block_shared16: largest(&|w| cap.fits(Strategy::BlockShared16, w, 0)),
-            cluster_shared: cluster(Strategy::ClusterShared, 16),
-            cluster_shared16: cluster(Strategy::ClusterShared16, 16),
+            cluster_shared: cluster(Strategy::ClusterShared),
+            cluster_shared16: cluster(Strategy::ClusterShared16),
             global_l2_pass: l2_slice(info.l2_bytes, 4),
         }
     }
