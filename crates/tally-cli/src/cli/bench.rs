@@ -1,0 +1,653 @@
+//! `tally bench hist`: strategies x distributions x bin counts x sample types on resident data,
+//! each timed (median, CUDA events on a GPU), checked against the CPU, and set against the read
+//! bandwidth measured in the same run.
+
+use super::input::with_type;
+use super::BackendArg;
+use anyhow::bail;
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::Serialize;
+use std::sync::Arc;
+use tally::data::{self, Distribution, FromBin};
+use tally::device::CudaDevice;
+use tally::histogram::cuda_general::{upload_pairs, GeneralInput, GeneralPlan, GeneralSpec};
+use tally::histogram::weighted::{prepare, ValueKind};
+use tally::histogram::{cpu, cuda::Plan};
+use tally::{
+    Accumulation, Backend, DType, Histogram2dSpec, HistogramSpec, Pairs, Sample, SharedAtomics, Strategy,
+    WeightedOptions,
+};
+
+#[derive(clap::Args, Debug)]
+pub struct BenchArgs {
+    #[command(subcommand)]
+    pub what: BenchWhat,
+}
+
+#[derive(clap::Subcommand, Debug)]
+pub enum BenchWhat {
+    /// The histogram sweep.
+    Hist(BenchHistArgs),
+    /// Weighted histograms: f32 samples and f32 weights, fixed point (both shared-atomic
+    /// flavours) and float atomics, against the read bandwidth of samples + weights.
+    Weighted(BenchWeightedArgs),
+    /// 2-D histograms of f32 pairs, uniform and a Gaussian blob.
+    Hist2d(BenchHist2dArgs),
+}
+
+#[derive(clap::Args, Debug)]
+pub struct BenchWeightedArgs {
+    /// Samples per case (default 2^28 on a GPU, 2^22 on the CPU).
+    #[arg(long)]
+    pub size: Option<usize>,
+    /// Bin counts.
+    #[arg(long, default_value = "256", value_delimiter = ',')]
+    pub bins: Vec<u32>,
+    /// Distributions of the samples: uniform, hot90, hot100, zipf.
+    #[arg(long, default_value = "uniform,hot90", value_delimiter = ',')]
+    pub distributions: Vec<Distribution>,
+    /// Strategies (GPU only).
+    #[arg(long, default_value = "auto,global-atomic", value_delimiter = ',', value_parser = parse_strategy)]
+    pub strategies: Vec<Strategy>,
+    /// Accumulations: halves and native64 (fixed point, the shared atomics of the block
+    /// strategy), float (float atomics).
+    #[arg(long, default_value = "halves,native64,float", value_delimiter = ',')]
+    pub accumulations: Vec<String>,
+    #[arg(long, default_value_t = 20)]
+    pub reps: usize,
+    #[command(flatten)]
+    pub backend: BackendArg,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct BenchHist2dArgs {
+    /// Pairs per case (default 2^28 on a GPU, 2^22 on the CPU).
+    #[arg(long)]
+    pub size: Option<usize>,
+    /// Bins per axis.
+    #[arg(long, default_value_t = 1024)]
+    pub bins: u32,
+    /// Distributions: uniform, blob (Gaussian, sigma 0.05 of the range).
+    #[arg(long, default_value = "uniform,blob", value_delimiter = ',')]
+    pub distributions: Vec<String>,
+    /// Strategies (GPU only).
+    #[arg(long, default_value = "auto,global-atomic,global-l2", value_delimiter = ',', value_parser = parse_strategy)]
+    pub strategies: Vec<Strategy>,
+    /// Also time f32-weighted 2-D histograms (fixed point).
+    #[arg(long)]
+    pub weighted: bool,
+    #[arg(long, default_value_t = 20)]
+    pub reps: usize,
+    #[command(flatten)]
+    pub backend: BackendArg,
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// One row of `bench weighted` or `bench hist2d`.
+#[derive(Serialize, Debug, Clone)]
+pub struct GeneralRow {
+    pub case: &'static str,
+    pub distribution: String,
+    pub bins: String,
+    pub strategy: Strategy,
+    pub ran: Strategy,
+    /// fixed-halves, fixed-native64, float or count.
+    pub accumulation: String,
+    pub ms: f64,
+    /// Over every byte read: samples + weights, or the pairs (+ weights).
+    pub gbs: f64,
+    pub fraction_of_read_bandwidth: f64,
+    /// Fixed point and counts: bit for bit equal to the CPU backend; float: within 1e-4 relative.
+    pub verified: bool,
+    pub passes: usize,
+}
+
+#[derive(Serialize)]
+struct GeneralReport<'a> {
+    backend: &'static str,
+    device: String,
+    samples: usize,
+    read_bandwidth_gbs: f64,
+    rows: &'a [GeneralRow],
+}
+
+#[derive(clap::Args, Debug)]
+pub struct BenchHistArgs {
+    /// Samples per case (default 2^28 on a GPU, 2^24 on the CPU).
+    #[arg(long)]
+    pub size: Option<usize>,
+    /// Bin counts.
+    #[arg(long, default_value = "256,4096,16384", value_delimiter = ',')]
+    pub bins: Vec<u32>,
+    /// Sample types.
+    #[arg(long, default_value = "u8,i32,f32", value_delimiter = ',')]
+    pub dtypes: Vec<String>,
+    /// Distributions: uniform, hot90, hot100, zipf.
+    #[arg(long, default_value = "uniform,hot90,hot100,zipf", value_delimiter = ',')]
+    pub distributions: Vec<Distribution>,
+    /// Strategies (GPU only; the CPU has one).
+    #[arg(long, default_value = "auto,global-atomic,block-shared,warp-private,warp-aggregated", value_delimiter = ',', value_parser = parse_strategy)]
+    pub strategies: Vec<Strategy>,
+    /// Timed repetitions per case (fewer for cases slower than 20 ms).
+    #[arg(long, default_value_t = 20)]
+    pub reps: usize,
+    #[command(flatten)]
+    pub backend: BackendArg,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Serialize, Debug, Clone)]
+pub struct Row {
+    pub dtype: DType,
+    pub distribution: &'static str,
+    pub bins: u32,
+    pub strategy: Strategy,
+    /// What `auto` resolved to, or a fall-back the strategy took.
+    pub ran: Strategy,
+    pub ms: f64,
+    pub gbs: f64,
+    pub fraction_of_read_bandwidth: f64,
+    /// Counts equal the CPU backend's exactly.
+    pub verified: bool,
+    /// Passes over the samples (strategies that count one range of bins per pass).
+    pub passes: usize,
+    /// Blocks per cluster (cluster strategies).
+    pub cluster: Option<u32>,
+}
+
+#[derive(Serialize)]
+struct Report<'a> {
+    backend: &'static str,
+    device: String,
+    samples: usize,
+    read_bandwidth_gbs: f64,
+    rows: &'a [Row],
+}
+
+fn parse_strategy(s: &str) -> Result<Strategy, String> {
+    s.parse().map_err(|e: tally::Error| e.to_string())
+}
+
+pub fn run(a: BenchArgs) -> anyhow::Result<()> {
+    match a.what {
+        BenchWhat::Hist(h) => hist(h),
+        BenchWhat::Weighted(w) => weighted(w),
+        BenchWhat::Hist2d(h) => hist2d(h),
+    }
+}
+
+struct Sweep<'a> {
+    backend: &'a Backend,
+    n: usize,
+    reps: usize,
+    read_gbs: f64,
+    strategies: Vec<Strategy>,
+    rows: Vec<Row>,
+    bar: ProgressBar,
+}
+
+fn hist(a: BenchHistArgs) -> anyhow::Result<()> {
+    let backend = a.backend.open()?;
+    let dtypes: Vec<DType> = a
+        .dtypes
+        .iter()
+        .map(|s| DType::parse(s).ok_or_else(|| anyhow::anyhow!("unknown dtype '{s}'")))
+        .collect::<Result<_, _>>()?;
+    let (bins, dists, strategies) = (a.bins, a.distributions, a.strategies);
+    if bins.contains(&0) {
+        bail!("invalid argument: the bin count must be at least 1");
+    }
+    let n = a.size.unwrap_or(if matches!(backend, Backend::Cuda(_)) { 1 << 28 } else { 1 << 24 });
+    let (device, read_gbs) = match &backend {
+        Backend::Cuda(dev) => (dev.info().name.clone(), dev.read_bandwidth(1 << 30, 20)?),
+        Backend::Cpu => {
+            (format!("CPU, {} threads", rayon::current_num_threads()), tally::device::cpu::read_bandwidth(1 << 28, 5))
+        }
+    };
+    let cases: usize =
+        dtypes.iter().map(|d| bins.iter().filter(|&&b| *d != DType::U8 || b <= 256).count() * dists.len()).sum();
+    let per_case = if matches!(backend, Backend::Cuda(_)) { strategies.len() } else { 1 };
+    let bar = ProgressBar::new((cases * per_case) as u64);
+    bar.set_style(ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}").unwrap());
+    let mut sweep = Sweep { backend: &backend, n, reps: a.reps.max(1), read_gbs, strategies, rows: Vec::new(), bar };
+    for &dtype in &dtypes {
+        for &b in &bins {
+            if dtype == DType::U8 && b > 256 {
+                continue; // 8-bit samples have only 256 values
+            }
+            for &dist in &dists {
+                with_type!(dtype, T => sweep.case::<T>(dist, b)?);
+            }
+        }
+    }
+    sweep.bar.finish_and_clear();
+    let rows = sweep.rows;
+    if a.json {
+        let r = Report { backend: backend.name(), device, samples: n, read_bandwidth_gbs: read_gbs, rows: &rows };
+        println!("{}", serde_json::to_string_pretty(&r)?);
+    } else {
+        println!("# tally bench hist: {device}, {n} samples per case, read bandwidth {read_gbs:.1} GB/s (same run)");
+        println!(
+            "{:<5} {:<8} {:>9} {:<17} {:<17} {:>10} {:>9} {:>7} {:>3} layout",
+            "dtype", "dist", "bins", "strategy", "ran", "ms", "GB/s", "%read", "ok"
+        );
+        for r in &rows {
+            println!(
+                "{:<5} {:<8} {:>9} {:<17} {:<17} {:>10.4} {:>9.1} {:>6.1}% {:>3} {}",
+                r.dtype.name(),
+                r.distribution,
+                r.bins,
+                r.strategy.name(),
+                r.ran.name(),
+                r.ms,
+                r.gbs,
+                100.0 * r.fraction_of_read_bandwidth,
+                if r.verified { "yes" } else { "NO" },
+                layout(r)
+            );
+        }
+    }
+    if rows.iter().any(|r| !r.verified) {
+        bail!("some strategies disagreed with the CPU backend (rows marked NO)");
+    }
+    Ok(())
+}
+
+/// Cluster size and passes, where they are not the plain one-block, one-pass case.
+fn layout(r: &Row) -> String {
+    let mut parts = Vec::new();
+    if let Some(c) = r.cluster {
+        parts.push(format!("cluster {c}"));
+    }
+    if r.passes > 1 {
+        parts.push(format!("{} passes", r.passes));
+    }
+    parts.join(", ")
+}
+
+impl Sweep<'_> {
+    fn case<T: Sample + FromBin>(&mut self, dist: Distribution, bins: u32) -> anyhow::Result<()> {
+        self.bar.set_message(format!("{} {} {} bins: generating", T::DTYPE, dist.name(), bins));
+        let host: Vec<T> = data::samples(dist, bins, self.n, 0x7a11 ^ bins as u64);
+        let spec = HistogramSpec::even(bins, 0.0, bins as f64);
+        let reference = cpu::histogram(&host, &spec)?;
+        let bytes = (self.n * std::mem::size_of::<T>()) as f64;
+        let mut push = |strategy, ran, ms: f64, verified, passes, cluster| {
+            let gbs = bytes / (ms * 1e6);
+            self.rows.push(Row {
+                dtype: T::DTYPE,
+                distribution: dist.name(),
+                bins,
+                strategy,
+                ran,
+                ms,
+                gbs,
+                fraction_of_read_bandwidth: gbs / self.read_gbs,
+                verified,
+                passes,
+                cluster,
+            });
+        };
+        match self.backend {
+            Backend::Cpu => {
+                let mut times = Vec::new();
+                for _ in 0..self.reps.min(5) {
+                    let t = std::time::Instant::now();
+                    let h = cpu::histogram(&host, &spec)?;
+                    times.push(t.elapsed().as_secs_f64() * 1e3);
+                    std::hint::black_box(h);
+                }
+                times.sort_by(|a, b| a.total_cmp(b));
+                push(Strategy::ThreadPrivate, Strategy::ThreadPrivate, times[times.len() / 2], true, 1, None);
+                self.bar.inc(1);
+            }
+            Backend::Cuda(dev) => {
+                let buf = dev.upload(&host, "benchmark samples")?;
+                drop(host);
+                for &s in &self.strategies.clone() {
+                    self.bar.set_message(format!("{} {} {} bins: {}", T::DTYPE, dist.name(), bins, s));
+                    let t = time_plan::<T>(dev, dev.ptr(&buf), self.n, &spec, s, self.reps)?;
+                    push(s, t.ran, t.ms, t.histogram.same_counts(&reference), t.passes, t.cluster);
+                    self.bar.inc(1);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+struct Timed {
+    ms: f64,
+    ran: Strategy,
+    histogram: tally::Histogram,
+    passes: usize,
+    cluster: Option<u32>,
+}
+
+/// Median milliseconds of zeroing the counters plus the kernel, with the result of the last run.
+fn time_plan<T: Sample>(
+    dev: &Arc<CudaDevice>,
+    ptr: u64,
+    n: usize,
+    spec: &HistogramSpec,
+    s: Strategy,
+    reps: usize,
+) -> anyhow::Result<Timed> {
+    let mut plan = Plan::new::<T>(dev, ptr, n, spec, s)?;
+    let timer = dev.timer()?;
+    let once = timer.time_ms(|| plan.launch())?;
+    let reps = if once > 20.0 { reps.min(5) } else { reps };
+    let ms = timer.median_ms(reps, || plan.launch())?;
+    let histogram = plan.read()?;
+    Ok(Timed { ms, ran: plan.strategy, histogram, passes: plan.passes(), cluster: plan.cluster_size() })
+}
+
+// ---- weighted and 2-D -------------------------------------------------------------------------
+
+fn device_and_bandwidth(backend: &Backend) -> anyhow::Result<(String, f64)> {
+    Ok(match backend {
+        Backend::Cuda(dev) => (dev.info().name.clone(), dev.read_bandwidth(1 << 30, 20)?),
+        Backend::Cpu => {
+            (format!("CPU, {} threads", rayon::current_num_threads()), tally::device::cpu::read_bandwidth(1 << 28, 5))
+        }
+    })
+}
+
+fn accumulation_of(name: &str) -> anyhow::Result<(Accumulation, SharedAtomics)> {
+    Ok(match name {
+        "halves" => (Accumulation::FixedPoint, SharedAtomics::Halves),
+        "native64" => (Accumulation::FixedPoint, SharedAtomics::Native64),
+        "float" => (Accumulation::FloatAtomics, SharedAtomics::Halves),
+        _ => bail!("unknown accumulation '{name}' (expected halves, native64 or float)"),
+    })
+}
+
+fn accumulation_name(a: Accumulation, s: SharedAtomics, ran: Strategy) -> String {
+    match a {
+        Accumulation::FloatAtomics => "float".into(),
+        // Only the block strategy has shared-memory bins; elsewhere the flavours are one kernel.
+        Accumulation::FixedPoint if ran == Strategy::BlockShared => format!("fixed-{}", s.name()),
+        Accumulation::FixedPoint => "fixed".into(),
+    }
+}
+
+/// Median milliseconds of a plan's launch (zeroing included), CUDA events.
+fn time_general(dev: &Arc<CudaDevice>, plan: &mut GeneralPlan, reps: usize) -> anyhow::Result<f64> {
+    let timer = dev.timer()?;
+    let once = timer.time_ms(|| plan.launch())?;
+    let reps = if once > 20.0 { reps.min(5) } else { reps };
+    Ok(timer.median_ms(reps, || plan.launch())?)
+}
+
+fn close(a: &[f64], b: &[f64]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| (x - y).abs() <= 1e-4 * y.abs().max(1.0))
+}
+
+fn print_general(
+    title: &str,
+    device: &str,
+    n: usize,
+    read_gbs: f64,
+    rows: &[GeneralRow],
+    json: bool,
+    backend: &Backend,
+) -> anyhow::Result<()> {
+    if json {
+        let r = GeneralReport {
+            backend: backend.name(),
+            device: device.to_string(),
+            samples: n,
+            read_bandwidth_gbs: read_gbs,
+            rows,
+        };
+        println!("{}", serde_json::to_string_pretty(&r)?);
+    } else {
+        println!("# tally bench {title}: {device}, {n} samples per case, read bandwidth {read_gbs:.1} GB/s (same run)");
+        println!(
+            "{:<9} {:<8} {:>10} {:<17} {:<17} {:<15} {:>10} {:>9} {:>7} {:>3}",
+            "case", "dist", "bins", "strategy", "ran", "accumulation", "ms", "GB/s", "%read", "ok"
+        );
+        for r in rows {
+            println!(
+                "{:<9} {:<8} {:>10} {:<17} {:<17} {:<15} {:>10.4} {:>9.1} {:>6.1}% {:>3}",
+                r.case,
+                r.distribution,
+                r.bins,
+                r.strategy.name(),
+                r.ran.name(),
+                r.accumulation,
+                r.ms,
+                r.gbs,
+                100.0 * r.fraction_of_read_bandwidth,
+                if r.verified { "yes" } else { "NO" }
+            );
+        }
+    }
+    if rows.iter().any(|r| !r.verified) {
+        bail!("some cases disagreed with the CPU backend (rows marked NO)");
+    }
+    Ok(())
+}
+
+fn weighted(a: BenchWeightedArgs) -> anyhow::Result<()> {
+    let backend = a.backend.open()?;
+    let gpu = matches!(backend, Backend::Cuda(_));
+    let n = a.size.unwrap_or(if gpu { 1 << 28 } else { 1 << 22 });
+    let (device, read_gbs) = device_and_bandwidth(&backend)?;
+    let accs: Vec<(Accumulation, SharedAtomics)> =
+        a.accumulations.iter().map(|s| accumulation_of(s)).collect::<anyhow::Result<_>>()?;
+    let bytes = (n * 8) as f64;
+    let mut rows = Vec::new();
+    for &bins in &a.bins {
+        if bins == 0 {
+            bail!("invalid argument: the bin count must be at least 1");
+        }
+        for &dist in &a.distributions {
+            let xs: Vec<f32> = data::samples(dist, bins, n, 0x7a11 ^ bins as u64);
+            let ws: Vec<f32> = data::unit_weights(n, 0x3e1 ^ bins as u64);
+            let spec = HistogramSpec::even(bins, 0.0, bins as f64);
+            let reference =
+                tally::histogram::weighted::cpu_histogram_weighted(&xs, &ws, &spec, Accumulation::FixedPoint)?;
+            let mut push = |strategy, ran, acc: String, ms: f64, verified, passes| {
+                let gbs = bytes / (ms * 1e6);
+                rows.push(GeneralRow {
+                    case: "weighted",
+                    distribution: dist.name().into(),
+                    bins: bins.to_string(),
+                    strategy,
+                    ran,
+                    accumulation: acc,
+                    ms,
+                    gbs,
+                    fraction_of_read_bandwidth: gbs / read_gbs,
+                    verified,
+                    passes,
+                });
+            };
+            match &backend {
+                Backend::Cpu => {
+                    // The CPU has one fixed-point flavour.
+                    let mut cpu_accs: Vec<Accumulation> = accs.iter().map(|a| a.0).collect();
+                    cpu_accs.dedup();
+                    for acc in cpu_accs {
+                        let opts = WeightedOptions { accumulation: acc, ..Default::default() };
+                        let mut times = Vec::new();
+                        let mut last = None;
+                        for _ in 0..a.reps.clamp(1, 5) {
+                            let t = std::time::Instant::now();
+                            last = Some(Backend::Cpu.histogram_weighted(&xs, &ws, &spec, opts)?);
+                            times.push(t.elapsed().as_secs_f64() * 1e3);
+                        }
+                        times.sort_by(|a, b| a.total_cmp(b));
+                        let h = last.expect("at least one run");
+                        let ok = if acc == Accumulation::FixedPoint {
+                            h.same_bits(&reference)
+                        } else {
+                            close(&h.sums[0], &reference.sums[0])
+                        };
+                        push(
+                            Strategy::ThreadPrivate,
+                            Strategy::ThreadPrivate,
+                            accumulation_name(acc, SharedAtomics::Halves, Strategy::ThreadPrivate),
+                            times[times.len() / 2],
+                            ok,
+                            1,
+                        );
+                    }
+                }
+                Backend::Cuda(dev) => {
+                    let bx = dev.upload(&xs, "benchmark samples")?;
+                    let bw = dev.upload(&ws, "benchmark weights")?;
+                    let input = GeneralInput { x: dev.ptr(&bx), y: 0, stride: 1, weights: dev.ptr(&bw), n };
+                    for &s in &a.strategies {
+                        for &(acc, flavour) in &accs {
+                            let kind = ValueKind::new(acc, prepare(n, &ws, acc)?);
+                            let mut plan = GeneralPlan::new::<f32>(
+                                dev,
+                                input,
+                                &GeneralSpec::OneD(spec.clone()),
+                                Some(DType::F32),
+                                kind,
+                                s,
+                                flavour,
+                            )?;
+                            if acc == Accumulation::FixedPoint
+                                && flavour == SharedAtomics::Native64
+                                && plan.strategy != Strategy::BlockShared
+                            {
+                                continue; // the same kernel as halves there
+                            }
+                            let ms = time_general(dev, &mut plan, a.reps)?;
+                            let h = plan.read_weighted(&spec)?;
+                            let ok = if acc == Accumulation::FixedPoint {
+                                h.same_bits(&reference)
+                            } else {
+                                close(&h.sums[0], &reference.sums[0])
+                            };
+                            push(
+                                s,
+                                plan.strategy,
+                                accumulation_name(acc, flavour, plan.strategy),
+                                ms,
+                                ok,
+                                plan.passes(),
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+    print_general("weighted", &device, n, read_gbs, &rows, a.json, &backend)
+}
+
+fn hist2d(a: BenchHist2dArgs) -> anyhow::Result<()> {
+    let backend = a.backend.open()?;
+    let gpu = matches!(backend, Backend::Cuda(_));
+    let n = a.size.unwrap_or(if gpu { 1 << 28 } else { 1 << 22 });
+    let (device, read_gbs) = device_and_bandwidth(&backend)?;
+    let spec = Histogram2dSpec::even(a.bins, (0.0, 1.0), a.bins, (0.0, 1.0));
+    let label = format!("{}x{}", a.bins, a.bins);
+    let mut rows = Vec::new();
+    for dist in &a.distributions {
+        let xy = match dist.as_str() {
+            "uniform" => data::uniform_pairs(n, 0x2d),
+            "blob" => data::gaussian_pairs(n, 0.5, 0.05, 0x2d),
+            d => bail!("unknown distribution '{d}' (expected uniform or blob)"),
+        };
+        let ws = if a.weighted { Some(data::unit_weights(n, 0x77)) } else { None };
+        let pairs = Pairs::Interleaved(&xy);
+        let reference = match &ws {
+            Some(w) => {
+                tally::histogram::hist2d::cpu_histogram_2d(pairs, Some(w.as_slice()), &spec, Accumulation::FixedPoint)?
+            }
+            None => {
+                tally::histogram::hist2d::cpu_histogram_2d::<f32, f32>(pairs, None, &spec, Accumulation::FixedPoint)?
+            }
+        };
+        for weighted in [false, true].into_iter().filter(|&w| !w || a.weighted) {
+            let bytes = (n * if weighted { 12 } else { 8 }) as f64;
+            let acc = if weighted { "fixed" } else { "count" };
+            let reference = if weighted {
+                reference.clone()
+            } else {
+                tally::histogram::hist2d::cpu_histogram_2d::<f32, f32>(pairs, None, &spec, Accumulation::FixedPoint)?
+            };
+            let w = if weighted { ws.as_deref() } else { None };
+            let mut push = |strategy, ran, ms: f64, verified, passes| {
+                let gbs = bytes / (ms * 1e6);
+                rows.push(GeneralRow {
+                    case: "hist2d",
+                    distribution: dist.clone(),
+                    bins: label.clone(),
+                    strategy,
+                    ran,
+                    accumulation: acc.into(),
+                    ms,
+                    gbs,
+                    fraction_of_read_bandwidth: gbs / read_gbs,
+                    verified,
+                    passes,
+                });
+            };
+            match &backend {
+                Backend::Cpu => {
+                    let mut times = Vec::new();
+                    let mut last = None;
+                    for _ in 0..a.reps.clamp(1, 5) {
+                        let t = std::time::Instant::now();
+                        last = Some(tally::histogram::hist2d::cpu_histogram_2d(
+                            pairs,
+                            w,
+                            &spec,
+                            Accumulation::FixedPoint,
+                        )?);
+                        times.push(t.elapsed().as_secs_f64() * 1e3);
+                    }
+                    times.sort_by(|a, b| a.total_cmp(b));
+                    push(
+                        Strategy::ThreadPrivate,
+                        Strategy::ThreadPrivate,
+                        times[times.len() / 2],
+                        last.expect("one run").same_bits(&reference),
+                        1,
+                    );
+                }
+                Backend::Cuda(dev) => {
+                    let (_coords, mut input): (_, GeneralInput) = upload_pairs(dev, pairs)?;
+                    let bw = match w {
+                        Some(w) => Some(dev.upload(w, "benchmark weights")?),
+                        None => None,
+                    };
+                    if let Some(b) = &bw {
+                        input.weights = dev.ptr(b);
+                    }
+                    let kind = match w {
+                        Some(w) => ValueKind::new(Accumulation::FixedPoint, prepare(n, w, Accumulation::FixedPoint)?),
+                        None => ValueKind::Count,
+                    };
+                    for &s in &a.strategies {
+                        let mut plan = GeneralPlan::new::<f32>(
+                            dev,
+                            input,
+                            &GeneralSpec::TwoD(spec.clone()),
+                            w.map(|_| DType::F32),
+                            kind,
+                            s,
+                            SharedAtomics::Halves,
+                        )?;
+                        let ms = time_general(dev, &mut plan, a.reps)?;
+                        let h = plan.read_2d(&spec)?;
+                        push(s, plan.strategy, ms, h.same_bits(&reference), plan.passes());
+                    }
+                }
+            }
+        }
+    }
+    print_general("hist2d", &device, n, read_gbs, &rows, a.json, &backend)
+}

@@ -1,0 +1,84 @@
+//! `tally info`: what tally would run on, and how fast this machine reads memory.
+
+use super::BackendArg;
+use serde_json::json;
+use tally::Backend;
+
+#[derive(clap::Args, Debug)]
+pub struct InfoArgs {
+    #[command(flatten)]
+    pub backend: BackendArg,
+    /// Bytes read by the bandwidth measurement, in MiB.
+    #[arg(long, default_value_t = 1024)]
+    pub bandwidth_mib: usize,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(a: InfoArgs) -> anyhow::Result<()> {
+    let backend = a.backend.open()?;
+    let bytes = a.bandwidth_mib.max(1) << 20;
+    let value = match &backend {
+        Backend::Cuda(dev) => {
+            let gbs = dev.read_bandwidth(bytes, 20)?;
+            let switch = tally::histogram::cuda::SwitchOver::for_device(dev.info());
+            json!({ "backend": "cuda", "device": dev.info(), "read_bandwidth_gbs": gbs, "histogram_switch_over": switch })
+        }
+        Backend::Cpu => {
+            let gbs = tally::device::cpu::read_bandwidth(bytes.min(1 << 30), 5);
+            let nvrtc = if tally::device::nvrtc::available() {
+                tally::device::nvrtc::version().ok().map(|(a, b)| format!("{a}.{b}"))
+            } else {
+                None
+            };
+            json!({ "backend": "cpu", "cpu": tally::device::cpu::info(), "nvrtc_version": nvrtc,
+                    "cache_dir": tally::device::cache::default_dir(), "read_bandwidth_gbs": gbs })
+        }
+    };
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&value)?);
+        return Ok(());
+    }
+    println!("backend            {}", backend.name());
+    match &backend {
+        Backend::Cuda(dev) => {
+            let i = dev.info();
+            println!(
+                "device             {} (compute capability {}.{})",
+                i.name, i.compute_capability.0, i.compute_capability.1
+            );
+            println!("multiprocessors    {}", i.multiprocessors);
+            println!("L2 cache           {} MiB", i.l2_bytes >> 20);
+            println!(
+                "shared memory      {} KiB per block (opt-in), {} KiB per multiprocessor",
+                i.smem_per_block_optin >> 10,
+                i.smem_per_multiprocessor >> 10
+            );
+            println!("device memory      {} GiB", i.total_memory >> 30);
+            println!("NVRTC              {}.{} (target {})", i.nvrtc_version.0, i.nvrtc_version.1, i.target);
+            println!("kernel cache       {}", i.cache_dir.as_deref().unwrap_or("(none: no cache directory)"));
+            let s = tally::histogram::cuda::SwitchOver::for_device(i);
+            let bins = |v: Option<usize>| v.map_or("-".to_string(), |b| b.to_string());
+            println!(
+                "auto histogram     block-shared up to {} bins, block-shared-16 up to {}, then global-l2 in passes of {} bins",
+                s.block_shared, s.block_shared16, s.global_l2_pass
+            );
+            println!(
+                "one-pass limits    cluster-shared-16 {} bins, cluster-shared {} (16-block clusters)",
+                bins(s.cluster_shared16),
+                bins(s.cluster_shared)
+            );
+        }
+        Backend::Cpu => {
+            println!("threads            {}", tally::device::cpu::info().threads);
+            println!("NVRTC              {}", value["nvrtc_version"].as_str().unwrap_or("not found"));
+        }
+    }
+    println!(
+        "read bandwidth     {:.1} GB/s ({} MiB read-only pass, median)",
+        value["read_bandwidth_gbs"].as_f64().unwrap_or(0.0),
+        bytes >> 20
+    );
+    Ok(())
+}

@@ -1,0 +1,832 @@
+//! `tally lab global|shared|histogram`: the atomics lab. Each prints a table (or `--json`),
+//! draws `--plot FILE.svg`, shows a progress bar on a terminal, and on a machine without a GPU
+//! says so and exits 0 without a table; `lab global --backend cpu` runs the CPU version.
+
+use super::lab_histogram::{HistogramConfig, HistogramReport};
+use super::BackendArg;
+use anyhow::{bail, Context};
+use indicatif::{ProgressBar, ProgressStyle};
+use plotters::coord::ranged1d::{Ranged, ValueFormatter};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use tally::device::CudaDevice;
+use tally::lab::{self, CounterType, GlobalConfig, GlobalMode, GlobalReport, SharedConfig, SharedOp, SharedReport};
+use tally::{BackendKind, Strategy};
+
+#[derive(clap::Args, Debug)]
+pub struct LabArgs {
+    #[command(subcommand)]
+    pub what: LabWhat,
+}
+
+#[derive(clap::Subcommand, Debug)]
+pub enum LabWhat {
+    /// atomicAdd on global memory: ops/s against the number of distinct addresses, per type,
+    /// plain, warp-aggregated by hand, or left to the compiler.
+    Global(GlobalArgs),
+    /// Shared-memory atomics: cycles per warp-wide atomic against the threads sharing a target.
+    Shared(SharedArgs),
+    /// The histogram strategies over bin counts and skew, with CUB beside them where nvcc is found.
+    Histogram(HistogramArgs),
+}
+
+/// What every lab command takes.
+#[derive(clap::Args, Debug, Clone)]
+pub struct Common {
+    #[command(flatten)]
+    pub backend: BackendArg,
+    /// Write the results as JSON: to FILE (the table is still printed), or with no FILE to
+    /// stdout instead of the table.
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
+    pub json: Option<PathBuf>,
+    /// Draw the results as an SVG chart into FILE.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct GlobalArgs {
+    /// Operations per run, powers of two (default 2^20,2^28 on a GPU, 2^20,2^22 on the CPU).
+    #[arg(long, value_delimiter = ',')]
+    pub ops: Option<Vec<u64>>,
+    /// Distinct addresses, powers of two.
+    #[arg(long, value_delimiter = ',', default_value = "1,32,256,1024,65536,1048576")]
+    pub addresses: Vec<u64>,
+    /// Counter types: u32, u64, f32, f64.
+    #[arg(long, value_delimiter = ',', default_value = "u32,u64,f32,f64", value_parser = parse::<CounterType>)]
+    pub types: Vec<CounterType>,
+    /// Modes: plain, warp-aggregated, compiler (GPU only; the CPU runs plain).
+    #[arg(long, value_delimiter = ',', value_parser = parse::<GlobalMode>)]
+    pub modes: Option<Vec<GlobalMode>>,
+    /// Timed runs per row (three for runs slower than 50 ms).
+    #[arg(long)]
+    pub reps: Option<usize>,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct SharedArgs {
+    /// Operations: add-u32, max-u32, add-u64, add-f32, add-f32-cas, max-f32-cas, max-f32-int,
+    /// add-f32-inf.
+    #[arg(long, value_delimiter = ',', value_parser = parse::<SharedOp>,
+          default_value = "add-u32,max-u32,add-u64,add-f32,add-f32-cas,max-f32-cas,max-f32-int,add-f32-inf")]
+    pub ops: Vec<SharedOp>,
+    /// Threads sharing one target, powers of two from 1 to 256.
+    #[arg(long, value_delimiter = ',', default_value = "1,2,4,8,16,32,64,128,256")]
+    pub threads: Vec<u32>,
+    /// Atomics per thread per run (a multiple of 4, at most 4096).
+    #[arg(long, default_value_t = 1024)]
+    pub rounds: u32,
+    /// Timed runs per row.
+    #[arg(long, default_value_t = 5)]
+    pub reps: usize,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct HistogramArgs {
+    /// i32 samples per case.
+    #[arg(long, default_value_t = 10_000_000)]
+    pub samples: usize,
+    /// Bin count of the strategy table and of the skew sweep.
+    #[arg(long, default_value_t = 256)]
+    pub bins: u32,
+    /// Hot fractions (share of samples in bin 0) of the strategy table's columns.
+    #[arg(long, value_delimiter = ',', default_value = "0,0.5,0.9,1")]
+    pub table_hot: Vec<f64>,
+    /// Bin counts of the bin sweep (uniform samples).
+    #[arg(long, value_delimiter = ',', default_value = "16,64,256,1024,4096,16384,65536")]
+    pub sweep_bins: Vec<u32>,
+    /// Hot fractions of the skew sweep.
+    #[arg(long, value_delimiter = ',', default_value = "0,0.25,0.5,0.75,0.9,0.99,1")]
+    pub sweep_hot: Vec<f64>,
+    /// Strategies (the five of the classic table by default).
+    #[arg(long, value_delimiter = ',', value_parser = parse::<Strategy>,
+          default_value = "global-atomic,block-shared,warp-private,warp-aggregated,auto")]
+    pub strategies: Vec<Strategy>,
+    /// Timed runs per case.
+    #[arg(long, default_value_t = 20)]
+    pub reps: usize,
+    /// Leave CUB out even where nvcc is installed.
+    #[arg(long)]
+    pub no_cub: bool,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+fn parse<T: std::str::FromStr<Err = tally::Error>>(s: &str) -> Result<T, String> {
+    s.parse().map_err(|e: tally::Error| e.to_string())
+}
+
+/// Where a lab runs.
+enum Target {
+    Gpu(Arc<CudaDevice>),
+    Cpu,
+}
+
+/// The device for `--backend`; None (after one line on stderr) where `auto` finds no GPU.
+fn target(backend: &BackendArg, lab: &str) -> anyhow::Result<Option<Target>> {
+    match backend.backend {
+        BackendKind::Cpu => Ok(Some(Target::Cpu)),
+        BackendKind::Cuda => Ok(Some(Target::Gpu(CudaDevice::new(0)?))),
+        BackendKind::Auto => match CudaDevice::new(0) {
+            Ok(d) => Ok(Some(Target::Gpu(d))),
+            Err(e) => {
+                let cpu = if lab == "global" { " (`--backend cpu` runs its CPU version)" } else { "" };
+                eprintln!("tally lab {lab}: no GPU to measure ({e}); no figures{cpu}");
+                Ok(None)
+            }
+        },
+    }
+}
+
+fn progress_bar() -> ProgressBar {
+    let bar = ProgressBar::new(1);
+    bar.set_style(ProgressStyle::with_template("{bar:40} {pos}/{len} {elapsed} {msg}").unwrap());
+    bar
+}
+
+/// Runs `f` with a progress callback that drives a bar on stderr (hidden off a terminal).
+fn with_progress<R>(f: impl FnOnce(&mut dyn FnMut(usize, usize, &str)) -> R) -> R {
+    let bar = progress_bar();
+    let mut update = |done: usize, total: usize, what: &str| {
+        bar.set_length(total as u64);
+        bar.set_position(done as u64);
+        bar.set_message(what.to_string());
+    };
+    let r = f(&mut update);
+    bar.finish_and_clear();
+    r
+}
+
+/// `--json` and `--plot`; returns whether the table should still be printed.
+fn write_outputs<R: Serialize>(
+    common: &Common,
+    report: &R,
+    plot: impl FnOnce(&Path) -> anyhow::Result<()>,
+) -> anyhow::Result<bool> {
+    if let Some(path) = &common.plot {
+        plot(path).with_context(|| format!("writing {}", path.display()))?;
+    }
+    match &common.json {
+        Some(p) if p.as_os_str() == "-" => {
+            println!("{}", serde_json::to_string_pretty(report)?);
+            Ok(false)
+        }
+        Some(p) => {
+            std::fs::write(p, serde_json::to_string_pretty(report)? + "\n")
+                .with_context(|| format!("writing {}", p.display()))?;
+            Ok(true)
+        }
+        None => Ok(true),
+    }
+}
+
+pub fn run(a: LabArgs) -> anyhow::Result<()> {
+    match a.what {
+        LabWhat::Global(g) => global(g),
+        LabWhat::Shared(s) => shared(s),
+        LabWhat::Histogram(h) => histogram(h),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// global
+
+fn global(a: GlobalArgs) -> anyhow::Result<()> {
+    let Some(target) = target(&a.common.backend, "global")? else { return Ok(()) };
+    let mut config = match target {
+        Target::Gpu(_) => GlobalConfig::gpu_default(),
+        Target::Cpu => GlobalConfig::cpu_default(),
+    };
+    if let Some(ops) = a.ops {
+        config.ops = ops;
+    }
+    config.addresses = a.addresses;
+    config.types = a.types;
+    if let Some(m) = a.modes {
+        config.modes = m;
+    }
+    if let Some(r) = a.reps {
+        config.reps = r;
+    }
+    let report = with_progress(|p| match &target {
+        Target::Gpu(dev) => lab::cuda::global(dev, &config, p),
+        Target::Cpu => lab::cpu::global(&config, p),
+    })?;
+    if write_outputs(&a.common, &report, |p| plot_global(&report, p))? {
+        print_global(&report);
+    }
+    let bad = report.rows.iter().filter(|r| !r.verified).count();
+    if bad > 0 {
+        bail!("{bad} rows left wrong final values (marked ERROR)");
+    }
+    Ok(())
+}
+
+/// 2^k for powers of two from 1024 on, the number otherwise.
+fn pow2(n: u64) -> String {
+    if n >= 1024 && n.is_power_of_two() {
+        format!("2^{}", n.trailing_zeros())
+    } else {
+        n.to_string()
+    }
+}
+
+fn print_global(r: &GlobalReport) {
+    println!("# tally lab global: {} ({}), median of {} runs after a warm-up", r.device, r.backend, r.config.reps);
+    println!(
+        "{:<4} {:<16} {:>6} {:>9} {:>11} {:>10} {:>14}",
+        "type", "mode", "ops", "addresses", "ms", "Gops/s", "vs uncontended"
+    );
+    for x in &r.rows {
+        let head =
+            format!("{:<4} {:<16} {:>6} {:>9}", x.counter_type.name(), x.mode.name(), pow2(x.ops), pow2(x.addresses));
+        match (x.ms, x.ops_per_second) {
+            (Some(ms), Some(ops)) => {
+                let ratio = x.vs_uncontended.map(|v| format!("{v:.4}")).unwrap_or_default();
+                println!("{head} {ms:>11.4} {:>10.3} {ratio:>14}", ops / 1e9);
+            }
+            _ => println!("{head} ERROR: {}", x.error.as_deref().unwrap_or("no figure")),
+        }
+    }
+    for n in &r.notes {
+        println!("# {n}");
+    }
+}
+
+const PALETTE: [RGBColor; 8] = [
+    RGBColor(31, 119, 180),
+    RGBColor(214, 39, 40),
+    RGBColor(44, 160, 44),
+    RGBColor(255, 127, 14),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(23, 190, 207),
+];
+
+/// A log range around the positive values in `v`, widened by `pad` on each side.
+fn log_bounds(v: impl Iterator<Item = f64>, pad: f64) -> (f64, f64) {
+    let (lo, hi) = v.filter(|x| x.is_finite() && *x > 0.0).fold((f64::MAX, f64::MIN), |(a, b), x| (a.min(x), b.max(x)));
+    if lo > hi {
+        (1.0, 10.0)
+    } else {
+        (lo / pad, hi * pad)
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Stroke {
+    Solid,
+    Dashed,
+    Dotted,
+}
+
+/// One line with round markers and a legend entry, in a chart over any coordinates.
+fn draw_line<'a, X, Y>(
+    chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, Y>>,
+    points: Vec<(f64, f64)>,
+    colour: RGBColor,
+    stroke: Stroke,
+    label: String,
+) -> anyhow::Result<()>
+where
+    X: Ranged<ValueType = f64> + ValueFormatter<f64>,
+    Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
+{
+    if points.is_empty() {
+        return Ok(());
+    }
+    let style = colour.stroke_width(2);
+    let anno = match stroke {
+        Stroke::Solid => chart.draw_series(LineSeries::new(points.clone(), style)).context("drawing")?,
+        Stroke::Dashed => chart.draw_series(DashedLineSeries::new(points.clone(), 8, 5, style)).context("drawing")?,
+        Stroke::Dotted => chart.draw_series(DashedLineSeries::new(points.clone(), 2, 4, style)).context("drawing")?,
+    };
+    anno.label(label).legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], style));
+    chart.draw_series(points.into_iter().map(|p| Circle::new(p, 3, colour.filled()))).context("drawing")?;
+    Ok(())
+}
+
+type LogLog = Cartesian2d<LogCoord<f64>, LogCoord<f64>>;
+
+fn log_log_chart<'a>(
+    area: &DrawingArea<SVGBackend<'a>, Shift>,
+    caption: &str,
+    x: (f64, f64),
+    y: (f64, f64),
+    x_desc: &str,
+    y_desc: &str,
+) -> anyhow::Result<ChartContext<'a, SVGBackend<'a>, LogLog>> {
+    let mut chart = ChartBuilder::on(area)
+        .caption(caption, ("sans-serif", 18))
+        .margin(12)
+        .x_label_area_size(42)
+        .y_label_area_size(72)
+        .build_cartesian_2d((x.0..x.1).log_scale(), (y.0..y.1).log_scale())
+        .context("drawing")?;
+    chart
+        .configure_mesh()
+        .x_desc(x_desc)
+        .y_desc(y_desc)
+        .x_label_formatter(&|v| short(*v))
+        .y_label_formatter(&|v| short(*v))
+        .draw()
+        .context("drawing")?;
+    Ok(chart)
+}
+
+/// 1.5G, 20M, 66k, 3, 0.25: tick labels that fit.
+fn short(v: f64) -> String {
+    let a = v.abs();
+    let (x, suffix) = if a >= 1e9 {
+        (v / 1e9, "G")
+    } else if a >= 1e6 {
+        (v / 1e6, "M")
+    } else if a >= 1e4 {
+        (v / 1e3, "k")
+    } else {
+        (v, "")
+    };
+    let s = if x.fract().abs() < 1e-9 || x.abs() >= 10.0 {
+        format!("{x:.0}")
+    } else {
+        format!("{x:.2}").trim_end_matches('0').trim_end_matches('.').to_string()
+    };
+    format!("{s}{suffix}")
+}
+
+fn legend<'a, C: plotters::coord::CoordTranslate>(
+    chart: &mut ChartContext<'a, SVGBackend<'a>, C>,
+    pos: SeriesLabelPosition,
+) -> anyhow::Result<()> {
+    chart
+        .configure_series_labels()
+        .position(pos)
+        .border_style(BLACK)
+        .background_style(WHITE.mix(0.85))
+        .label_font(("sans-serif", 12))
+        .draw()
+        .context("drawing")
+}
+
+fn plot_global(r: &GlobalReport, path: &Path) -> anyhow::Result<()> {
+    let panels = r.config.ops.len().max(1);
+    let root = SVGBackend::new(path, (560 * panels as u32, 520)).into_drawing_area();
+    root.fill(&WHITE).context("drawing")?;
+    let areas = root.split_evenly((1, panels));
+    let x = log_bounds(r.rows.iter().map(|x| x.addresses as f64), 1.6);
+    let y = log_bounds(r.rows.iter().filter_map(|x| x.ops_per_second), 2.0);
+    for (area, &ops) in areas.iter().zip(&r.config.ops) {
+        let caption = format!("atomicAdd, {} operations ({}, {})", pow2(ops), r.device, r.backend);
+        let mut chart = log_log_chart(area, &caption, x, y, "distinct addresses", "atomic operations per second")?;
+        for (ti, &t) in r.config.types.iter().enumerate() {
+            for &mode in &r.config.modes {
+                let mut pts: Vec<(f64, f64)> = r
+                    .rows
+                    .iter()
+                    .filter(|x| x.counter_type == t && x.mode == mode && x.ops == ops)
+                    .filter_map(|x| x.ops_per_second.map(|o| (x.addresses as f64, o)))
+                    .collect();
+                pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+                let stroke = match mode {
+                    GlobalMode::Plain => Stroke::Solid,
+                    GlobalMode::WarpAggregated => Stroke::Dashed,
+                    GlobalMode::Compiler => Stroke::Dotted,
+                };
+                draw_line(
+                    &mut chart,
+                    pts,
+                    PALETTE[ti % PALETTE.len()],
+                    stroke,
+                    format!("{} {}", t.name(), mode.name()),
+                )?;
+            }
+        }
+        legend(&mut chart, SeriesLabelPosition::LowerRight)?;
+    }
+    root.present().context("writing the SVG")?;
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// shared
+
+fn gpu_only(lab: &str) {
+    eprintln!("tally lab {lab}: measures the GPU only; the CPU backend has no version of it (nothing run)");
+}
+
+fn shared(a: SharedArgs) -> anyhow::Result<()> {
+    let Some(target) = target(&a.common.backend, "shared")? else { return Ok(()) };
+    let Target::Gpu(dev) = target else {
+        gpu_only("shared");
+        return Ok(());
+    };
+    let config = SharedConfig { ops: a.ops, threads_per_address: a.threads, rounds: a.rounds, reps: a.reps };
+    let report = with_progress(|p| lab::cuda::shared(&dev, &config, p))?;
+    if write_outputs(&a.common, &report, |p| plot_shared(&report, p))? {
+        print_shared(&report);
+    }
+    let bad = report.rows.iter().filter(|r| !r.verified).count();
+    if bad > 0 {
+        bail!("{bad} rows left wrong final values (marked ERROR)");
+    }
+    Ok(())
+}
+
+fn print_shared(r: &SharedReport) {
+    println!(
+        "# tally lab shared: {}, {} blocks of {} threads, {} rounds; clock64 cycles per warp-wide atomic (median over warps and {} runs)",
+        r.device, r.blocks, r.block_threads, r.config.rounds, r.config.reps
+    );
+    print!("{:>8}", "threads");
+    for op in &r.config.ops {
+        print!(" {:>12}", op.name());
+    }
+    println!();
+    for &t in &r.config.threads_per_address {
+        print!("{t:>8}");
+        for &op in &r.config.ops {
+            let cell = match r.rows.iter().find(|x| x.op == op && x.threads_per_address == t) {
+                Some(x) => x.cycles_per_op.map(|c| format!("{c:.1}")).unwrap_or_else(|| "ERROR".into()),
+                None => "-".into(),
+            };
+            print!(" {cell:>12}");
+        }
+        println!();
+    }
+    for op in &r.config.ops {
+        println!("# {:<12} {}", op.name(), op.description());
+    }
+    for x in r.rows.iter().filter(|x| !x.verified) {
+        println!(
+            "# ERROR {} at {} threads per address: {}",
+            x.op.name(),
+            x.threads_per_address,
+            x.error.as_deref().unwrap_or("")
+        );
+    }
+    for n in &r.notes {
+        println!("# {n}");
+    }
+}
+
+fn plot_shared(r: &SharedReport, path: &Path) -> anyhow::Result<()> {
+    let root = SVGBackend::new(path, (900, 560)).into_drawing_area();
+    root.fill(&WHITE).context("drawing")?;
+    let x = log_bounds(r.rows.iter().map(|x| x.threads_per_address as f64), 1.4);
+    let y = log_bounds(r.rows.iter().filter_map(|x| x.cycles_per_op), 1.6);
+    let caption = format!("shared-memory atomics ({}, {} threads per block)", r.device, r.block_threads);
+    let mut chart = log_log_chart(&root, &caption, x, y, "threads per address", "cycles per warp-wide atomic")?;
+    for (i, &op) in r.config.ops.iter().enumerate() {
+        let pts: Vec<(f64, f64)> = r
+            .rows
+            .iter()
+            .filter(|x| x.op == op)
+            .filter_map(|x| x.cycles_per_op.map(|c| (x.threads_per_address as f64, c)))
+            .collect();
+        let stroke = if op.value_type() == lab::SharedType::F32 && op != SharedOp::AddF32 && op != SharedOp::AddF32Inf {
+            Stroke::Dashed
+        } else {
+            Stroke::Solid
+        };
+        draw_line(&mut chart, pts, PALETTE[i % PALETTE.len()], stroke, op.description().to_string())?;
+    }
+    legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
+    root.present().context("writing the SVG")?;
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// histogram
+
+fn histogram(a: HistogramArgs) -> anyhow::Result<()> {
+    let Some(target) = target(&a.common.backend, "histogram")? else { return Ok(()) };
+    let Target::Gpu(dev) = target else {
+        gpu_only("histogram");
+        return Ok(());
+    };
+    let config = HistogramConfig {
+        samples: a.samples,
+        table_bins: a.bins,
+        table_hot: a.table_hot,
+        sweep_bins: a.sweep_bins,
+        sweep_hot: a.sweep_hot,
+        strategies: a.strategies,
+        reps: a.reps,
+        cub: !a.no_cub,
+    };
+    let report = with_progress(|p| super::lab_histogram::run(&dev, &config, p))?;
+    if write_outputs(&a.common, &report, |p| plot_histogram(&report, p))? {
+        print_histogram(&report);
+    }
+    let bad = report.rows.iter().filter(|r| !r.verified).count() + report.cub.iter().filter(|r| !r.verified).count();
+    if bad > 0 {
+        bail!("{bad} rows left wrong counts (marked ERROR)");
+    }
+    Ok(())
+}
+
+fn same_hot(a: f64, b: f64) -> bool {
+    super::lab_histogram::hot_threshold(a) == super::lab_histogram::hot_threshold(b)
+}
+
+/// GB/s of `strategy` (None: CUB) at (bins, hot), as a table cell.
+fn cell(r: &HistogramReport, strategy: Option<Strategy>, bins: u32, hot: f64) -> String {
+    match strategy {
+        Some(s) => match r.rows.iter().find(|x| x.strategy == s && x.bins == bins && same_hot(x.hot_fraction, hot)) {
+            Some(x) => match x.gbs {
+                Some(g) => {
+                    let fell_back = x.ran.is_some_and(|ran| ran != s && s != Strategy::Auto);
+                    format!("{g:.1}{}", if fell_back { "*" } else { "" })
+                }
+                None => "ERROR".into(),
+            },
+            None => "-".into(),
+        },
+        None => match r.cub.iter().find(|x| x.bins == bins && same_hot(x.hot_fraction, hot)) {
+            Some(x) => x.gbs.map(|g| format!("{g:.1}")).unwrap_or_else(|| "ERROR".into()),
+            None => "-".into(),
+        },
+    }
+}
+
+fn print_histogram(r: &HistogramReport) {
+    let c = &r.config;
+    let columns: Vec<(String, Option<Strategy>)> = c
+        .strategies
+        .iter()
+        .map(|&s| (s.name().to_string(), Some(s)))
+        .chain(std::iter::once(("CUB".to_string(), None)))
+        .collect();
+    println!(
+        "# tally lab histogram: {}, {} i32 samples per case, GB/s of samples read (median of {} runs)",
+        r.device, c.samples, c.reps
+    );
+    println!("# strategy table: {} bins; columns: share of samples in bin 0", c.table_bins);
+    print!("{:<16}", "strategy");
+    for h in &c.table_hot {
+        print!(" {:>10}", format!("{:.0}%", h * 100.0));
+    }
+    println!();
+    for (name, s) in &columns {
+        print!("{name:<16}");
+        for &h in &c.table_hot {
+            print!(" {:>10}", cell(r, *s, c.table_bins, h));
+        }
+        println!();
+    }
+    print!("{:<16}", "auto ran");
+    for &h in &c.table_hot {
+        let ran = r
+            .rows
+            .iter()
+            .find(|x| x.strategy == Strategy::Auto && x.bins == c.table_bins && same_hot(x.hot_fraction, h))
+            .and_then(|x| x.ran);
+        print!(" {:>10}", ran.map(|s| s.name().replace("warp-", "w-")).unwrap_or_else(|| "-".into()));
+    }
+    println!();
+    let header = |first: &str| {
+        print!("{first:<8}");
+        for (name, _) in &columns {
+            print!(" {:>16}", name);
+        }
+        println!();
+    };
+    println!("# bin sweep: uniform samples; GB/s");
+    header("bins");
+    for &b in &c.sweep_bins {
+        print!("{b:<8}");
+        for (_, s) in &columns {
+            print!(" {:>16}", cell(r, *s, b, 0.0));
+        }
+        println!();
+    }
+    println!("# skew sweep: {} bins; rows: share of samples in bin 0; GB/s", c.table_bins);
+    header("hot");
+    for &h in &c.sweep_hot {
+        print!("{:<8}", format!("{:.0}%", h * 100.0));
+        for (_, s) in &columns {
+            print!(" {:>16}", cell(r, *s, c.table_bins, h));
+        }
+        println!();
+    }
+    println!("# *: the strategy's private copy did not fit; it fell back to another");
+    if let Some(n) = &r.cub_note {
+        println!("# CUB: {n}");
+    }
+    for x in r.rows.iter().filter(|x| !x.verified) {
+        println!(
+            "# ERROR {} at {} bins, {:.0}% hot: {}",
+            x.strategy,
+            x.bins,
+            x.hot_fraction * 100.0,
+            x.error.as_deref().unwrap_or("")
+        );
+    }
+    for n in &r.notes {
+        println!("# {n}");
+    }
+}
+
+fn plot_histogram(r: &HistogramReport, path: &Path) -> anyhow::Result<()> {
+    let c = &r.config;
+    let root = SVGBackend::new(path, (1200, 540)).into_drawing_area();
+    root.fill(&WHITE).context("drawing")?;
+    let (left, right) = root.split_horizontally(600);
+    let y = log_bounds(r.rows.iter().filter_map(|x| x.gbs).chain(r.cub.iter().filter_map(|x| x.gbs)), 1.8);
+    // One line per strategy, and CUB's (black, dashed) where it ran.
+    let series: Vec<(Option<Strategy>, String)> = c
+        .strategies
+        .iter()
+        .map(|&s| (Some(s), s.name().to_string()))
+        .chain(std::iter::once((None, "CUB HistogramEven".to_string())))
+        .collect();
+    let gbs = |s: Option<Strategy>, bins: u32, hot: f64| -> Option<f64> {
+        match s {
+            Some(s) => r
+                .rows
+                .iter()
+                .find(|x| x.strategy == s && x.bins == bins && same_hot(x.hot_fraction, hot))
+                .and_then(|x| x.gbs),
+            None => r.cub.iter().find(|x| x.bins == bins && same_hot(x.hot_fraction, hot)).and_then(|x| x.gbs),
+        }
+    };
+    // Left: GB/s against the bin count, uniform samples, log-log.
+    let x = log_bounds(c.sweep_bins.iter().map(|&b| b as f64), 1.4);
+    let caption = format!("{} i32 samples, uniform ({})", short(c.samples as f64), r.device);
+    let mut chart = log_log_chart(&left, &caption, x, y, "bins", "GB/s")?;
+    for (i, (s, name)) in series.iter().cloned().enumerate() {
+        let pts: Vec<(f64, f64)> = c.sweep_bins.iter().filter_map(|&b| gbs(s, b, 0.0).map(|g| (b as f64, g))).collect();
+        let stroke = if s.is_none() { Stroke::Dashed } else { Stroke::Solid };
+        draw_line(
+            &mut chart,
+            pts,
+            if s.is_none() { RGBColor(0, 0, 0) } else { PALETTE[i % PALETTE.len()] },
+            stroke,
+            name,
+        )?;
+    }
+    legend(&mut chart, SeriesLabelPosition::LowerLeft)?;
+    // Right: GB/s against the share of samples in one bin; a linear x, a log y.
+    let caption = format!("{} bins, skewed", c.table_bins);
+    let mut chart = ChartBuilder::on(&right)
+        .caption(caption, ("sans-serif", 18))
+        .margin(12)
+        .x_label_area_size(42)
+        .y_label_area_size(72)
+        .build_cartesian_2d(-0.02f64..1.02f64, (y.0..y.1).log_scale())
+        .context("drawing")?;
+    chart
+        .configure_mesh()
+        .x_desc("share of samples in bin 0")
+        .y_desc("GB/s")
+        .y_label_formatter(&|v| short(*v))
+        .draw()
+        .context("drawing")?;
+    for (i, (s, name)) in series.iter().cloned().enumerate() {
+        let pts: Vec<(f64, f64)> =
+            c.sweep_hot.iter().filter_map(|&h| gbs(s, c.table_bins, h).map(|g| (h, g))).collect();
+        let stroke = if s.is_none() { Stroke::Dashed } else { Stroke::Solid };
+        draw_line(
+            &mut chart,
+            pts,
+            if s.is_none() { RGBColor(0, 0, 0) } else { PALETTE[i % PALETTE.len()] },
+            stroke,
+            name,
+        )?;
+    }
+    legend(&mut chart, SeriesLabelPosition::LowerLeft)?;
+    root.present().context("writing the SVG")?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    //! The charts of the GPU-only labs, drawn from reports built here (their figures are test
+    //! input, not measurements): the CPU has no version of these labs to run end to end.
+    use super::super::lab_histogram::{CubRow, HistogramRow};
+    use super::*;
+    use tally::lab::SharedRow;
+
+    fn svg_text(name: &str, draw: impl FnOnce(&Path) -> anyhow::Result<()>) -> String {
+        let path = std::env::temp_dir().join(format!("tally-lab-plot-{}-{name}.svg", std::process::id()));
+        draw(&path).unwrap();
+        let s = std::fs::read_to_string(&path).unwrap();
+        let _ = std::fs::remove_file(&path);
+        assert!(s.contains("<svg") && s.len() > 2000, "{name}: not a chart");
+        s
+    }
+
+    #[test]
+    fn shared_chart_has_its_axes_and_one_line_per_op() {
+        let config = SharedConfig::default();
+        let rows = config
+            .ops
+            .iter()
+            .flat_map(|&op| {
+                config.threads_per_address.iter().map(move |&t| SharedRow {
+                    op,
+                    description: op.description(),
+                    threads_per_address: t,
+                    targets: 256 / t,
+                    cycles_per_op: Some(4.0 * t as f64),
+                    cycles_per_op_max: Some(5.0 * t as f64),
+                    verified: true,
+                    error: None,
+                })
+            })
+            .collect();
+        let r = SharedReport {
+            lab: "shared",
+            backend: "cuda",
+            device: "test device".into(),
+            blocks: 2,
+            block_threads: 256,
+            config,
+            rows,
+            notes: vec![],
+        };
+        let s = svg_text("shared", |p| plot_shared(&r, p));
+        for label in [
+            "threads per address",
+            "cycles per warp-wide atomic",
+            "f32 max, CAS loop",
+            "f32 max, int max / uint min",
+            "u32 atomicAdd",
+        ] {
+            assert!(s.contains(label), "lacks '{label}'");
+        }
+        assert!(s.matches("<polyline").count() >= SharedOp::ALL.len(), "one line per operation");
+    }
+
+    #[test]
+    fn histogram_chart_has_both_panels_and_cub() {
+        let config = HistogramConfig::default();
+        let mut rows = Vec::new();
+        for (bins, hot) in config.cases() {
+            for &s in &config.strategies {
+                let g = 100.0 + bins as f64 / 10.0 + hot * 50.0;
+                rows.push(HistogramRow {
+                    bins,
+                    hot_fraction: hot,
+                    strategy: s,
+                    ran: Some(s),
+                    ms: Some(1.0),
+                    gbs: Some(g),
+                    verified: true,
+                    error: None,
+                });
+            }
+        }
+        let cub = config
+            .cases()
+            .into_iter()
+            .map(|(bins, hot)| CubRow {
+                bins,
+                hot_fraction: hot,
+                ms: Some(1.0),
+                gbs: Some(500.0),
+                verified: true,
+                error: None,
+            })
+            .collect();
+        let r = HistogramReport {
+            lab: "histogram",
+            backend: "cuda",
+            device: "test device".into(),
+            dtype: "i32",
+            config,
+            rows,
+            cub,
+            cub_note: None,
+            notes: vec![],
+        };
+        let s = svg_text("histogram", |p| plot_histogram(&r, p));
+        for label in
+            ["bins", "GB/s", "share of samples in bin 0", "CUB HistogramEven", "block-shared", "warp-aggregated"]
+        {
+            assert!(s.contains(label), "lacks '{label}'");
+        }
+        // A CUB-less report (no nvcc) still draws.
+        let r = HistogramReport { cub: vec![], cub_note: Some("no nvcc".into()), ..r };
+        svg_text("histogram-nocub", |p| plot_histogram(&r, p));
+    }
+
+    #[test]
+    fn tick_labels_are_short() {
+        assert_eq!(short(1.5e9), "1.5G");
+        assert_eq!(short(2e7), "20M");
+        assert_eq!(short(65536.0), "66k");
+        assert_eq!(short(3.0), "3");
+        assert_eq!(short(0.25), "0.25");
+        assert_eq!(pow2(1 << 20), "2^20");
+        assert_eq!(pow2(256), "256");
+    }
+}

@@ -1,0 +1,200 @@
+//! The command-line tool, run as a user runs it: output shapes, files, and one-line errors with
+//! exit code 2. Forced onto the CPU backend so that it runs the same everywhere.
+
+use std::path::PathBuf;
+
+mod common;
+use common::{stderr, stdout, tally};
+
+fn tmp(name: &str) -> PathBuf {
+    common::tmp_in("cli", name)
+}
+
+/// A failure: exit code 2 and one line on stderr that mentions `needle`.
+fn fails_with(args: &[&str], needle: &str) {
+    let o = tally(args);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+    let err = stderr(&o);
+    let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert!(err.contains(needle), "{args:?}: expected '{needle}' in: {err}");
+    assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
+    // clap prints usage hints after its error line; ours are exactly one line.
+    if !needle.starts_with("error:") {
+        assert_eq!(lines.len(), 1, "{args:?}: not one line: {err}");
+    }
+}
+
+#[test]
+fn demo_json_has_the_promised_fields_and_counts_every_sample() {
+    let o = tally(&["hist", "--demo", "--backend", "cpu", "--size", "10007", "--bins", "16", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let counts = v["counts"].as_array().unwrap();
+    assert_eq!(counts.len(), 16);
+    let sum: u64 = counts.iter().map(|c| c.as_u64().unwrap()).sum();
+    assert_eq!(sum + v["below"].as_u64().unwrap() + v["above"].as_u64().unwrap() + v["nan"].as_u64().unwrap(), 10007);
+    assert_eq!(v["backend"], "cpu");
+    assert_eq!(v["strategy"], "thread-private");
+    assert_eq!(v["edges"].as_array().unwrap().len(), 17);
+}
+
+#[test]
+fn every_distribution_and_dtype_runs() {
+    for dist in ["uniform", "hot90", "hot100", "zipf"] {
+        for dtype in ["u8", "u16", "i32", "u32", "i64", "f32", "f64"] {
+            let o = tally(&[
+                "hist",
+                "--demo",
+                "--backend",
+                "cpu",
+                "--size",
+                "1000",
+                "--bins",
+                "8",
+                "--distribution",
+                dist,
+                "--dtype",
+                dtype,
+                "--json",
+            ]);
+            assert!(o.status.success(), "{dist} {dtype}: {}", stderr(&o));
+            let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+            let sum: u64 = v["counts"].as_array().unwrap().iter().map(|c| c.as_u64().unwrap()).sum();
+            assert_eq!(sum, 1000, "{dist} {dtype}");
+        }
+    }
+}
+
+#[test]
+fn raw_file_table_and_csv() {
+    let path = tmp("ints.bin");
+    let data: Vec<i32> = vec![-5, 0, 1, 2, 2, 3, 9, 10, 11];
+    std::fs::write(&path, data.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>()).unwrap();
+    let p = path.to_str().unwrap();
+    let o = tally(&["hist", p, "--dtype", "i32", "--bins", "5", "--range", "0,10", "--backend", "cpu", "--csv"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let rows: Vec<&str> = out.lines().collect();
+    assert_eq!(rows[0], "bin,lower,upper,value");
+    // bins of width 2 over [0, 10): 0,1 | 2,2,3 | - | - | 9
+    let counts: Vec<u64> = rows[1..].iter().map(|r| r.rsplit(',').next().unwrap().parse().unwrap()).collect();
+    assert_eq!(counts, vec![2, 3, 0, 0, 1]);
+    let o = tally(&["hist", p, "--dtype", "i32", "--bins", "5", "--range", "0,10", "--backend", "cpu", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["below"], 1);
+    assert_eq!(v["above"], 2);
+    // The default table: a header, a column line and one row per bin.
+    let o = tally(&["hist", p, "--dtype", "i32", "--edges", "-10,0,5,100", "--backend", "cpu"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.lines().any(|l| l.trim_start().starts_with("bin")), "{out}");
+    assert_eq!(out.lines().filter(|l| !l.starts_with('#')).count(), 1 + 3, "{out}");
+}
+
+#[test]
+fn plot_writes_an_svg() {
+    let path = tmp("plot.svg");
+    let _ = std::fs::remove_file(&path);
+    let o = tally(&[
+        "hist",
+        "--demo",
+        "--backend",
+        "cpu",
+        "--size",
+        "5000",
+        "--bins",
+        "32",
+        "--plot",
+        path.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let svg = std::fs::read_to_string(&path).unwrap();
+    assert!(svg.starts_with("<svg") || svg.contains("<svg"), "not an SVG");
+    assert!(svg.matches("<rect").count() >= 32, "expected a bar per bin");
+}
+
+#[test]
+fn image_channels() {
+    let path = tmp("pic.png");
+    let img = image::RgbImage::from_fn(4, 2, |x, y| image::Rgb([(x * 60) as u8, (y * 200) as u8, 7]));
+    img.save(&path).unwrap();
+    let o = tally(&["hist", path.to_str().unwrap(), "--channels", "r,g,b", "--backend", "cpu", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let counts = v["counts"].as_array().unwrap();
+    assert_eq!(counts.len(), 3);
+    let b: Vec<u64> = counts[2].as_array().unwrap().iter().map(|c| c.as_u64().unwrap()).collect();
+    assert_eq!(b[7], 8, "every pixel's blue is 7");
+    assert_eq!(v["channels"], serde_json::json!(["r", "g", "b"]));
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_2() {
+    let odd = tmp("odd.bin");
+    std::fs::write(&odd, [1u8, 2, 3, 4, 5]).unwrap();
+    let odd = odd.to_str().unwrap().to_string();
+    let csv = tmp("bad.csv");
+    std::fs::write(&csv, "x\n1\n2\nabc\n").unwrap();
+    let csv = csv.to_str().unwrap().to_string();
+    fails_with(&["hist", "--demo", "--bins", "0", "--backend", "cpu"], "bin count");
+    fails_with(&["hist", "--demo", "--range", "5,1", "--backend", "cpu"], "LO < HI");
+    fails_with(&["hist", "--demo", "--edges", "0,2,1", "--backend", "cpu"], "strictly increasing");
+    fails_with(&["hist", "/no/such/file.bin", "--dtype", "i32", "--backend", "cpu"], "/no/such/file.bin");
+    fails_with(&["hist", &odd, "--dtype", "i32", "--backend", "cpu"], "multiple");
+    fails_with(&["hist", &odd, "--backend", "cpu"], "--dtype");
+    fails_with(&["hist", &csv, "--backend", "cpu"], "line 4");
+    fails_with(&["hist", "--demo", "--strategy", "fastest", "--backend", "cpu"], "error:");
+    fails_with(&["hist", "--demo", "--dtype", "i128", "--backend", "cpu"], "error:");
+    fails_with(&["hist", "--demo", "--backend", "tpu"], "error:");
+}
+
+#[test]
+fn auto_backend_without_a_gpu_says_so_once() {
+    if tally::Backend::cuda().is_ok() {
+        return; // a GPU host: nothing to fall back from
+    }
+    let o = tally(&["hist", "--demo", "--size", "100", "--json"]);
+    assert!(o.status.success());
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("CPU backend"), "{err}");
+    fails_with(&["hist", "--demo", "--size", "100", "--backend", "cuda"], "CUDA backend unavailable");
+}
+
+#[test]
+fn bench_runs_on_the_cpu_and_prints_json() {
+    let o = tally(&[
+        "bench",
+        "hist",
+        "--backend",
+        "cpu",
+        "--size",
+        "100000",
+        "--bins",
+        "256,1024",
+        "--dtypes",
+        "i32,u8",
+        "--distributions",
+        "uniform,hot100",
+        "--reps",
+        "2",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let rows = v["rows"].as_array().unwrap();
+    // i32: 2 bin counts x 2 distributions; u8: 256 only x 2.
+    assert_eq!(rows.len(), 6);
+    assert!(rows.iter().all(|r| r["verified"] == true && r["gbs"].as_f64().unwrap() > 0.0));
+    assert!(v["read_bandwidth_gbs"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn info_reports_a_backend() {
+    let o = tally(&["info", "--backend", "cpu", "--bandwidth-mib", "16", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["backend"], "cpu");
+    assert!(v["read_bandwidth_gbs"].as_f64().unwrap() > 0.0);
+}

@@ -1,0 +1,226 @@
+//! `tally hist --weights` and `tally hist2d`, run as a user runs them (CPU backend): output shapes,
+//! the input layouts, and one-line errors with exit code 2.
+
+use std::path::PathBuf;
+use std::process::Output;
+
+mod common;
+use common::tally;
+
+fn tmp(name: &str) -> PathBuf {
+    common::tmp_in("cli-weighted", name)
+}
+
+fn json(o: &Output) -> serde_json::Value {
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_str(&String::from_utf8_lossy(&o.stdout)).unwrap()
+}
+
+fn fails_with(args: &[&str], needle: &str) {
+    let o = tally(args);
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+    assert!(err.contains(needle), "{args:?}: expected '{needle}' in: {err}");
+    assert_eq!(err.lines().filter(|l| !l.trim().is_empty()).count(), 1, "{args:?}: not one line: {err}");
+}
+
+/// A little-endian f32 .npy file of `shape`.
+fn write_npy_f32(path: &PathBuf, data: &[f32], shape: &[usize]) {
+    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+    let shape = if dims.len() == 1 { format!("({},)", dims[0]) } else { format!("({})", dims.join(", ")) };
+    let mut header = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': {shape}, }}");
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend((header.len() as u16).to_le_bytes());
+    bytes.extend(header.as_bytes());
+    for v in data {
+        bytes.extend(v.to_le_bytes());
+    }
+    std::fs::write(path, bytes).unwrap();
+}
+
+#[test]
+fn weighted_hist_sums_weights_and_says_how() {
+    let samples = tmp("s.csv");
+    let weights = tmp("w.csv");
+    std::fs::write(&samples, "x\n0.5\n1.5\n1.7\n3.2\nnan\n-1\n").unwrap();
+    std::fs::write(&weights, "w\n1\n2\n3.5\n-4\n10\n0.25\n").unwrap();
+    let s = samples.to_str().unwrap();
+    let w = weights.to_str().unwrap();
+    let v = json(&tally(&["hist", s, "--weights", w, "--bins", "4", "--range", "0,4", "--backend", "cpu", "--json"]));
+    let sums: Vec<f64> = v["sums"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
+    assert_eq!(sums, vec![1.0, 5.5, 0.0, -4.0]);
+    assert_eq!((v["nan"].as_f64(), v["nan_count"].as_u64()), (Some(10.0), Some(1)));
+    assert_eq!((v["below"].as_f64(), v["below_count"].as_u64()), (Some(0.25), Some(1)));
+    assert_eq!(v["weighting"]["accumulation"], "fixed-point");
+    assert_eq!(v["weighting"]["deterministic"], true);
+    assert!(v["weighting"]["error_bound"].as_f64().unwrap() > 0.0);
+    let v = json(&tally(&[
+        "hist",
+        s,
+        "--weights",
+        w,
+        "--bins",
+        "4",
+        "--range",
+        "0,4",
+        "--backend",
+        "cpu",
+        "--json",
+        "--float-atomics",
+    ]));
+    assert_eq!(v["weighting"]["accumulation"], "float-atomics");
+    assert_eq!(v["weighting"]["deterministic"], false);
+    // Table and CSV run; a plot is written.
+    let plot = tmp("w.svg");
+    let o = tally(&[
+        "hist",
+        s,
+        "--weights",
+        w,
+        "--bins",
+        "4",
+        "--range",
+        "0,4",
+        "--backend",
+        "cpu",
+        "--plot",
+        plot.to_str().unwrap(),
+    ]);
+    assert!(o.status.success());
+    assert!(String::from_utf8_lossy(&o.stdout).contains("fixed point 2^"));
+    assert!(std::fs::read_to_string(&plot).unwrap().contains("<svg"));
+    let o = tally(&["hist", s, "--weights", w, "--bins", "4", "--range", "0,4", "--backend", "cpu", "--csv"]);
+    assert!(String::from_utf8_lossy(&o.stdout).starts_with("bin,lower,upper,value\n0,0,1,1\n"));
+}
+
+#[test]
+fn weighted_hist_errors_are_one_line() {
+    let samples = tmp("s2.csv");
+    std::fs::write(&samples, "1\n2\n3\n").unwrap();
+    let short = tmp("short.csv");
+    std::fs::write(&short, "1\n2\n").unwrap();
+    let nan = tmp("nan.csv");
+    std::fs::write(&nan, "1\nnan\n2\n").unwrap();
+    let s = samples.to_str().unwrap();
+    fails_with(&["hist", s, "--weights", short.to_str().unwrap(), "--backend", "cpu"], "3 samples but 2 weights");
+    fails_with(&["hist", s, "--weights", nan.to_str().unwrap(), "--backend", "cpu"], "weight 1 is NaN");
+}
+
+#[test]
+fn hist2d_from_csv_columns_npy_pairs_and_two_files_agree() {
+    let csv = tmp("xy.csv");
+    let rows: Vec<(f32, f32)> = (0..500).map(|i| ((i % 37) as f32 / 37.0, (i % 23) as f32 / 23.0)).collect();
+    let mut text = String::from("id,x,y\n");
+    for (i, (x, y)) in rows.iter().enumerate() {
+        text += &format!("{i},{x},{y}\n");
+    }
+    std::fs::write(&csv, text).unwrap();
+    let pairs: Vec<f32> = rows.iter().flat_map(|&(x, y)| [x, y]).collect();
+    let npy2 = tmp("xy.npy");
+    write_npy_f32(&npy2, &pairs, &[rows.len(), 2]);
+    let (nx, ny) = (tmp("x.npy"), tmp("y.npy"));
+    write_npy_f32(&nx, &rows.iter().map(|p| p.0).collect::<Vec<_>>(), &[rows.len()]);
+    write_npy_f32(&ny, &rows.iter().map(|p| p.1).collect::<Vec<_>>(), &[rows.len()]);
+    let common =
+        ["--bins-x", "8", "--bins-y", "4", "--range-x", "0,1", "--range-y", "0,1", "--backend", "cpu", "--json"];
+    let run = |files: &[&str], extra: &[&str]| {
+        let mut args = vec!["hist2d"];
+        args.extend(files);
+        args.extend(extra);
+        args.extend(common);
+        json(&tally(&args))
+    };
+    let a = run(&[csv.to_str().unwrap()], &["--columns", "x,y"]);
+    let b = run(&[npy2.to_str().unwrap()], &[]);
+    let c = run(&[nx.to_str().unwrap(), ny.to_str().unwrap()], &[]);
+    let d = run(&[csv.to_str().unwrap()], &["--columns", "1,2"]);
+    assert_eq!(a["counts"], b["counts"]);
+    assert_eq!(a["counts"], c["counts"]);
+    assert_eq!(a["counts"], d["counts"]);
+    let m = a["counts"].as_array().unwrap();
+    assert_eq!((m.len(), m[0].as_array().unwrap().len()), (8, 4));
+    let total: u64 = m.iter().flat_map(|r| r.as_array().unwrap()).map(|v| v.as_u64().unwrap()).sum();
+    assert_eq!(total, 500);
+    assert_eq!(a["columns"], serde_json::json!(["x", "y"]));
+}
+
+#[test]
+fn hist2d_demo_heat_map_csv_and_weights() {
+    let plot = tmp("heat.svg");
+    let o = tally(&[
+        "hist2d",
+        "--demo",
+        "--size",
+        "20000",
+        "--bins-x",
+        "300",
+        "--bins-y",
+        "300",
+        "--backend",
+        "cpu",
+        "--plot",
+        plot.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let svg = std::fs::read_to_string(&plot).unwrap();
+    assert!(svg.contains("<svg") && svg.contains("count per cell"));
+    let o = tally(&[
+        "hist2d",
+        "--demo",
+        "--distribution",
+        "uniform",
+        "--size",
+        "1000",
+        "--bins-x",
+        "2",
+        "--bins-y",
+        "3",
+        "--backend",
+        "cpu",
+        "--csv",
+    ]);
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(out.starts_with("ix,iy,x_lower,x_upper,y_lower,y_upper,count\n"), "{out}");
+    assert_eq!(out.lines().count(), 1 + 6);
+    let w = tmp("dw.csv");
+    std::fs::write(&w, "2\n".repeat(1000)).unwrap();
+    let v = json(&tally(&[
+        "hist2d",
+        "--demo",
+        "--distribution",
+        "uniform",
+        "--size",
+        "1000",
+        "--bins-x",
+        "2",
+        "--bins-y",
+        "2",
+        "--backend",
+        "cpu",
+        "--json",
+        "--weights",
+        w.to_str().unwrap(),
+    ]));
+    let total: f64 =
+        v["sums"].as_array().unwrap().iter().flat_map(|r| r.as_array().unwrap()).map(|x| x.as_f64().unwrap()).sum();
+    assert_eq!(total, 2000.0);
+}
+
+#[test]
+fn hist2d_errors_are_one_line() {
+    let (nx, ny) = (tmp("ex.npy"), tmp("ey.npy"));
+    write_npy_f32(&nx, &[1.0, 2.0, 3.0], &[3]);
+    write_npy_f32(&ny, &[1.0, 2.0], &[2]);
+    fails_with(&["hist2d", nx.to_str().unwrap(), ny.to_str().unwrap(), "--backend", "cpu"], "must pair up");
+    let bad = tmp("bad.npy");
+    write_npy_f32(&bad, &[1.0; 6], &[2, 3]);
+    fails_with(&["hist2d", bad.to_str().unwrap(), "--backend", "cpu"], "(n, 2)");
+    let csv = tmp("one.csv");
+    std::fs::write(&csv, "a,b\n1,2\n").unwrap();
+    fails_with(&["hist2d", csv.to_str().unwrap(), "--columns", "a,c", "--backend", "cpu"], "no column 'c'");
+    fails_with(&["hist2d", "--demo", "--bins-x", "0", "--backend", "cpu"], "x axis");
+}

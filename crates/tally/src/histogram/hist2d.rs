@@ -1,0 +1,177 @@
+//! Two-dimensional histograms over (x, y) pairs, counted or weighted.
+//!
+//! Each axis has its own bins (even or custom edges) and its own binning rule, the one of
+//! [`super::binning`] for that axis. A pair with NaN in either coordinate is counted as `nan` and
+//! not binned; otherwise an x out of its range is counted as `x_below` or `x_above` (whatever y
+//! is); otherwise a y out of its range as `y_below` or `y_above`; otherwise it lands in bin
+//! `(ix, iy)`, stored row-major at `ix * bins_y + iy`.
+
+use super::binning::BinRule;
+use super::weighted::{self, key_2d, Accumulation, KeySpace, ValueKind, Weight, Weighting};
+use super::{Bins, HistogramSpec, Strategy};
+use crate::error::{Error, Result};
+use crate::sample::Sample;
+use serde::Serialize;
+
+/// The bins of each axis.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Histogram2dSpec {
+    pub x: Bins,
+    pub y: Bins,
+}
+
+impl Histogram2dSpec {
+    pub fn even(bins_x: u32, x: (f64, f64), bins_y: u32, y: (f64, f64)) -> Self {
+        Histogram2dSpec { x: Bins::even(bins_x, x.0, x.1), y: Bins::even(bins_y, y.0, y.1) }
+    }
+
+    pub fn validate(&self) -> Result<()> {
+        self.x.validate().map_err(|e| axis_error("x", e))?;
+        self.y.validate().map_err(|e| axis_error("y", e))?;
+        let total = self.x.count() as u64 * self.y.count() as u64;
+        if total > i32::MAX as u64 {
+            return Err(Error::invalid(format!(
+                "{} x {} bins is more than one histogram holds (2^31)",
+                self.x.count(),
+                self.y.count()
+            )));
+        }
+        Ok(())
+    }
+
+    /// One axis as a 1-D spec (for its binning rule).
+    pub(crate) fn axis(&self, y: bool) -> HistogramSpec {
+        HistogramSpec { bins: if y { self.y.clone() } else { self.x.clone() }, channels: Default::default() }
+    }
+}
+
+fn axis_error(axis: &str, e: Error) -> Error {
+    match e {
+        Error::InvalidArgument(m) => Error::invalid(format!("{axis} axis: {m}")),
+        other => other,
+    }
+}
+
+/// (x, y) pairs: two arrays of equal length, or one array of interleaved x0, y0, x1, y1, ...
+#[derive(Clone, Copy, Debug)]
+pub enum Pairs<'a, T> {
+    Split(&'a [T], &'a [T]),
+    Interleaved(&'a [T]),
+}
+
+impl<T: Copy> Pairs<'_, T> {
+    pub fn validate(&self) -> Result<()> {
+        match self {
+            Pairs::Split(x, y) if x.len() != y.len() => Err(Error::invalid(format!(
+                "{} x values but {} y values: the coordinates must pair up",
+                x.len(),
+                y.len()
+            ))),
+            Pairs::Interleaved(v) if v.len() % 2 != 0 => {
+                Err(Error::invalid(format!("{} interleaved values is not a whole number of (x, y) pairs", v.len())))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        match self {
+            Pairs::Split(x, _) => x.len(),
+            Pairs::Interleaved(v) => v.len() / 2,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    #[inline(always)]
+    pub fn get(&self, i: usize) -> (T, T) {
+        match self {
+            Pairs::Split(x, y) => (x[i], y[i]),
+            Pairs::Interleaved(v) => (v[2 * i], v[2 * i + 1]),
+        }
+    }
+}
+
+/// Pairs that fell in no bin (counts, or summed weights).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct Outliers2d<V> {
+    /// x below its first edge (any y).
+    pub x_below: V,
+    /// x at or above its last edge (any y).
+    pub x_above: V,
+    /// x in range, y below its first edge.
+    pub y_below: V,
+    /// x in range, y at or above its last edge.
+    pub y_above: V,
+    /// NaN in x or y (or both).
+    pub nan: V,
+}
+
+/// A 2-D histogram: a row-major `bins_x x bins_y` matrix.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Histogram2d {
+    pub bins_x: usize,
+    pub bins_y: usize,
+    /// Counted: `counts[ix * bins_y + iy]`. Empty when weighted.
+    pub counts: Vec<u64>,
+    /// Weighted: summed weights, `sums[ix * bins_y + iy]`. Empty when counted.
+    pub sums: Vec<f64>,
+    /// Pairs in no bin, counted (weighted or not).
+    pub outliers: Outliers2d<u64>,
+    /// Their summed weights (weighted).
+    pub outlier_sums: Option<Outliers2d<f64>>,
+    /// How the sums were formed (weighted).
+    pub weighting: Option<Weighting>,
+    pub backend: &'static str,
+    pub strategy: Strategy,
+}
+
+impl Histogram2d {
+    /// The count of bin (ix, iy).
+    pub fn count(&self, ix: usize, iy: usize) -> u64 {
+        self.counts[ix * self.bins_y + iy]
+    }
+
+    /// Same counts, sums (bit for bit) and outliers, backend and strategy aside.
+    pub fn same_bits(&self, other: &Histogram2d) -> bool {
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        let obits = |o: &Option<Outliers2d<f64>>| o.map(|o| bits(&[o.x_below, o.x_above, o.y_below, o.y_above, o.nan]));
+        self.bins_x == other.bins_x
+            && self.bins_y == other.bins_y
+            && self.counts == other.counts
+            && bits(&self.sums) == bits(&other.sums)
+            && self.outliers == other.outliers
+            && obits(&self.outlier_sums) == obits(&other.outlier_sums)
+    }
+}
+
+/// The CPU backend's 2-D histogram; `weights` with their accumulation, or counts.
+pub fn cpu_histogram_2d<T: Sample, W: Weight>(
+    pairs: Pairs<T>,
+    weights: Option<&[W]>,
+    spec: &Histogram2dSpec,
+    accumulation: Accumulation,
+) -> Result<Histogram2d> {
+    spec.validate()?;
+    pairs.validate()?;
+    let kind = match weights {
+        Some(w) => ValueKind::new(accumulation, weighted::prepare(pairs.len(), w, accumulation)?),
+        None => ValueKind::Count,
+    };
+    let (rx, ry) = (BinRule::new::<T>(&spec.axis(false)), BinRule::new::<T>(&spec.axis(true)));
+    let (bx, by) = (spec.x.count(), spec.y.count());
+    let keys = KeySpace { width: bx * by, outs: 5 };
+    let raw = weighted::cpu_accumulate(
+        pairs.len(),
+        &keys,
+        kind,
+        |i| {
+            let (x, y) = pairs.get(i);
+            key_2d(&rx, &ry, by, keys.width, x, y)
+        },
+        |i| weights.map_or(1.0, |w| w[i].to_f64()),
+    );
+    Ok(weighted::hist2d_from_raw(bx, by, &raw, kind, "cpu", Strategy::ThreadPrivate, None))
+}

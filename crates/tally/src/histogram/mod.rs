@@ -1,0 +1,373 @@
+//! Histograms: even bins or custom edges, one or several interleaved channels, on any backend.
+//!
+//! The binning rule is defined once, in [`binning`], and every backend and strategy must give
+//! the same counts for it bit for bit; [`reference`] is a plain sequential statement of it that
+//! the tests hold every fast path against.
+
+pub mod binning;
+pub mod cpu;
+#[doc(hidden)]
+pub mod cuda;
+#[doc(hidden)]
+pub mod cuda_general;
+pub mod hist2d;
+pub mod reference;
+pub mod strategy;
+pub mod weighted;
+
+pub use hist2d::{Histogram2d, Histogram2dSpec, Outliers2d, Pairs};
+pub use strategy::Strategy;
+pub use weighted::{Accumulation, FixedScale, SharedAtomics, Weight, WeightedHistogram, WeightedOptions, Weighting};
+
+use crate::device::{Backend, Buffer, Input};
+use crate::error::{Error, Result};
+use crate::sample::Sample;
+use serde::Serialize;
+
+/// How samples map onto bins.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Bins {
+    /// `bins` equal-width bins over `[lower, upper)`.
+    Even { bins: u32, lower: f64, upper: f64 },
+    /// Bin `i` is `[edges[i], edges[i+1])`; `edges` strictly increasing, at least two.
+    Edges(Vec<f64>),
+}
+
+impl Bins {
+    pub fn even(bins: u32, lower: f64, upper: f64) -> Self {
+        Bins::Even { bins, lower, upper }
+    }
+
+    pub fn count(&self) -> usize {
+        match self {
+            Bins::Even { bins, .. } => *bins as usize,
+            Bins::Edges(e) => e.len().saturating_sub(1),
+        }
+    }
+
+    pub fn validate(&self) -> Result<()> {
+        match self {
+            Bins::Even { bins, lower, upper } => {
+                if *bins == 0 {
+                    return Err(Error::invalid("the bin count must be at least 1"));
+                }
+                if !lower.is_finite() || !upper.is_finite() {
+                    return Err(Error::invalid(format!("the range must be finite, got [{lower}, {upper})")));
+                }
+                if lower >= upper {
+                    return Err(Error::invalid(format!("the range needs LO < HI, got [{lower}, {upper})")));
+                }
+                if !(upper - lower).is_finite() {
+                    return Err(Error::invalid(format!("the range [{lower}, {upper}) is wider than an f64 can hold")));
+                }
+            }
+            Bins::Edges(edges) => {
+                if edges.len() < 2 {
+                    return Err(Error::invalid("custom edges need at least two values"));
+                }
+                if edges.len() - 1 > u32::MAX as usize / 2 {
+                    return Err(Error::invalid("too many edges"));
+                }
+                for (i, w) in edges.windows(2).enumerate() {
+                    if !w[0].is_finite() || !w[1].is_finite() {
+                        return Err(Error::invalid(format!("edge {} is not finite", i + 1)));
+                    }
+                    if w[0] >= w[1] {
+                        return Err(Error::invalid(format!(
+                            "edges must be strictly increasing: edge {} ({}) >= edge {} ({})",
+                            i,
+                            w[0],
+                            i + 1,
+                            w[1]
+                        )));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Which channels of interleaved samples to count. Sample `i` belongs to channel
+/// `i % interleave`; one histogram is kept for each channel in `selected`, in that order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Channels {
+    pub interleave: u32,
+    pub selected: Vec<u32>,
+}
+
+/// The most channels one pass handles (RGBA and friends need 4; 16 leaves room).
+pub const MAX_CHANNELS: u32 = 16;
+
+impl Channels {
+    pub fn single() -> Self {
+        Channels { interleave: 1, selected: vec![0] }
+    }
+
+    pub fn all(interleave: u32) -> Self {
+        Channels { interleave, selected: (0..interleave).collect() }
+    }
+
+    pub fn validate(&self) -> Result<()> {
+        if self.interleave == 0 || self.interleave > MAX_CHANNELS {
+            return Err(Error::invalid(format!("channel count must be 1..={MAX_CHANNELS}, got {}", self.interleave)));
+        }
+        if self.selected.is_empty() {
+            return Err(Error::invalid("select at least one channel"));
+        }
+        let mut seen = vec![false; self.interleave as usize];
+        for &c in &self.selected {
+            if c >= self.interleave {
+                return Err(Error::invalid(format!(
+                    "channel {c} does not exist in {}-channel samples",
+                    self.interleave
+                )));
+            }
+            if std::mem::replace(&mut seen[c as usize], true) {
+                return Err(Error::invalid(format!("channel {c} selected twice")));
+            }
+        }
+        Ok(())
+    }
+
+    /// For each interleaved channel, its slot among the selected ones (or -1).
+    pub(crate) fn slots(&self) -> Vec<i32> {
+        let mut slot = vec![-1i32; self.interleave as usize];
+        for (k, &c) in self.selected.iter().enumerate() {
+            slot[c as usize] = k as i32;
+        }
+        slot
+    }
+}
+
+impl Default for Channels {
+    fn default() -> Self {
+        Channels::single()
+    }
+}
+
+/// What to count: the bins and the channels.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HistogramSpec {
+    pub bins: Bins,
+    pub channels: Channels,
+}
+
+impl HistogramSpec {
+    pub fn even(bins: u32, lower: f64, upper: f64) -> Self {
+        HistogramSpec { bins: Bins::even(bins, lower, upper), channels: Channels::single() }
+    }
+
+    pub fn edges(edges: Vec<f64>) -> Self {
+        HistogramSpec { bins: Bins::Edges(edges), channels: Channels::single() }
+    }
+
+    pub fn with_channels(mut self, channels: Channels) -> Self {
+        self.channels = channels;
+        self
+    }
+
+    pub fn validate(&self) -> Result<()> {
+        self.bins.validate()?;
+        self.channels.validate()?;
+        // Every slot's counters are addressed by one 32-bit index on the device.
+        let total = self.bins.count() as u64 * self.channels.selected.len() as u64;
+        if total > i32::MAX as u64 {
+            return Err(Error::invalid(format!(
+                "{} bins x {} channels is more counters than one histogram holds (2^31)",
+                self.bins.count(),
+                self.channels.selected.len()
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// The result: per selected channel, the counts and the samples that fell in no bin.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Histogram {
+    /// `counts[k][b]`: samples of the k-th selected channel in bin `b`.
+    pub counts: Vec<Vec<u64>>,
+    /// Below the first edge, at or above the last, and NaN, per selected channel.
+    pub below: Vec<u64>,
+    pub above: Vec<u64>,
+    pub nan: Vec<u64>,
+    /// The backend that counted ("cpu" or "cuda").
+    pub backend: &'static str,
+    /// The strategy that ran (what `auto` resolved to).
+    pub strategy: Strategy,
+}
+
+impl Histogram {
+    pub(crate) fn zeroed(spec: &HistogramSpec, backend: &'static str, strategy: Strategy) -> Self {
+        let k = spec.channels.selected.len();
+        Histogram {
+            counts: vec![vec![0; spec.bins.count()]; k],
+            below: vec![0; k],
+            above: vec![0; k],
+            nan: vec![0; k],
+            backend,
+            strategy,
+        }
+    }
+
+    /// Total samples seen in the selected channels, binned or not.
+    pub fn total(&self) -> u64 {
+        let binned: u64 = self.counts.iter().flatten().sum();
+        binned + self.below.iter().sum::<u64>() + self.above.iter().sum::<u64>() + self.nan.iter().sum::<u64>()
+    }
+
+    /// Same counts, ignoring which backend and strategy produced them.
+    pub fn same_counts(&self, other: &Histogram) -> bool {
+        self.counts == other.counts && self.below == other.below && self.above == other.above && self.nan == other.nan
+    }
+}
+
+/// The lower and upper edge of every bin, for printing and plotting.
+pub fn bin_edges(bins: &Bins) -> Vec<f64> {
+    match bins {
+        Bins::Even { bins, lower, upper } => {
+            (0..=*bins).map(|i| lower + (upper - lower) * (i as f64) / (*bins as f64)).collect()
+        }
+        Bins::Edges(e) => e.clone(),
+    }
+}
+
+impl crate::device::Backend {
+    /// Counts `input` into the bins of `spec`. Host slices are copied to the device for a GPU
+    /// backend; a [`crate::Buffer`] already there is read in place.
+    pub fn histogram<'a, T: Sample>(
+        &self,
+        input: impl Into<Input<'a, T>>,
+        spec: &HistogramSpec,
+        strategy: Strategy,
+    ) -> Result<Histogram> {
+        spec.validate()?;
+        let input = match input.into() {
+            Input::Resident(Buffer::Host(v)) => Input::Host(v.as_slice()),
+            other => other,
+        };
+        match (self, input) {
+            (Backend::Cpu, Input::Host(s)) => cpu::histogram(s, spec),
+            (Backend::Cpu, Input::Resident(Buffer::Cuda { .. })) => {
+                Err(Error::WrongBackend { buffer: "cuda", backend: "cpu" })
+            }
+            (Backend::Cuda(dev), Input::Host(s)) => {
+                let buf = dev.upload(s, "samples")?;
+                let mut plan = cuda::Plan::new::<T>(dev, dev.ptr(&buf), s.len(), spec, strategy)?;
+                plan.launch()?;
+                plan.read()
+            }
+            (Backend::Cuda(dev), Input::Resident(Buffer::Cuda { data, len })) => {
+                let mut plan = cuda::Plan::new::<T>(dev, dev.ptr(data), *len, spec, strategy)?;
+                plan.launch()?;
+                plan.read()
+            }
+            (_, Input::Resident(Buffer::Host(_))) => unreachable!("host buffers became host slices above"),
+        }
+    }
+}
+
+impl crate::device::Backend {
+    /// Sums `weights` (one per sample, f32 or f64, finite) into the bins of `spec`. Fixed point by
+    /// default: the same bits on every run, strategy and backend (docs/WEIGHTED.md).
+    pub fn histogram_weighted<T: Sample, W: Weight>(
+        &self,
+        samples: &[T],
+        weights: &[W],
+        spec: &HistogramSpec,
+        options: WeightedOptions,
+    ) -> Result<WeightedHistogram> {
+        spec.validate()?;
+        match self {
+            Backend::Cpu => weighted::cpu_histogram_weighted(samples, weights, spec, options.accumulation),
+            Backend::Cuda(dev) => {
+                let scale = weighted::prepare(samples.len(), weights, options.accumulation)?;
+                let kind = weighted::ValueKind::new(options.accumulation, scale);
+                let xs = dev.upload(samples, "samples")?;
+                let ws = dev.upload(weights, "weights")?;
+                let input = cuda_general::GeneralInput {
+                    x: dev.ptr(&xs),
+                    y: 0,
+                    stride: 1,
+                    weights: dev.ptr(&ws),
+                    n: samples.len(),
+                };
+                let mut plan = cuda_general::GeneralPlan::new::<T>(
+                    dev,
+                    input,
+                    &cuda_general::GeneralSpec::OneD(spec.clone()),
+                    Some(W::DTYPE),
+                    kind,
+                    options.strategy,
+                    options.shared_atomics,
+                )?;
+                plan.launch()?;
+                plan.read_weighted(spec)
+            }
+        }
+    }
+
+    /// Counts (x, y) pairs into a `bins_x x bins_y` matrix (row-major).
+    pub fn histogram_2d<T: Sample>(
+        &self,
+        pairs: Pairs<T>,
+        spec: &Histogram2dSpec,
+        strategy: Strategy,
+    ) -> Result<Histogram2d> {
+        self.histogram_2d_inner::<T, f32>(pairs, None, spec, WeightedOptions::default().with_strategy(strategy))
+    }
+
+    /// Sums `weights` (one per pair) into a `bins_x x bins_y` matrix (row-major).
+    pub fn histogram_2d_weighted<T: Sample, W: Weight>(
+        &self,
+        pairs: Pairs<T>,
+        weights: &[W],
+        spec: &Histogram2dSpec,
+        options: WeightedOptions,
+    ) -> Result<Histogram2d> {
+        self.histogram_2d_inner(pairs, Some(weights), spec, options)
+    }
+
+    fn histogram_2d_inner<T: Sample, W: Weight>(
+        &self,
+        pairs: Pairs<T>,
+        weights: Option<&[W]>,
+        spec: &Histogram2dSpec,
+        options: WeightedOptions,
+    ) -> Result<Histogram2d> {
+        spec.validate()?;
+        pairs.validate()?;
+        match self {
+            Backend::Cpu => hist2d::cpu_histogram_2d(pairs, weights, spec, options.accumulation),
+            Backend::Cuda(dev) => {
+                let kind = match weights {
+                    Some(w) => weighted::ValueKind::new(
+                        options.accumulation,
+                        weighted::prepare(pairs.len(), w, options.accumulation)?,
+                    ),
+                    None => weighted::ValueKind::Count,
+                };
+                let (_coords, mut input) = cuda_general::upload_pairs(dev, pairs)?;
+                let ws = match weights {
+                    Some(w) => Some(dev.upload(w, "weights")?),
+                    None => None,
+                };
+                if let Some(ws) = &ws {
+                    input.weights = dev.ptr(ws);
+                }
+                let mut plan = cuda_general::GeneralPlan::new::<T>(
+                    dev,
+                    input,
+                    &cuda_general::GeneralSpec::TwoD(spec.clone()),
+                    weights.map(|_| W::DTYPE),
+                    kind,
+                    options.strategy,
+                    options.shared_atomics,
+                )?;
+                plan.launch()?;
+                plan.read_2d(spec)
+            }
+        }
+    }
+}

@@ -1,0 +1,536 @@
+//! Weighted histograms: a weight per sample, summed per bin, deterministic by construction.
+//!
+//! Sums are kept in 64-bit fixed point: each weight `w` becomes the integer
+//! `round_half_even(w * 2^k)` and the integers are added with wrapping 64-bit arithmetic. The
+//! scale `2^k` is chosen from the largest |weight| and the sample count so that no partial sum
+//! can reach 2^62 in magnitude ([`FixedScale`]); the wrapped sums are then the exact sums, and
+//! integer addition is associative, so the result is the same bits whatever order the additions
+//! happen in: on every run, with every strategy, on every GPU and on the CPU backend. Each sum is
+//! converted to f64 once at the end. docs/WEIGHTED.md states the bounds.
+//!
+//! [`Accumulation::FloatAtomics`] adds the weights as floats instead (in the weight's type in
+//! shared memory, f64 in global memory on the GPU; f64 on the CPU): not deterministic, offered
+//! to measure against.
+
+use super::binning::{BinRule, ABOVE, BELOW};
+use super::{Histogram2d, HistogramSpec, Outliers2d, Strategy};
+use crate::error::{Error, Result};
+use crate::sample::{DType, Sample};
+use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
+use rayon::prelude::*;
+use serde::Serialize;
+
+/// A weight element: f32 or f64.
+pub trait Weight: Copy + Send + Sync + Default + std::fmt::Debug + DeviceRepr + ValidAsZeroBits + 'static {
+    const DTYPE: DType;
+    fn to_f64(self) -> f64;
+}
+impl Weight for f32 {
+    const DTYPE: DType = DType::F32;
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        self as f64
+    }
+}
+impl Weight for f64 {
+    const DTYPE: DType = DType::F64;
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        self
+    }
+}
+
+/// How weights are summed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Accumulation {
+    /// 64-bit fixed point with integer atomics: bitwise deterministic.
+    #[default]
+    FixedPoint,
+    /// Plain float atomics: the order of the additions, and so the result, changes from run to run.
+    FloatAtomics,
+}
+
+/// GPU only: how a block adds 64-bit fixed-point values in shared memory.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SharedAtomics {
+    /// Two 32-bit halves with a carry: native 32-bit shared atomics (the default).
+    #[default]
+    Halves,
+    /// Native 64-bit shared `atomicAdd`, a compare-and-swap loop on sm_90 (docs/LAB.md).
+    Native64,
+}
+
+impl SharedAtomics {
+    pub fn name(self) -> &'static str {
+        match self {
+            SharedAtomics::Halves => "halves",
+            SharedAtomics::Native64 => "native64",
+        }
+    }
+}
+
+/// Options of a weighted histogram.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WeightedOptions {
+    pub strategy: Strategy,
+    pub accumulation: Accumulation,
+    pub shared_atomics: SharedAtomics,
+}
+
+impl Default for WeightedOptions {
+    fn default() -> Self {
+        WeightedOptions {
+            strategy: Strategy::Auto,
+            accumulation: Accumulation::FixedPoint,
+            shared_atomics: SharedAtomics::Halves,
+        }
+    }
+}
+
+impl WeightedOptions {
+    pub fn float_atomics() -> Self {
+        WeightedOptions { accumulation: Accumulation::FloatAtomics, ..Default::default() }
+    }
+    pub fn with_strategy(mut self, strategy: Strategy) -> Self {
+        self.strategy = strategy;
+        self
+    }
+}
+
+/// The fixed-point scale 2^k of one histogram, and what it guarantees.
+///
+/// With `n` weights, `n <= 2^b`, and the largest |weight| `M < 2^e`:
+/// `k = min(62 - b - e, 1023)`. Every converted weight is at most `2^(e+k)` in magnitude, so any
+/// sum of at most `n` of them is at most `2^(b+e+k) <= 2^62`: no sum overflows an i64. `k >= 0`
+/// (integer weights exact) whenever `n * 2^e <= 2^62`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct FixedScale {
+    /// k: a weight w is counted as round_half_even(w * 2^k).
+    pub log2: i32,
+    /// The largest |weight|.
+    pub max_abs_weight: f64,
+    /// Weights the bound was computed for.
+    pub samples: u64,
+}
+
+/// 2^e as an f64, for any e in [-1074, 1023].
+pub(crate) fn pow2(e: i32) -> f64 {
+    assert!((-1074..=1023).contains(&e), "2^{e} is not an f64");
+    if e >= -1022 {
+        f64::from_bits(((e + 1023) as u64) << 52)
+    } else {
+        f64::from_bits(1u64 << (e + 1074))
+    }
+}
+
+/// The smallest e with |m| < 2^e, for finite m != 0.
+fn exponent_above(m: f64) -> i32 {
+    let m = m.abs();
+    let bits = m.to_bits();
+    let biased = (bits >> 52) as i32;
+    if biased == 0 {
+        // Subnormal: m = mantissa * 2^-1074, mantissa < 2^52.
+        let mant = bits & ((1u64 << 52) - 1);
+        -1074 + (64 - mant.leading_zeros() as i32)
+    } else {
+        biased - 1023 + 1
+    }
+}
+
+impl FixedScale {
+    /// The scale for `samples` weights whose largest magnitude is `max_abs_weight` (finite).
+    pub fn new(max_abs_weight: f64, samples: u64) -> FixedScale {
+        let b = if samples <= 1 { 0 } else { 64 - (samples - 1).leading_zeros() as i32 };
+        let log2 = if max_abs_weight == 0.0 { 0 } else { (62 - b - exponent_above(max_abs_weight)).min(1023) };
+        FixedScale { log2, max_abs_weight: max_abs_weight.abs(), samples }
+    }
+
+    /// The scale for these weights; NaN and infinite weights are refused.
+    pub fn of<W: Weight>(weights: &[W]) -> Result<FixedScale> {
+        let max = weights
+            .par_iter()
+            .with_min_len(1 << 16)
+            .map(|w| w.to_f64().abs())
+            .reduce(|| 0.0, |a, b| if a.is_nan() || b.is_nan() { f64::NAN } else { a.max(b) });
+        if !max.is_finite() {
+            let i = weights.iter().position(|w| !w.to_f64().is_finite()).unwrap_or(0);
+            return Err(Error::invalid(format!("weight {i} is {:?}; weights must be finite", weights[i])));
+        }
+        Ok(FixedScale::new(max, weights.len() as u64))
+    }
+
+    pub fn scale(&self) -> f64 {
+        pow2(self.log2)
+    }
+
+    /// One weight in fixed point: exact product (a power of two), one rounding, half to even.
+    #[inline(always)]
+    pub fn to_fixed(&self, w: f64, scale: f64) -> i64 {
+        (w * scale).round_ties_even() as i64
+    }
+
+    /// A fixed-point sum as f64: one rounding (the i64 to f64 conversion), then an exact power
+    /// of two (unless the result is subnormal).
+    pub fn to_f64(&self, sum: i64) -> f64 {
+        let x = sum as f64;
+        let e = -self.log2;
+        if (-1022..=1023).contains(&e) {
+            x * pow2(e)
+        } else {
+            let half = e / 2;
+            x * pow2(half) * pow2(e - half)
+        }
+    }
+
+    /// Bound on |result - exact sum| per bin from converting each weight: half a unit of 2^-k
+    /// per sample in the bin. This is the bound for a bin holding all `samples`; the final
+    /// conversion adds at most 2^-53 relative.
+    pub fn conversion_bound(&self) -> f64 {
+        self.samples as f64 * 2f64.powi(-(self.log2 + 1))
+    }
+
+    /// The bound for a bin holding `count` samples (plus 2^-53 relative).
+    pub fn bound_for(&self, count: u64) -> f64 {
+        count as f64 * 2f64.powi(-(self.log2 + 1))
+    }
+}
+
+/// How the sums of a weighted histogram were formed.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Weighting {
+    pub accumulation: Accumulation,
+    /// The fixed-point scale (fixed point only).
+    pub fixed: Option<FixedScale>,
+    /// `samples * 2^-(k+1)`: the largest possible difference of any sum from the exact sum of
+    /// its weights, besides the final rounding (2^-53 relative). Fixed point only.
+    pub error_bound: Option<f64>,
+    /// Whether the same input gives the same bits on every run, strategy and backend.
+    pub deterministic: bool,
+    /// The shared-memory atomics that ran (GPU block strategies, fixed point).
+    pub shared_atomics: Option<SharedAtomics>,
+}
+
+/// A weighted histogram: per selected channel, the summed weights per bin and of the samples that
+/// fell in no bin.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct WeightedHistogram {
+    /// `sums[k][b]`: summed weights of the k-th selected channel's samples in bin `b`.
+    pub sums: Vec<Vec<f64>>,
+    /// Summed weights of the samples below the first edge, at or above the last, and NaN.
+    pub below: Vec<f64>,
+    pub above: Vec<f64>,
+    pub nan: Vec<f64>,
+    /// How many samples those were.
+    pub below_count: Vec<u64>,
+    pub above_count: Vec<u64>,
+    pub nan_count: Vec<u64>,
+    pub weighting: Weighting,
+    pub backend: &'static str,
+    pub strategy: Strategy,
+}
+
+impl WeightedHistogram {
+    /// Same bits in every sum and the same outlier counts (backend and strategy aside).
+    pub fn same_bits(&self, other: &WeightedHistogram) -> bool {
+        let bits = |v: &Vec<f64>| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        self.sums.len() == other.sums.len()
+            && self.sums.iter().zip(&other.sums).all(|(a, b)| bits(a) == bits(b))
+            && bits(&self.below) == bits(&other.below)
+            && bits(&self.above) == bits(&other.above)
+            && bits(&self.nan) == bits(&other.nan)
+            && self.below_count == other.below_count
+            && self.above_count == other.above_count
+            && self.nan_count == other.nan_count
+    }
+}
+
+// ---- the accumulation both backends share the shape of ------------------------------------------
+
+/// What one sample adds: one (counts), its weight in fixed point, or its weight as a float.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ValueKind {
+    Count,
+    Fixed(FixedScale),
+    Float,
+}
+
+impl ValueKind {
+    pub fn new(accumulation: Accumulation, scale: Option<FixedScale>) -> ValueKind {
+        match (accumulation, scale) {
+            (Accumulation::FixedPoint, Some(s)) => ValueKind::Fixed(s),
+            (Accumulation::FixedPoint, None) => ValueKind::Count,
+            (Accumulation::FloatAtomics, _) => ValueKind::Float,
+        }
+    }
+
+    pub(crate) fn weighting(self, shared_atomics: Option<SharedAtomics>) -> Option<Weighting> {
+        match self {
+            ValueKind::Count => None,
+            ValueKind::Fixed(s) => Some(Weighting {
+                accumulation: Accumulation::FixedPoint,
+                fixed: Some(s),
+                error_bound: Some(s.conversion_bound()),
+                deterministic: true,
+                shared_atomics,
+            }),
+            ValueKind::Float => Some(Weighting {
+                accumulation: Accumulation::FloatAtomics,
+                fixed: None,
+                error_bound: None,
+                deterministic: false,
+                shared_atomics: None,
+            }),
+        }
+    }
+
+    /// One raw 64-bit accumulator as the value it stands for.
+    pub(crate) fn decode(self, raw: u64) -> f64 {
+        match self {
+            ValueKind::Count => raw as f64,
+            ValueKind::Fixed(s) => s.to_f64(raw as i64),
+            ValueKind::Float => f64::from_bits(raw),
+        }
+    }
+}
+
+/// Raw accumulators, as both backends produce them: `values` per key (u64 counts, i64 fixed-point
+/// sums as u64, or f64 bits), the same for the outlier keys, and the outlier keys' sample counts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Raw {
+    pub values: Vec<u64>,
+    pub outlier_values: Vec<u64>,
+    pub outlier_counts: Vec<u64>,
+}
+
+/// Keys: `[0, width)` bins, then `outs` outlier keys, then one trash key (`width + outs`).
+pub(crate) struct KeySpace {
+    pub width: usize,
+    pub outs: usize,
+}
+
+struct Acc {
+    values: Vec<u64>,
+    floats: Vec<f64>,
+    counts: Vec<u64>,
+}
+
+/// Samples per sequential piece of the CPU backend's loop.
+const PIECE: usize = 1 << 15;
+
+/// The CPU backend's accumulation: rayon workers with private accumulators over pieces of the
+/// input, merged at the end. Fixed point and counts merge with wrapping integer adds, so the
+/// result does not depend on how the work was split.
+pub(crate) fn cpu_accumulate(
+    n: usize,
+    keys: &KeySpace,
+    kind: ValueKind,
+    key: impl Fn(usize) -> usize + Sync,
+    weight: impl Fn(usize) -> f64 + Sync,
+) -> Raw {
+    let total = keys.width + keys.outs + 1;
+    let float = matches!(kind, ValueKind::Float);
+    let new = || Acc {
+        values: if float { Vec::new() } else { vec![0; total] },
+        floats: if float { vec![0.0; total] } else { Vec::new() },
+        counts: vec![0; total],
+    };
+    let acc = (0..n.div_ceil(PIECE))
+        .into_par_iter()
+        .fold(new, |mut a, piece| {
+            let range = piece * PIECE..((piece + 1) * PIECE).min(n);
+            match kind {
+                ValueKind::Count => {
+                    for i in range {
+                        a.values[key(i)] += 1;
+                    }
+                }
+                ValueKind::Fixed(s) => {
+                    let scale = s.scale();
+                    for i in range {
+                        let k = key(i);
+                        a.values[k] = a.values[k].wrapping_add(s.to_fixed(weight(i), scale) as u64);
+                        a.counts[k] += 1;
+                    }
+                }
+                ValueKind::Float => {
+                    for i in range {
+                        let k = key(i);
+                        a.floats[k] += weight(i);
+                        a.counts[k] += 1;
+                    }
+                }
+            }
+            a
+        })
+        .reduce(new, |mut a, b| {
+            for (x, y) in a.values.iter_mut().zip(&b.values) {
+                *x = x.wrapping_add(*y);
+            }
+            for (x, y) in a.floats.iter_mut().zip(&b.floats) {
+                *x += y;
+            }
+            for (x, y) in a.counts.iter_mut().zip(&b.counts) {
+                *x += y;
+            }
+            a
+        });
+    let w = keys.width;
+    let values: Vec<u64> = if float { acc.floats.iter().map(|f| f.to_bits()).collect() } else { acc.values };
+    let counts = if matches!(kind, ValueKind::Count) { values.clone() } else { acc.counts };
+    Raw {
+        values: values[..w].to_vec(),
+        outlier_values: values[w..w + keys.outs].to_vec(),
+        outlier_counts: counts[w..w + keys.outs].to_vec(),
+    }
+}
+
+/// The key of sample `i` of a 1-D histogram (layout of the GPU kernel): `slot * bins + bin`, then
+/// `width + slot * 3 + {0 below, 1 above, 2 NaN}`, then trash for unselected channels.
+pub(crate) fn key_1d<T: Sample>(
+    rule: &BinRule,
+    slots: &[i32],
+    bins: usize,
+    width: usize,
+    trash: usize,
+    i: usize,
+    x: T,
+) -> usize {
+    let slot = slots[i % slots.len()];
+    if slot < 0 {
+        return trash;
+    }
+    let b = rule.bin(x);
+    if b >= 0 {
+        slot as usize * bins + b as usize
+    } else {
+        width + slot as usize * 3 + (-1 - b) as usize
+    }
+}
+
+/// Checks that there is one weight per sample and that every weight is finite, and finds the
+/// fixed-point scale (None for float accumulation).
+pub fn prepare<W: Weight>(samples: usize, weights: &[W], accumulation: Accumulation) -> Result<Option<FixedScale>> {
+    if samples != weights.len() {
+        return Err(Error::invalid(format!(
+            "{samples} samples but {} weights: there must be one weight per sample",
+            weights.len()
+        )));
+    }
+    let scale = FixedScale::of(weights)?;
+    Ok((accumulation == Accumulation::FixedPoint).then_some(scale))
+}
+
+/// A weighted 1-D histogram from raw accumulators.
+pub(crate) fn weighted_from_raw(
+    spec: &HistogramSpec,
+    raw: &Raw,
+    kind: ValueKind,
+    backend: &'static str,
+    strategy: Strategy,
+    shared: Option<SharedAtomics>,
+) -> WeightedHistogram {
+    let bins = spec.bins.count();
+    let slots = spec.channels.selected.len();
+    let d = |v: u64| kind.decode(v);
+    WeightedHistogram {
+        sums: (0..slots).map(|k| raw.values[k * bins..(k + 1) * bins].iter().map(|&v| d(v)).collect()).collect(),
+        below: (0..slots).map(|k| d(raw.outlier_values[3 * k])).collect(),
+        above: (0..slots).map(|k| d(raw.outlier_values[3 * k + 1])).collect(),
+        nan: (0..slots).map(|k| d(raw.outlier_values[3 * k + 2])).collect(),
+        below_count: (0..slots).map(|k| raw.outlier_counts[3 * k]).collect(),
+        above_count: (0..slots).map(|k| raw.outlier_counts[3 * k + 1]).collect(),
+        nan_count: (0..slots).map(|k| raw.outlier_counts[3 * k + 2]).collect(),
+        weighting: kind.weighting(shared).expect("weighted"),
+        backend,
+        strategy,
+    }
+}
+
+/// The CPU backend's weighted 1-D histogram.
+pub fn cpu_histogram_weighted<T: Sample, W: Weight>(
+    samples: &[T],
+    weights: &[W],
+    spec: &HistogramSpec,
+    accumulation: Accumulation,
+) -> Result<WeightedHistogram> {
+    spec.validate()?;
+    let scale = prepare(samples.len(), weights, accumulation)?;
+    let kind = ValueKind::new(accumulation, scale);
+    let rule = BinRule::new::<T>(spec);
+    let slots = spec.channels.slots();
+    let bins = spec.bins.count();
+    let keys = KeySpace { width: bins * spec.channels.selected.len(), outs: 3 * spec.channels.selected.len() };
+    let trash = keys.width + keys.outs;
+    let raw = cpu_accumulate(
+        samples.len(),
+        &keys,
+        kind,
+        |i| key_1d(&rule, &slots, bins, keys.width, trash, i, samples[i]),
+        |i| weights[i].to_f64(),
+    );
+    Ok(weighted_from_raw(spec, &raw, kind, "cpu", Strategy::ThreadPrivate, None))
+}
+
+/// 2-D outlier keys, in the kernel's order.
+pub(crate) const X_BELOW: usize = 0;
+pub(crate) const X_ABOVE: usize = 1;
+pub(crate) const Y_BELOW: usize = 2;
+pub(crate) const Y_ABOVE: usize = 3;
+pub(crate) const NAN_2D: usize = 4;
+
+/// The key of one (x, y) pair: NaN in either coordinate first, then x out of range, then y.
+#[inline(always)]
+pub(crate) fn key_2d<T: Sample>(rx: &BinRule, ry: &BinRule, bins_y: usize, width: usize, x: T, y: T) -> usize {
+    if x.is_nan() || y.is_nan() {
+        return width + NAN_2D;
+    }
+    match rx.bin(x) {
+        BELOW => width + X_BELOW,
+        ABOVE => width + X_ABOVE,
+        bx => match ry.bin(y) {
+            BELOW => width + Y_BELOW,
+            ABOVE => width + Y_ABOVE,
+            by => bx as usize * bins_y + by as usize,
+        },
+    }
+}
+
+/// A 2-D histogram from raw accumulators.
+pub(crate) fn hist2d_from_raw(
+    bins_x: usize,
+    bins_y: usize,
+    raw: &Raw,
+    kind: ValueKind,
+    backend: &'static str,
+    strategy: Strategy,
+    shared: Option<SharedAtomics>,
+) -> Histogram2d {
+    let o = |v: &[u64]| Outliers2d {
+        x_below: v[X_BELOW],
+        x_above: v[X_ABOVE],
+        y_below: v[Y_BELOW],
+        y_above: v[Y_ABOVE],
+        nan: v[NAN_2D],
+    };
+    let weighted = !matches!(kind, ValueKind::Count);
+    let dv: Vec<f64> = raw.outlier_values.iter().map(|&v| kind.decode(v)).collect();
+    Histogram2d {
+        bins_x,
+        bins_y,
+        counts: if weighted { Vec::new() } else { raw.values.clone() },
+        sums: if weighted { raw.values.iter().map(|&v| kind.decode(v)).collect() } else { Vec::new() },
+        outliers: o(&raw.outlier_counts),
+        outlier_sums: weighted.then(|| Outliers2d {
+            x_below: dv[X_BELOW],
+            x_above: dv[X_ABOVE],
+            y_below: dv[Y_BELOW],
+            y_above: dv[Y_ABOVE],
+            nan: dv[NAN_2D],
+        }),
+        weighting: kind.weighting(shared),
+        backend,
+        strategy,
+    }
+}

@@ -1,0 +1,311 @@
+//! The lab on a CUDA device: load the specialisation, size the grid, time with CUDA events, and
+//! check every final value before a figure is reported.
+
+use super::{
+    check_counters, global_defines, global_expected, shared_defines, shared_expected, CounterType, GlobalConfig,
+    GlobalMode, GlobalReport, GlobalRow, Progress, SharedConfig, SharedInput, SharedOp, SharedReport, SharedRow,
+    SharedType, SHARED_THREADS,
+};
+use crate::device::cuda::{driver, CudaDevice};
+use crate::error::{Error, Result};
+use crate::kernels::LAB;
+use cudarc::driver::{CudaFunction, DeviceRepr, LaunchConfig, PushKernelArg};
+use std::sync::Arc;
+
+/// Threads per block of the global lab.
+const GLOBAL_THREADS: u32 = 256;
+/// A run slower than this gets at most three timed repetitions.
+const SLOW_MS: f64 = 50.0;
+
+/// The kernel that runs `mode` for counters of type `t`, and the address count it was built for.
+fn global_function(dev: &CudaDevice, t: CounterType, mode: GlobalMode, addresses: u64) -> Result<CudaFunction> {
+    let (bits, name) = match mode {
+        GlobalMode::Plain => (-1, "tally_lab_global_plain"),
+        GlobalMode::WarpAggregated => (-1, "tally_lab_global_warp_aggregated"),
+        GlobalMode::Compiler => (addresses.trailing_zeros() as i32, "tally_lab_global_compiler"),
+    };
+    let module = dev.module(&LAB, &global_defines(t, bits))?;
+    dev.function(&module, name, 0)
+}
+
+/// Median milliseconds of `run` (each run preceded by `reset`, outside the timed region) after
+/// one warm-up; runs slower than 50 ms get at most three repetitions.
+fn time_runs(
+    dev: &CudaDevice,
+    reps: usize,
+    mut reset: impl FnMut() -> Result<()>,
+    mut run: impl FnMut() -> Result<()>,
+) -> Result<f64> {
+    let timer = dev.timer()?;
+    reset()?;
+    let first = timer.time_ms(&mut run)?;
+    let reps = if first > SLOW_MS { reps.clamp(1, 3) } else { reps.max(1) };
+    let mut t = Vec::with_capacity(reps);
+    for _ in 0..reps {
+        reset()?;
+        t.push(timer.time_ms(&mut run)?);
+    }
+    t.sort_by(|a, b| a.total_cmp(b));
+    Ok(t[t.len() / 2])
+}
+
+/// One row of the global lab: time `ops` increments over `addresses` counters, then check the
+/// counters the last run left.
+pub fn global_row(
+    dev: &Arc<CudaDevice>,
+    t: CounterType,
+    mode: GlobalMode,
+    ops: u64,
+    addresses: u64,
+    reps: usize,
+) -> Result<GlobalRow> {
+    let f = global_function(dev, t, mode, addresses)?;
+    let bytes = addresses as usize * t.size();
+    let mut counters = dev.alloc_zeros::<u8>(bytes, "lab counters")?;
+    let pc = dev.ptr(&counters);
+    let per_sm = dev.blocks_per_sm(&f, GLOBAL_THREADS, 0)?;
+    let blocks = (dev.info().multiprocessors * per_sm).min(ops.div_ceil(GLOBAL_THREADS as u64) as u32).max(1);
+    let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (GLOBAL_THREADS, 1, 1), shared_mem_bytes: 0 };
+    let (n, bits, mask) = (ops as u32, ops.trailing_zeros(), (addresses - 1) as u32);
+    let stream = dev.stream().clone();
+    let ms = time_runs(
+        dev,
+        reps,
+        || stream.memset_zeros(&mut counters).map_err(driver("cuMemsetD8Async(lab counters)")),
+        || {
+            unsafe { stream.launch_builder(&f).arg(&pc).arg(&n).arg(&bits).arg(&mask).launch(cfg) }
+                .map(|_| ())
+                .map_err(driver("cuLaunchKernel(tally_lab_global)"))
+        },
+    )?;
+    dev.synchronize("tally_lab_global")?;
+    let raw = dev.download(&counters, bytes)?;
+    let check =
+        check_counters((0..addresses as usize).map(|i| t.decode(&raw, i)), global_expected(t, mode, ops, addresses));
+    Ok(match check {
+        Ok(()) => GlobalRow {
+            counter_type: t,
+            mode,
+            ops,
+            addresses,
+            ms: Some(ms),
+            ops_per_second: Some(ops as f64 / (ms * 1e-3)),
+            vs_uncontended: None,
+            verified: true,
+            error: None,
+        },
+        Err(e) => GlobalRow {
+            counter_type: t,
+            mode,
+            ops,
+            addresses,
+            ms: None,
+            ops_per_second: None,
+            vs_uncontended: None,
+            verified: false,
+            error: Some(e),
+        },
+    })
+}
+
+/// Every row of `config`; a row that fails to run carries the error, the others still run.
+pub fn global(dev: &Arc<CudaDevice>, config: &GlobalConfig, progress: Progress) -> Result<GlobalReport> {
+    config.validate()?;
+    let sizes = config.sizes();
+    let total = sizes.len() * config.types.len() * config.modes.len();
+    let mut rows = Vec::with_capacity(total);
+    for &t in &config.types {
+        for &mode in &config.modes {
+            for &(ops, addresses) in &sizes {
+                progress(rows.len(), total, &format!("{} {} {ops} ops over {addresses}", t.name(), mode.name()));
+                let row = match global_row(dev, t, mode, ops, addresses, config.reps) {
+                    Ok(r) => r,
+                    // An error the device can recover from is the row's; anything else ends the lab.
+                    Err(e @ Error::Compile { .. }) | Err(e @ Error::OutOfMemory { .. }) => GlobalRow {
+                        counter_type: t,
+                        mode,
+                        ops,
+                        addresses,
+                        ms: None,
+                        ops_per_second: None,
+                        vs_uncontended: None,
+                        verified: false,
+                        error: Some(e.to_string()),
+                    },
+                    Err(e) => return Err(e),
+                };
+                rows.push(row);
+            }
+        }
+    }
+    progress(total, total, "done");
+    let mut report = GlobalReport {
+        lab: "global",
+        backend: "cuda",
+        device: dev.info().name.clone(),
+        config: config.clone(),
+        rows,
+        notes: vec![format!(
+            "{} threads per block, {} blocks at most (the occupancy limit); operation k adds 1 to counter scramble(k) mod addresses, every counter receiving ops/addresses",
+            GLOBAL_THREADS,
+            dev.info().multiprocessors
+        )],
+    };
+    report.fill_ratios();
+    report.note_compiler_aggregation();
+    Ok(report)
+}
+
+/// What one launch of a shared-lab kernel left: every block's targets and every warp's cycles.
+#[derive(Clone, Debug)]
+pub struct SharedRun {
+    /// `blocks` copies of the targets, block after block, decoded exactly.
+    pub finals: Vec<f64>,
+    pub warp_cycles: Vec<u64>,
+    pub blocks: u32,
+}
+
+fn shared_launch<T: DeviceRepr + Copy>(
+    dev: &Arc<CudaDevice>,
+    f: &CudaFunction,
+    blocks: u32,
+    values: &[T],
+    init: T,
+    step: T,
+    input: &SharedInput,
+) -> Result<(Vec<u8>, Vec<u64>)> {
+    let targets = input.targets();
+    let size = std::mem::size_of::<T>();
+    let d_values = dev.upload(values, "lab values")?;
+    let finals = dev.alloc_zeros::<u8>(blocks as usize * targets * size, "lab finals")?;
+    let cycles = dev.alloc_zeros::<u64>(blocks as usize * (SHARED_THREADS / 32) as usize, "lab cycles")?;
+    let (pv, pf, pc) = (dev.ptr(&d_values), dev.ptr(&finals), dev.ptr(&cycles));
+    let (first, tpa, rounds) = (input.first_round, input.threads_per_address, input.rounds);
+    let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (SHARED_THREADS, 1, 1), shared_mem_bytes: 0 };
+    unsafe {
+        dev.stream()
+            .launch_builder(f)
+            .arg(&pv)
+            .arg(&init)
+            .arg(&step)
+            .arg(&first)
+            .arg(&tpa)
+            .arg(&rounds)
+            .arg(&pf)
+            .arg(&pc)
+            .launch(cfg)
+    }
+    .map_err(driver("cuLaunchKernel(tally_lab_shared)"))?;
+    dev.synchronize("tally_lab_shared")?;
+    let raw = dev.download(&finals, blocks as usize * targets * size)?;
+    let cyc = dev.download(&cycles, blocks as usize * (SHARED_THREADS / 32) as usize)?;
+    Ok((raw, cyc))
+}
+
+/// Runs `op` on `input` once, one block per multiprocessor, and returns what it left.
+pub fn shared_run(dev: &Arc<CudaDevice>, op: SharedOp, input: &SharedInput) -> Result<SharedRun> {
+    input.validate()?;
+    let module = dev.module(&LAB, &shared_defines())?;
+    let f = dev.function(&module, op.kernel(), 0)?;
+    let blocks = dev.info().multiprocessors;
+    let n = (blocks as usize) * input.targets();
+    let (finals, warp_cycles) = match op.value_type() {
+        SharedType::U32 => {
+            let v: Vec<u32> = input.values.iter().map(|&x| x as u32).collect();
+            let (raw, c) = shared_launch(dev, &f, blocks, &v, input.init as u32, input.step as u32, input)?;
+            ((0..n).map(|i| CounterType::U32.decode(&raw, i)).collect(), c)
+        }
+        SharedType::U64 => {
+            let v: Vec<u64> = input.values.iter().map(|&x| x as u64).collect();
+            let (raw, c) = shared_launch(dev, &f, blocks, &v, input.init as u64, input.step as u64, input)?;
+            ((0..n).map(|i| CounterType::U64.decode(&raw, i)).collect(), c)
+        }
+        SharedType::F32 => {
+            let v: Vec<f32> = input.values.iter().map(|&x| x as f32).collect();
+            let (raw, c) = shared_launch(dev, &f, blocks, &v, input.init as f32, input.step as f32, input)?;
+            ((0..n).map(|i| CounterType::F32.decode(&raw, i)).collect(), c)
+        }
+    };
+    Ok(SharedRun { finals, warp_cycles, blocks })
+}
+
+/// Checks every block's targets against [`shared_expected`].
+pub fn shared_check(op: SharedOp, input: &SharedInput, run: &SharedRun) -> std::result::Result<(), String> {
+    check_finals(&shared_expected(op, input), run)
+}
+
+fn check_finals(want: &[f64], run: &SharedRun) -> std::result::Result<(), String> {
+    for (i, &got) in run.finals.iter().enumerate() {
+        let w = want[i % want.len()];
+        if got != w {
+            return Err(format!("block {} target {} holds {got}, expected {w}", i / want.len(), i % want.len()));
+        }
+    }
+    Ok(())
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+/// One row: `reps` launches (after a warm-up), every launch's final values checked.
+pub fn shared_row(
+    dev: &Arc<CudaDevice>,
+    op: SharedOp,
+    threads_per_address: u32,
+    rounds: u32,
+    reps: usize,
+) -> Result<SharedRow> {
+    let input = op.lab_input(threads_per_address, rounds);
+    let mut row = SharedRow {
+        op,
+        description: op.description(),
+        threads_per_address,
+        targets: SHARED_THREADS / threads_per_address,
+        cycles_per_op: None,
+        cycles_per_op_max: None,
+        verified: false,
+        error: None,
+    };
+    let want = shared_expected(op, &input);
+    let mut per_op = Vec::new();
+    for rep in 0..=reps.max(1) {
+        let run = shared_run(dev, op, &input)?;
+        if let Err(e) = check_finals(&want, &run) {
+            row.error = Some(e);
+            return Ok(row);
+        }
+        if rep > 0 {
+            per_op.extend(run.warp_cycles.iter().map(|&c| c as f64 / rounds as f64));
+        }
+    }
+    row.verified = true;
+    row.cycles_per_op_max = per_op.iter().copied().reduce(f64::max);
+    row.cycles_per_op = Some(median(&mut per_op));
+    Ok(row)
+}
+
+pub fn shared(dev: &Arc<CudaDevice>, config: &SharedConfig, progress: Progress) -> Result<SharedReport> {
+    let total = config.ops.len() * config.threads_per_address.len();
+    let mut rows = Vec::with_capacity(total);
+    for &op in &config.ops {
+        for &t in &config.threads_per_address {
+            progress(rows.len(), total, &format!("{} with {t} threads per address", op.name()));
+            rows.push(shared_row(dev, op, t, config.rounds, config.reps)?);
+        }
+    }
+    progress(total, total, "done");
+    Ok(SharedReport {
+        lab: "shared",
+        backend: "cuda",
+        device: dev.info().name.clone(),
+        blocks: dev.info().multiprocessors,
+        block_threads: SHARED_THREADS,
+        config: config.clone(),
+        rows,
+        notes: vec![
+            "one block of 256 threads per multiprocessor; threads t*k .. t*k+t-1 share target k; cycles are clock64 around each warp's loop, divided by its rounds".into(),
+        ],
+    })
+}

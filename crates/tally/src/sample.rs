@@ -1,0 +1,128 @@
+//! Sample types a primitive accepts, and how each one appears to the CUDA kernels.
+
+use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
+use std::fmt;
+
+/// The element types tally reads. Each maps onto one C++ type name handed to NVRTC.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DType {
+    U8,
+    U16,
+    I32,
+    U32,
+    I64,
+    F32,
+    F64,
+}
+
+impl DType {
+    pub const ALL: [DType; 7] = [DType::U8, DType::U16, DType::I32, DType::U32, DType::I64, DType::F32, DType::F64];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            DType::U8 => "u8",
+            DType::U16 => "u16",
+            DType::I32 => "i32",
+            DType::U32 => "u32",
+            DType::I64 => "i64",
+            DType::F32 => "f32",
+            DType::F64 => "f64",
+        }
+    }
+
+    pub fn size(self) -> usize {
+        match self {
+            DType::U8 => 1,
+            DType::U16 => 2,
+            DType::I32 | DType::U32 | DType::F32 => 4,
+            DType::I64 | DType::F64 => 8,
+        }
+    }
+
+    /// The C++ spelling NVRTC sees (no <cstdint> there).
+    pub fn cuda_type(self) -> &'static str {
+        match self {
+            DType::U8 => "unsigned char",
+            DType::U16 => "unsigned short",
+            DType::I32 => "int",
+            DType::U32 => "unsigned int",
+            DType::I64 => "long long",
+            DType::F32 => "float",
+            DType::F64 => "double",
+        }
+    }
+
+    pub fn is_float(self) -> bool {
+        matches!(self, DType::F32 | DType::F64)
+    }
+
+    pub fn parse(s: &str) -> Option<DType> {
+        DType::ALL.into_iter().find(|d| d.name() == s)
+    }
+}
+
+impl fmt::Display for DType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A sample element. Integer types expose their exact value so that binning of integers can
+/// be exact rational arithmetic rather than floating point.
+pub trait Sample:
+    Copy + Send + Sync + Default + PartialOrd + fmt::Debug + DeviceRepr + ValidAsZeroBits + 'static
+{
+    const DTYPE: DType;
+    fn to_f64(self) -> f64;
+    /// The exact value of an integer sample; `None` for floating-point types.
+    fn to_i64(self) -> Option<i64>;
+    fn is_nan(self) -> bool;
+}
+
+macro_rules! int_sample {
+    ($t:ty, $d:expr) => {
+        impl Sample for $t {
+            const DTYPE: DType = $d;
+            #[inline(always)]
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+            #[inline(always)]
+            fn to_i64(self) -> Option<i64> {
+                Some(self as i64)
+            }
+            #[inline(always)]
+            fn is_nan(self) -> bool {
+                false
+            }
+        }
+    };
+}
+int_sample!(u8, DType::U8);
+int_sample!(u16, DType::U16);
+int_sample!(i32, DType::I32);
+int_sample!(u32, DType::U32);
+int_sample!(i64, DType::I64);
+
+macro_rules! float_sample {
+    ($t:ty, $d:expr) => {
+        impl Sample for $t {
+            const DTYPE: DType = $d;
+            #[inline(always)]
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+            #[inline(always)]
+            fn to_i64(self) -> Option<i64> {
+                None
+            }
+            #[inline(always)]
+            fn is_nan(self) -> bool {
+                self.is_nan()
+            }
+        }
+    };
+}
+float_sample!(f32, DType::F32);
+float_sample!(f64, DType::F64);

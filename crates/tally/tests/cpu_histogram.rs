@@ -1,0 +1,822 @@
+//! The CPU backend against the reference, count for count (below, above and NaN included).
+//!
+//! Property tests draw the bins (even bins with integral, fractional, negative, huge and tiny
+//! ranges, or custom edges), the channel layout (1..=4 interleaved, any non-empty subset in any
+//! order), the size and a seed; the samples are then drawn from that seed so that they hit the
+//! bins' edges on purpose: the bounds, one ulp either side of every edge, exact rational edges of
+//! the integer rule, NaN, infinities, type extremes and random bit patterns.
+
+use proptest::prelude::*;
+use proptest::strategy::Strategy as _;
+use proptest::test_runner::{Config, TestCaseError};
+use tally::data::splitmix64;
+use tally::histogram::binning::int_bounds;
+use tally::histogram::{bin_edges, cpu, reference};
+use tally::{Backend, Bins, Channels, Error, Histogram, HistogramSpec, Sample, Strategy};
+
+// ---------------------------------------------------------------------------------------------
+// Sample types under test, and values of each near a given f64.
+
+fn next_up(x: f64) -> f64 {
+    if x.is_nan() || x == f64::INFINITY {
+        return x;
+    }
+    if x == 0.0 {
+        return f64::from_bits(1);
+    }
+    let b = x.to_bits();
+    f64::from_bits(if x > 0.0 { b + 1 } else { b - 1 })
+}
+
+fn next_down(x: f64) -> f64 {
+    -next_up(-x)
+}
+
+fn next_up32(x: f32) -> f32 {
+    if x.is_nan() || x == f32::INFINITY {
+        return x;
+    }
+    if x == 0.0 {
+        return f32::from_bits(1);
+    }
+    let b = x.to_bits();
+    f32::from_bits(if x > 0.0 { b + 1 } else { b - 1 })
+}
+
+fn next_down32(x: f32) -> f32 {
+    -next_up32(-x)
+}
+
+trait TestSample: Sample {
+    /// `as` conversion: saturating for integers, NaN to 0.
+    fn from_f64(v: f64) -> Self;
+    /// Saturating for integers.
+    fn from_i128(v: i128) -> Self;
+    /// Any bit pattern (floats: NaN payloads, subnormals, infinities included).
+    fn from_bits64(r: u64) -> Self;
+    /// Values of this type at and right around `v`.
+    fn around(v: f64, out: &mut Vec<Self>);
+    fn extremes() -> Vec<Self>;
+    fn bits(self) -> u64;
+}
+
+macro_rules! int_test_sample {
+    ($($t:ty),*) => {$(
+        impl TestSample for $t {
+            fn from_f64(v: f64) -> Self {
+                v as $t
+            }
+            fn from_i128(v: i128) -> Self {
+                v.clamp(<$t>::MIN as i128, <$t>::MAX as i128) as $t
+            }
+            fn from_bits64(r: u64) -> Self {
+                r as $t
+            }
+            fn around(v: f64, out: &mut Vec<Self>) {
+                if v.is_nan() {
+                    return;
+                }
+                let (f, c) = (v.floor() as i128, v.ceil() as i128);
+                for x in [f.saturating_sub(1), f, c, c.saturating_add(1)] {
+                    out.push(Self::from_i128(x));
+                }
+            }
+            fn extremes() -> Vec<Self> {
+                vec![
+                    <$t>::MIN,
+                    <$t>::MIN.wrapping_add(1),
+                    <$t>::MAX,
+                    <$t>::MAX - 1,
+                    0,
+                    1,
+                    (-1i64) as $t,
+                    (i64::MIN / 2) as $t,
+                ]
+            }
+            fn bits(self) -> u64 {
+                self as u64
+            }
+        }
+    )*};
+}
+int_test_sample!(u8, u16, i32, u32, i64);
+
+impl TestSample for f64 {
+    fn from_f64(v: f64) -> Self {
+        v
+    }
+    fn from_i128(v: i128) -> Self {
+        v as f64
+    }
+    fn from_bits64(r: u64) -> Self {
+        f64::from_bits(r)
+    }
+    fn around(v: f64, out: &mut Vec<Self>) {
+        out.extend([v, next_up(v), next_down(v)]);
+    }
+    fn extremes() -> Vec<Self> {
+        vec![
+            f64::NAN,
+            -f64::NAN,
+            f64::from_bits(0x7ff0_0000_0000_0001), // signalling NaN
+            f64::from_bits(0xfff8_dead_beef_0001), // negative NaN with a payload
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::MAX,
+            f64::MIN,
+            f64::MIN_POSITIVE,
+            -f64::MIN_POSITIVE,
+            f64::from_bits(1),
+            0.0,
+            -0.0,
+            1e300,
+            -1e300,
+            i64::MAX as f64,
+            i64::MIN as f64,
+        ]
+    }
+    fn bits(self) -> u64 {
+        self.to_bits()
+    }
+}
+
+impl TestSample for f32 {
+    fn from_f64(v: f64) -> Self {
+        v as f32
+    }
+    fn from_i128(v: i128) -> Self {
+        v as f32
+    }
+    fn from_bits64(r: u64) -> Self {
+        f32::from_bits(r as u32)
+    }
+    fn around(v: f64, out: &mut Vec<Self>) {
+        let w = v as f32;
+        out.extend([w, next_up32(w), next_down32(w)]);
+    }
+    fn extremes() -> Vec<Self> {
+        vec![
+            f32::NAN,
+            -f32::NAN,
+            f32::from_bits(0x7f80_0001),
+            f32::from_bits(0xffc0_beef),
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::MAX,
+            f32::MIN,
+            f32::MIN_POSITIVE,
+            f32::from_bits(1),
+            0.0,
+            -0.0,
+            1e30,
+            -1e30,
+            16_777_217.0,
+        ]
+    }
+    fn bits(self) -> u64 {
+        self.to_bits() as u64
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sample generation aimed at the edges of `bins`.
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(1);
+        splitmix64(self.0)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+}
+
+fn range_of(bins: &Bins) -> (f64, f64) {
+    match bins {
+        Bins::Even { lower, upper, .. } => (*lower, *upper),
+        Bins::Edges(e) => (e[0], e[e.len() - 1]),
+    }
+}
+
+fn make_samples<T: TestSample>(bins: &Bins, n: usize, seed: u64) -> Vec<T> {
+    let mut rng = Rng(seed);
+    let (lo, hi) = range_of(bins);
+
+    let mut pool = T::extremes();
+    for v in [lo, hi, 0.0, -1.0, 1.0, -1e18, 1e18, 9.007_199_254_740_992e15] {
+        T::around(v, &mut pool);
+    }
+    let edges = bin_edges(bins);
+    if edges.len() <= 80 {
+        for &e in &edges {
+            T::around(e, &mut pool);
+        }
+    } else {
+        for _ in 0..64 {
+            T::around(edges[rng.below(edges.len())], &mut pool);
+        }
+    }
+    // The integer rule's own edges: the least integer of each bin, and the one before it.
+    if !T::DTYPE.is_float() {
+        if let Some(b) = int_bounds(bins) {
+            let picks = (b.bins as usize + 1).min(64);
+            for j in 0..picks {
+                let k = if (b.bins as usize) < 64 { j as i128 } else { rng.below(b.bins as usize + 1) as i128 };
+                let (r, nb) = (b.range as i128, b.bins as i128);
+                let first = b.lower as i128 + (k * r + nb - 1) / nb;
+                pool.extend([T::from_i128(first - 1), T::from_i128(first), T::from_i128(first + 1)]);
+            }
+        }
+    }
+
+    (0..n)
+        .map(|_| match rng.below(100) {
+            0..=49 => pool[rng.below(pool.len())],
+            50..=84 => {
+                let u = rng.unit();
+                T::from_f64(lo * (1.0 - u) + hi * u)
+            }
+            85..=92 => {
+                let u = rng.unit() * 1.5 - 0.25;
+                T::from_f64(lo * (1.0 - u) + hi * u)
+            }
+            _ => T::from_bits64(rng.next()),
+        })
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// The comparison.
+
+fn single(bins: &Bins) -> HistogramSpec {
+    HistogramSpec { bins: bins.clone(), channels: Channels::single() }
+}
+
+/// Where two histograms differ, and the first sample that by itself is counted differently.
+fn explain<T: TestSample>(samples: &[T], spec: &HistogramSpec, want: &Histogram, got: &Histogram) -> String {
+    let mut s = format!("type {}, {} samples, spec {:?}\n", T::DTYPE, samples.len(), spec);
+    for k in 0..want.counts.len() {
+        let diff: Vec<(usize, u64, u64)> = want.counts[k]
+            .iter()
+            .zip(&got.counts[k])
+            .enumerate()
+            .filter(|(_, (a, b))| a != b)
+            .map(|(i, (a, b))| (i, *a, *b))
+            .take(8)
+            .collect();
+        s += &format!(
+            "slot {k}: bins differing (bin, reference, cpu): {diff:?}; below {} vs {}, above {} vs {}, nan {} vs {}\n",
+            want.below[k], got.below[k], want.above[k], got.above[k], want.nan[k], got.nan[k]
+        );
+    }
+    let one = single(&spec.bins);
+    for &x in samples {
+        let w = reference::histogram(&[x], &one);
+        let g = cpu::histogram(&[x], &one).unwrap();
+        if !w.same_counts(&g) {
+            let where_ = |h: &Histogram| {
+                if h.below[0] == 1 {
+                    "below".to_string()
+                } else if h.above[0] == 1 {
+                    "above".to_string()
+                } else if h.nan[0] == 1 {
+                    "nan".to_string()
+                } else {
+                    format!("bin {}", h.counts[0].iter().position(|&c| c == 1).unwrap())
+                }
+            };
+            s += &format!(
+                "first sample counted differently: {x:?} (bits {:#x}): reference {}, cpu {}\n",
+                x.bits(),
+                where_(&w),
+                where_(&g)
+            );
+            return s;
+        }
+    }
+    s + "no single sample is counted differently: the difference is in chunking or merging\n"
+}
+
+fn in_selected(n: usize, channels: &Channels) -> u64 {
+    let c = channels.interleave as usize;
+    (0..n).filter(|i| channels.selected.contains(&((i % c) as u32))).count() as u64
+}
+
+fn check<T: TestSample>(samples: &[T], spec: &HistogramSpec) -> Result<(), TestCaseError> {
+    let want = reference::histogram(samples, spec);
+    let got = Backend::Cpu
+        .histogram(samples, spec, Strategy::Auto)
+        .map_err(|e| TestCaseError::fail(format!("cpu backend failed: {e} for {spec:?}")))?;
+    prop_assert!(got.same_counts(&want), "{}", explain(samples, spec, &want, &got));
+    let direct = cpu::histogram(samples, spec)
+        .map_err(|e| TestCaseError::fail(format!("cpu::histogram failed: {e} for {spec:?}")))?;
+    prop_assert!(direct.same_counts(&want), "{}", explain(samples, spec, &want, &direct));
+    prop_assert_eq!(got.total(), in_selected(samples.len(), &spec.channels));
+    prop_assert_eq!(got.counts.len(), spec.channels.selected.len());
+    Ok(())
+}
+
+fn check_case<T: TestSample>(bins: Bins, channels: Channels, n: usize, seed: u64) -> Result<(), TestCaseError> {
+    let spec = HistogramSpec { bins, channels };
+    let samples: Vec<T> = make_samples(&spec.bins, n, seed);
+    check(&samples, &spec)
+}
+
+fn assert_same<T: TestSample>(samples: &[T], spec: &HistogramSpec) {
+    if let Err(e) = check(samples, spec) {
+        panic!("{e}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Strategies.
+
+/// 64 cases per property (quick in a debug build); PROPTEST_CASES=n for a deeper run.
+fn config() -> Config {
+    let cases = std::env::var("PROPTEST_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(64);
+    Config { cases, failure_persistence: None, ..Config::default() }
+}
+
+fn even_bins() -> impl proptest::strategy::Strategy<Value = Bins> {
+    let bins = prop_oneof![
+        3 => 1u32..=5000,
+        2 => 1u32..=16,
+        1 => prop::sample::select(vec![1u32, 2, 3, 7, 10, 64, 100, 255, 256, 1000, 1024, 4096, 5000]),
+    ];
+    (bins, 0u8..13, -3000i64..3000, 1i64..20_000, -1e4f64..1e4, 1e-3f64..1e5, 0i32..62, 1i64..=4)
+        .prop_map(|(bins, kind, l, w, x, y, e, m)| {
+            let constants = [
+                (0.0, 256.0),
+                (0.0, 65536.0),
+                (-0.5, 255.5),
+                (0.1, 0.7),
+                (-1e300, 1e300),
+                (f64::MIN / 2.0, f64::MAX / 2.0),
+                (1e-300, 2e-300),
+                (i64::MIN as f64, i64::MAX as f64),
+                (0.0, 4_294_967_296.0),
+                (-2_147_483_648.0, 2_147_483_648.0),
+                (-1.0, 3.0 * 2f64.powi(59)),
+                (-0.25, -0.0),
+            ];
+            let (lo, hi) = match kind {
+                // Integral bounds, range rarely a multiple of the bins.
+                0 | 1 => (l as f64, (l + w) as f64),
+                // Integral, range a multiple of the bins (once: one bin per integer).
+                2 => (l as f64, (l + bins as i64 * m) as f64),
+                // Integral, fewer integers than bins.
+                3 => (l as f64, (l + 1 + w % bins as i64) as f64),
+                // Fractional bounds.
+                4 => (x, x + y),
+                // Negative, fractional.
+                5 => (-x.abs() - y, -x.abs()),
+                // Negative, integral.
+                6 => ((-l.abs() - w) as f64, (-l.abs()) as f64),
+                // Symmetric powers of two: the integer rule up to 2^63 / bins, then the f64 rule.
+                7 => (-(2f64.powi(e)), 2f64.powi(e)),
+                // Large integral ranges, exactly representable: the integer quotient's correction.
+                8 => {
+                    let base = l as f64 * 2f64.powi(40);
+                    (base, base + w as f64 * 2f64.powi(e % 21) + 1.0)
+                }
+                // Narrow fractional range.
+                9 => (x, x + y * 1e-7),
+                // Fractional lower, integral upper.
+                10 => (l as f64 - y.fract() - 0.001, (l + w) as f64),
+                _ => constants[(l.rem_euclid(constants.len() as i64)) as usize],
+            };
+            Bins::even(bins, lo, hi)
+        })
+        .prop_filter("valid even bins", |b| b.validate().is_ok())
+}
+
+fn edge_bins() -> impl proptest::strategy::Strategy<Value = Bins> {
+    let specials = vec![
+        -1e300,
+        1e300,
+        0.0,
+        -0.0,
+        0.1,
+        0.2,
+        0.1 + 0.2,
+        0.3,
+        1.0,
+        next_up(1.0),
+        next_down(1.0),
+        255.0,
+        255.5,
+        256.0,
+        65535.0,
+        65536.0,
+        2_147_483_648.0,
+        -2_147_483_648.0,
+        9_007_199_254_740_992.0,
+        9_007_199_254_740_994.0,
+        9_223_372_036_854_775_808.0,
+        -9_223_372_036_854_775_808.0,
+        16_777_216.0,
+        16_777_218.0,
+    ];
+    let value = prop_oneof![
+        3 => (-1000i64..1000).prop_map(|v| v as f64),
+        3 => -1e4f64..1e4,
+        1 => -1e6f64..-1.0,
+        1 => prop::sample::select(specials),
+    ];
+    prop::collection::vec(value, 2..=60)
+        .prop_map(|mut v| {
+            v.sort_by(f64::total_cmp);
+            v.dedup_by(|a, b| a == b);
+            Bins::Edges(v)
+        })
+        .prop_filter("valid edges", |b| b.validate().is_ok())
+}
+
+fn channels() -> impl proptest::strategy::Strategy<Value = Channels> {
+    (1u32..=4).prop_flat_map(|c| {
+        prop::sample::subsequence((0..c).collect::<Vec<u32>>(), 1..=c as usize)
+            .prop_shuffle()
+            .prop_map(move |selected| Channels { interleave: c, selected })
+    })
+}
+
+fn sizes() -> impl proptest::strategy::Strategy<Value = usize> {
+    prop_oneof![
+        5 => prop::sample::select(vec![0usize, 1, 2, 3, 4, 5, 31, 32, 33, 1023, 1024, 1025]),
+        3 => 0usize..3000,
+        1 => prop::sample::select(vec![4099usize, 65_537, 70_001, 140_003]),
+    ]
+}
+
+macro_rules! prop_tests {
+    ($($t:ty => $even:ident, $edges:ident;)*) => {
+        proptest! {
+            #![proptest_config(config())]
+            $(
+                #[test]
+                fn $even(bins in even_bins(), channels in channels(), n in sizes(), seed in any::<u64>()) {
+                    check_case::<$t>(bins, channels, n, seed)?;
+                }
+
+                #[test]
+                fn $edges(bins in edge_bins(), channels in channels(), n in sizes(), seed in any::<u64>()) {
+                    check_case::<$t>(bins, channels, n, seed)?;
+                }
+            )*
+        }
+    };
+}
+
+prop_tests! {
+    u8 => prop_even_u8, prop_edges_u8;
+    u16 => prop_even_u16, prop_edges_u16;
+    i32 => prop_even_i32, prop_edges_i32;
+    u32 => prop_even_u32, prop_edges_u32;
+    i64 => prop_even_i64, prop_edges_i64;
+    f32 => prop_even_f32, prop_edges_f32;
+    f64 => prop_even_f64, prop_edges_f64;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Deterministic tests.
+
+const BIG: usize = (1 << 20) + 7;
+
+fn big_case<T: TestSample>(bins: Bins, channels: Channels, seed: u64) {
+    let spec = HistogramSpec { bins, channels };
+    let samples: Vec<T> = make_samples(&spec.bins, BIG, seed);
+    assert_same(&samples, &spec);
+}
+
+#[test]
+fn big_input_every_type() {
+    let three = Channels { interleave: 3, selected: vec![2, 0] };
+    big_case::<u8>(Bins::even(256, 0.0, 256.0), Channels::single(), 1);
+    big_case::<u8>(Bins::even(10, -0.5, 200.25), three.clone(), 2);
+    big_case::<u16>(Bins::Edges(vec![0.0, 1.0, 255.5, 1000.0, 40000.0, 65535.0]), Channels::all(4), 3);
+    big_case::<i32>(Bins::even(37, -1000.0, 1000.0), three.clone(), 4);
+    big_case::<i32>(Bins::even(256, 0.0, 256.0), Channels::single(), 5);
+    big_case::<u32>(Bins::even(4999, 17.0, 4_000_000_000.0), Channels::single(), 6);
+    big_case::<i64>(Bins::even(3, -1.0, 3.0 * 2f64.powi(59)), three.clone(), 7);
+    big_case::<f32>(Bins::even(1000, -3.5, 7.25), Channels::all(2), 8);
+    big_case::<f64>(Bins::Edges(vec![-1e300, -1.0, 0.0, 0.1, 0.30000000000000004, 1.0, 1e300]), three, 9);
+}
+
+#[test]
+fn every_sample_is_accounted_for() {
+    let layouts = [
+        Channels::single(),
+        Channels { interleave: 3, selected: vec![2, 0] },
+        Channels { interleave: 4, selected: vec![3, 1, 0, 2] },
+        Channels { interleave: 2, selected: vec![1] },
+        Channels { interleave: 16, selected: vec![15, 0, 7] },
+    ];
+    for channels in layouts {
+        for n in [0usize, 1, 2, 1001, 70_001] {
+            let spec = HistogramSpec { bins: Bins::even(13, -7.5, 99.0), channels: channels.clone() };
+            let samples: Vec<f64> = make_samples(&spec.bins, n, n as u64);
+            let h = Backend::Cpu.histogram(&samples, &spec, Strategy::Auto).unwrap();
+            assert_eq!(h.total(), in_selected(n, &channels), "{channels:?} n={n}");
+            let c = channels.interleave as usize;
+            for (k, &ch) in channels.selected.iter().enumerate() {
+                let in_channel = (0..n).filter(|i| i % c == ch as usize).count() as u64;
+                let seen = h.counts[k].iter().sum::<u64>() + h.below[k] + h.above[k] + h.nan[k];
+                assert_eq!(seen, in_channel, "{channels:?} n={n} slot {k}");
+            }
+            assert_same(&samples, &spec);
+        }
+    }
+}
+
+fn even_three_of_nine<T: TestSample>() {
+    let spec = HistogramSpec::even(3, 0.0, 9.0);
+    let signed = T::from_i128(-1) < T::from_i128(0);
+    let mut values: Vec<T> = (0i128..=10).map(T::from_i128).collect();
+    if signed {
+        values.push(T::from_i128(-1));
+    }
+    let h = Backend::Cpu.histogram(&values, &spec, Strategy::Auto).unwrap();
+    let (want_below, want_above) = (signed as u64, 2);
+    assert_eq!(h.counts, vec![vec![3, 3, 3]], "{}", T::DTYPE);
+    assert_eq!((h.below[0], h.above[0], h.nan[0]), (want_below, want_above, 0), "{}", T::DTYPE);
+    assert_same(&values, &spec);
+
+    // One at a time: 3 starts bin 1, 6 starts bin 2, 8 is the last of bin 2, 9 is above.
+    for (v, want) in [(3i128, Some(1usize)), (6, Some(2)), (8, Some(2)), (2, Some(0)), (5, Some(1)), (0, Some(0))] {
+        let h = cpu::histogram(&[T::from_i128(v)], &spec).unwrap();
+        let bin = h.counts[0].iter().position(|&c| c == 1);
+        assert_eq!(bin, want, "{} value {v}", T::DTYPE);
+    }
+    let h = cpu::histogram(&[T::from_i128(9)], &spec).unwrap();
+    assert_eq!((h.above[0], h.total()), (1, 1), "{} value 9", T::DTYPE);
+}
+
+#[test]
+fn integer_bin_edges_are_exact() {
+    even_three_of_nine::<u8>();
+    even_three_of_nine::<u16>();
+    even_three_of_nine::<i32>();
+    even_three_of_nine::<u32>();
+    even_three_of_nine::<i64>();
+    even_three_of_nine::<f32>();
+    even_three_of_nine::<f64>();
+
+    let spec = HistogramSpec::even(3, 0.0, 9.0);
+    let h = cpu::histogram(&[-1i32], &spec).unwrap();
+    assert_eq!((h.below[0], h.total()), (1, 1));
+
+    // 7 integers in 3 bins: [0, 7/3) [7/3, 14/3) [14/3, 7): 0 1 2 | 3 4 | 5 6.
+    let spec = HistogramSpec::even(3, 0.0, 7.0);
+    let h = cpu::histogram(&[0i32, 1, 2, 3, 4, 5, 6, 7], &spec).unwrap();
+    assert_eq!(h.counts, vec![vec![3, 2, 2]]);
+    assert_eq!(h.above, vec![1]);
+
+    // Where f64 arithmetic would be wrong: range 3*2^59 + 1 is not an f64, and 2^60 - 1 rounds
+    // to 2^60, so the f64 formula says bin 2; the exact rule says floor(3*2^60 / (3*2^59+1)) = 1.
+    let spec = HistogramSpec::even(3, -1.0, 3.0 * 2f64.powi(59));
+    let x = (1i64 << 60) - 1;
+    let float_bin = ((((x as f64) - -1.0) * 3.0) / (3.0 * 2f64.powi(59) - -1.0)).floor();
+    assert_eq!(float_bin, 2.0, "the example no longer shows the difference");
+    let h = cpu::histogram(&[x], &spec).unwrap();
+    assert_eq!(h.counts, vec![vec![0, 1, 0]]);
+    assert_same(&[x, x - 1, x + 1, x + 2, i64::MIN, i64::MAX, -1, -2, 0], &spec);
+}
+
+/// Every integer of small integral ranges against every bin count with and without common
+/// factors: the bins' first integers, where `d * bins` is an exact multiple of the range, are
+/// where an estimated quotient goes wrong (49 * (1/49) < 1 in f64, for one).
+#[test]
+fn integer_rule_small_ranges_exhaustively() {
+    let bin_counts = [1u32, 2, 3, 4, 5, 7, 8, 10, 12, 16, 37, 49, 64, 100, 255, 256];
+    for range in 1i64..=300 {
+        for &bins in &bin_counts {
+            let lower = if range % 2 == 0 { -7 } else { 3 };
+            let spec = HistogramSpec::even(bins, lower as f64, (lower + range) as f64);
+            let samples: Vec<i32> = (lower - 2..lower + range + 2).map(|v| v as i32).collect();
+            let want = reference::histogram(&samples, &spec);
+            let got = cpu::histogram(&samples, &spec).unwrap();
+            assert!(got.same_counts(&want), "{}", explain(&samples, &spec, &want, &got));
+        }
+    }
+}
+
+/// Integral ranges where `range * bins` is beyond 2^53 (so no f64 shortcut is exact) but below
+/// 2^63 (so the exact rule applies), at every bin's first integer and its neighbours.
+#[test]
+fn integer_rule_large_ranges_at_bin_starts() {
+    let two = |e: i32| 2f64.powi(e);
+    let specs = [
+        (3u32, 0.0, 15.0 * two(50)),
+        (7, -two(60), -two(60) + 21.0 * two(52)),
+        (100, 0.0, 300.0 * two(44)),
+        (3, 0.0, two(55) + 8.0),
+        (5, -two(61), -two(61) + 5.0 * 7.0 * two(54)),
+        (1, -two(62), two(62) - 1024.0),
+    ];
+    for (bins, lower, upper) in specs {
+        let spec = HistogramSpec::even(bins, lower, upper);
+        let b = int_bounds(&spec.bins).expect("the exact rule applies");
+        assert!(b.range as u128 * bins as u128 > 1 << 53, "{spec:?}");
+        let mut samples: Vec<i64> = i64::extremes();
+        for k in 0..=bins as i128 {
+            let first = b.lower as i128 + (k * b.range as i128 + bins as i128 - 1) / bins as i128;
+            for x in [first - 1, first, first + 1] {
+                samples.push(i64::from_i128(x));
+            }
+        }
+        samples.extend(make_samples::<i64>(&spec.bins, 2000, bins as u64));
+        assert_same(&samples, &spec);
+    }
+}
+
+/// Power-of-two bin widths with bounds at and beyond the limits of 16- and 32-bit types, where
+/// offsets computed in the sample's own width would wrap.
+#[test]
+fn integer_bounds_at_type_limits() {
+    fn check_type<T: TestSample>(specs: &[(u32, f64, f64)]) {
+        for &(bins, lower, upper) in specs {
+            let spec = HistogramSpec::even(bins, lower, upper);
+            let mut samples: Vec<T> = make_samples(&spec.bins, 5000, bins as u64);
+            samples.extend(T::extremes());
+            for v in [lower, upper, 0.0, 2147483648.0, 4294967296.0, 65536.0] {
+                T::around(v, &mut samples);
+            }
+            assert_same(&samples, &spec);
+        }
+    }
+    let two = |e: i32| 2f64.powi(e);
+    check_type::<i32>(&[
+        (1, -two(31), two(31)),
+        (2, -two(31), two(31)),
+        (256, -two(31), two(31)),
+        (4, -two(31), 0.0),
+        (1, -two(31) - 1.0, two(31) - 1.0),
+        (2, -two(30), two(31) + two(30)),
+        (8, two(31) - 8.0, two(31)),
+        (1, two(31), two(32)),
+    ]);
+    check_type::<u32>(&[
+        (1, 0.0, two(32)),
+        (256, 0.0, two(32)),
+        (3, two(31), two(32) + two(30)),
+        (1, 1.0, two(32) + 1.0),
+        (2, -two(31), two(31)),
+        (4, two(32) - 4.0, two(32)),
+    ]);
+    check_type::<u16>(&[
+        (256, 0.0, 65536.0),
+        (1, 1.0, 65537.0),
+        (1, -1.0, 65535.0),
+        (3, 32768.0, 65536.0 + 16384.0),
+        (1, 65535.0, 131071.0),
+    ]);
+}
+
+#[test]
+fn f32_nan_is_counted_as_nan() {
+    let samples = [
+        f32::NAN,
+        -f32::NAN,
+        f32::from_bits(0x7f80_0001),
+        1.0,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        3.999_999_8,
+        4.0,
+        0.0,
+        -0.0,
+    ];
+    for bins in [Bins::even(4, 0.0, 4.0), Bins::Edges(vec![0.0, 1.0, 2.0, 3.0, 4.0])] {
+        let spec = single(&bins);
+        let h = Backend::Cpu.histogram(&samples[..], &spec, Strategy::Auto).unwrap();
+        assert_eq!(h.nan, vec![3], "{bins:?}");
+        assert_eq!(h.below, vec![1], "{bins:?}");
+        assert_eq!(h.above, vec![2], "{bins:?}");
+        assert_eq!(h.counts, vec![vec![2, 1, 0, 1]], "{bins:?}");
+        assert_same(&samples, &spec);
+    }
+    // NaN in one channel only.
+    let spec = HistogramSpec::even(2, 0.0, 1.0).with_channels(Channels::all(2));
+    let h = cpu::histogram(&[f32::NAN, 0.25, f32::NAN, 0.75, 0.5, f32::NAN], &spec).unwrap();
+    assert_eq!(h.nan, vec![2, 1]);
+    assert_eq!(h.counts, vec![vec![0, 1], vec![1, 1]]);
+}
+
+#[test]
+fn invalid_specs_are_errors_not_panics() {
+    let ch = |interleave: u32, selected: Vec<u32>| {
+        HistogramSpec::even(4, 0.0, 1.0).with_channels(Channels { interleave, selected })
+    };
+    let cases: Vec<(&str, HistogramSpec)> = vec![
+        ("0 bins", HistogramSpec::even(0, 0.0, 1.0)),
+        ("lower == upper", HistogramSpec::even(4, 1.0, 1.0)),
+        ("lower > upper", HistogramSpec::even(4, 2.0, 1.0)),
+        ("NaN lower", HistogramSpec::even(4, f64::NAN, 1.0)),
+        ("NaN upper", HistogramSpec::even(4, 0.0, f64::NAN)),
+        ("infinite upper", HistogramSpec::even(4, 0.0, f64::INFINITY)),
+        ("infinite lower", HistogramSpec::even(4, f64::NEG_INFINITY, 0.0)),
+        ("range overflows", HistogramSpec::even(4, f64::MIN, f64::MAX)),
+        ("too many bins", HistogramSpec::even(u32::MAX, 0.0, 1.0)),
+        ("no edges", HistogramSpec::edges(vec![])),
+        ("one edge", HistogramSpec::edges(vec![1.0])),
+        ("repeated edge", HistogramSpec::edges(vec![0.0, 1.0, 1.0, 2.0])),
+        ("decreasing edges", HistogramSpec::edges(vec![0.0, 2.0, 1.0])),
+        ("NaN edge", HistogramSpec::edges(vec![0.0, f64::NAN, 1.0])),
+        ("infinite edge", HistogramSpec::edges(vec![0.0, f64::INFINITY])),
+        ("channel out of range", ch(2, vec![2])),
+        ("channel selected twice", ch(3, vec![1, 0, 1])),
+        ("no channel selected", ch(2, vec![])),
+        ("zero channels", ch(0, vec![0])),
+        ("too many channels", ch(17, vec![0])),
+        ("too many counters", HistogramSpec::even(1 << 30, 0.0, 1.0).with_channels(Channels::all(2))),
+    ];
+    for (what, spec) in cases {
+        for n in [0usize, 5] {
+            let samples = vec![0.5f64; n];
+            let r = std::panic::catch_unwind(|| Backend::Cpu.histogram(&samples, &spec, Strategy::Auto));
+            match r {
+                Ok(Err(Error::InvalidArgument(_))) => {}
+                Ok(Err(e)) => panic!("{what}: wrong error kind: {e}"),
+                Ok(Ok(_)) => panic!("{what}: accepted {spec:?}"),
+                Err(_) => panic!("{what}: panicked instead of returning an error"),
+            }
+            let ints = vec![1i32; n];
+            let r = std::panic::catch_unwind(|| cpu::histogram(&ints, &spec));
+            assert!(matches!(r, Ok(Err(Error::InvalidArgument(_)))), "{what}: cpu::histogram did not return an error");
+            let bytes = vec![1u8; n];
+            let r = std::panic::catch_unwind(|| cpu::histogram(&bytes, &spec));
+            assert!(
+                matches!(r, Ok(Err(Error::InvalidArgument(_)))),
+                "{what}: cpu::histogram::<u8> did not return an error"
+            );
+        }
+    }
+}
+
+#[test]
+fn large_u8_input() {
+    let n = 300_001; // several 2^16-sample chunks
+    let samples: Vec<u8> = (0..n as u64).map(|i| (splitmix64(i) >> 56) as u8).collect();
+    let mut want = vec![0u64; 256];
+    for &x in &samples {
+        want[x as usize] += 1;
+    }
+    let spec = HistogramSpec::even(256, 0.0, 256.0);
+    let h = Backend::Cpu.histogram(&samples, &spec, Strategy::Auto).unwrap();
+    assert_eq!(h.counts, vec![want]);
+    assert_eq!((h.below[0], h.above[0], h.nan[0]), (0, 0, 0));
+    assert_same(&samples, &spec);
+
+    // All in one bin: the worst case for the sub-histograms.
+    let hot = vec![200u8; n];
+    let h = cpu::histogram(&hot, &spec).unwrap();
+    assert_eq!(h.counts[0][200], n as u64);
+    assert_eq!(h.total(), n as u64);
+
+    // Fewer bins than values, and values outside the range.
+    let spec = HistogramSpec::even(7, 10.0, 250.0);
+    assert_same(&samples, &spec);
+}
+
+#[test]
+fn large_four_channel_input() {
+    let pixels = 100_003;
+    let samples: Vec<u8> = (0..4 * pixels as u64).map(|i| (splitmix64(i ^ 0xabc) >> 56) as u8).collect();
+    let selected = vec![3, 1, 0, 2];
+    let spec =
+        HistogramSpec::even(256, 0.0, 256.0).with_channels(Channels { interleave: 4, selected: selected.clone() });
+    let mut want = vec![vec![0u64; 256]; 4];
+    for (i, &x) in samples.iter().enumerate() {
+        let k = selected.iter().position(|&c| c as usize == i % 4).unwrap();
+        want[k][x as usize] += 1;
+    }
+    let h = Backend::Cpu.histogram(&samples, &spec, Strategy::Auto).unwrap();
+    assert_eq!(h.counts, want);
+    assert_eq!(h.total(), 4 * pixels as u64);
+    assert_same(&samples, &spec);
+
+    // The same layout as i32, with a partial last pixel, and a subset of channels.
+    let ints: Vec<i32> = samples.iter().map(|&x| x as i32 * 3 - 100).take(4 * pixels - 2).collect();
+    let spec = HistogramSpec::even(50, -100.0, 500.0).with_channels(Channels { interleave: 4, selected: vec![2, 0] });
+    assert_same(&ints, &spec);
+    let h = cpu::histogram(&ints, &spec).unwrap();
+    assert_eq!(h.total(), in_selected(ints.len(), &spec.channels));
+}
+
+#[test]
+fn thread_count_does_not_change_counts() {
+    let n = 3 * 90_001;
+    let spec = HistogramSpec::even(100, -3.0, 1000.5).with_channels(Channels { interleave: 3, selected: vec![1, 2] });
+    let samples: Vec<f32> = make_samples(&spec.bins, n, 42);
+    let want = reference::histogram(&samples, &spec);
+    for threads in [1, 3, 8] {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        let got = pool.install(|| cpu::histogram(&samples, &spec)).unwrap();
+        assert!(got.same_counts(&want), "{threads} threads: {}", explain(&samples, &spec, &want, &got));
+    }
+}

@@ -1,0 +1,463 @@
+//! The CUDA backend against the sequential reference, every strategy, every sample type.
+//! Without a GPU each test prints a line and returns; with TALLY_REQUIRE_GPU=1 that is a failure.
+//! Counters are poisoned before every launch, so a kernel that leaves any unwritten shows it.
+
+use std::sync::Arc;
+use tally::data::{samples, splitmix64, Distribution};
+use tally::device::CudaDevice;
+use tally::histogram::cuda::{Plan, SwitchOver};
+use tally::histogram::reference;
+use tally::{Backend, Channels, HistogramSpec, Sample, Strategy};
+
+mod common;
+use common::gpu;
+
+const STRATEGIES: [Strategy; 9] = Strategy::GPU;
+
+/// Runs `spec` over `host` on the device with `strategy`, poisoning the counters first, and
+/// checks every count against the reference. `offset` shifts the start to test misaligned input.
+fn check<T: Sample>(
+    dev: &Arc<CudaDevice>,
+    host: &[T],
+    spec: &HistogramSpec,
+    strategy: Strategy,
+    offset: usize,
+) -> Strategy {
+    let buf = dev.upload(host, "test samples").unwrap();
+    let view = &host[offset.min(host.len())..];
+    let ptr = dev.ptr(&buf) + (offset.min(host.len()) * std::mem::size_of::<T>()) as u64;
+    let mut plan = Plan::new::<T>(dev, ptr, view.len(), spec, strategy).unwrap();
+    let poison = vec![0xA5u8; plan.counters_mut().len()];
+    dev.stream().memcpy_htod(&poison, plan.counters_mut()).unwrap();
+    plan.launch().unwrap();
+    let got = plan.read().unwrap();
+    let want = reference::histogram(view, spec);
+    assert!(
+        got.same_counts(&want),
+        "{} n={} offset={offset} spec={spec:?} strategy={strategy} (ran {}):\n got below {:?} above {:?} nan {:?}\nwant below {:?} above {:?} nan {:?}\nfirst differing bins: {:?}",
+        T::DTYPE, view.len(), got.strategy, got.below, got.above, got.nan, want.below, want.above, want.nan,
+        got.counts.iter().flatten().zip(want.counts.iter().flatten()).enumerate().filter(|(_, (a, b))| a != b).take(8).collect::<Vec<_>>()
+    );
+    assert_eq!(got.backend, "cuda");
+    if strategy != Strategy::Auto {
+        // A strategy runs as asked unless its private copy cannot fit.
+        let bytes = spec.bins.count() * spec.channels.selected.len() * 4;
+        let clusters_ok = !strategy.needs_clusters() || dev.info().compute_capability.0 >= 9;
+        if bytes * 8 < dev.info().smem_per_block_optin && clusters_ok {
+            assert_eq!(got.strategy, strategy);
+        }
+    }
+    got.strategy
+}
+
+const SIZES: [usize; 8] = [0, 1, 31, 32, 33, 1023, 1025, (1 << 20) + 7];
+
+/// Values that land everywhere: random in a span wider than the range, plus the edges.
+fn mixed<T: Sample>(n: usize, seed: u64, gen: impl Fn(u64) -> T, specials: &[T]) -> Vec<T> {
+    (0..n)
+        .map(|i| {
+            let r = splitmix64(seed ^ i as u64);
+            if !specials.is_empty() && r.is_multiple_of(7) {
+                specials[(r >> 8) as usize % specials.len()]
+            } else {
+                gen(r >> 3)
+            }
+        })
+        .collect()
+}
+
+fn run_all<T: Sample>(dev: &Arc<CudaDevice>, specs: &[HistogramSpec], make: impl Fn(usize, u64) -> Vec<T>) {
+    for (k, spec) in specs.iter().enumerate() {
+        // TALLY_SMALL=1 (under compute-sanitizer) keeps the sizes that exercise tails and lanes.
+        let small = std::env::var("TALLY_SMALL").as_deref() == Ok("1");
+        for &n in SIZES.iter().filter(|&&n| !small || n <= 1025) {
+            let host = make(n, 17 + n as u64 * 31 + k as u64);
+            for s in STRATEGIES {
+                check(dev, &host, spec, s, 0);
+            }
+            if n > 1 {
+                check(dev, &host, spec, Strategy::Auto, 1);
+                check(dev, &host, spec, Strategy::BlockShared, 1);
+            }
+        }
+    }
+}
+
+fn int_specs() -> Vec<HistogramSpec> {
+    vec![
+        HistogramSpec::even(256, 0.0, 256.0),
+        HistogramSpec::even(3, 0.0, 9.0),
+        HistogramSpec::even(7, -50.0, 1000.0),
+        HistogramSpec::even(100, 0.5, 200.25),
+        HistogramSpec::even(4096, -1000.0, 3096.0),
+        HistogramSpec::even(6000, -100.0, 5900.0),
+        HistogramSpec::edges(vec![-5.0, 0.0, 1.0, 2.5, 10.0, 100.0, 1000.0]),
+        HistogramSpec::even(16, 0.0, 64.0).with_channels(Channels { interleave: 4, selected: vec![2, 0, 3] }),
+        HistogramSpec::even(10, 0.0, 100.0).with_channels(Channels { interleave: 3, selected: vec![1] }),
+    ]
+}
+
+fn float_specs() -> Vec<HistogramSpec> {
+    vec![
+        HistogramSpec::even(256, 0.0, 256.0),
+        HistogramSpec::even(10, 0.0, 1.0),
+        HistogramSpec::even(1000, -3.25, 7.5),
+        HistogramSpec::even(20000, -1.0, 1.0),
+        HistogramSpec::even(77, 0.1, 0.7),
+        HistogramSpec::edges(vec![-1e30, -1.0, -0.0, 0.1, 0.2, 0.3, 1.0, 1e30]),
+        HistogramSpec::even(33, -1.0, 1.0).with_channels(Channels { interleave: 4, selected: vec![3, 1] }),
+    ]
+}
+
+macro_rules! int_case {
+    ($name:ident, $t:ty, $lo:expr, $span:expr) => {
+        #[test]
+        fn $name() {
+            let Some(dev) = gpu() else { return };
+            let specials: Vec<$t> = vec![0, 1, 2, 3, 8, 9, 10, 63, 64, 100, 199, 200, 255, <$t>::MIN, <$t>::MAX];
+            run_all::<$t>(&dev, &int_specs(), |n, seed| {
+                mixed(n, seed, |r| ($lo as i128 + (r as i128 % $span as i128)) as $t, &specials)
+            });
+        }
+    };
+}
+int_case!(cuda_matches_reference_u8, u8, 0, 256);
+int_case!(cuda_matches_reference_u16, u16, 0, 5000);
+int_case!(cuda_matches_reference_i32, i32, -2000, 7000);
+int_case!(cuda_matches_reference_u32, u32, 0, 7000);
+int_case!(cuda_matches_reference_i64, i64, -2000, 7000);
+
+macro_rules! float_case {
+    ($name:ident, $t:ty) => {
+        #[test]
+        fn $name() {
+            let Some(dev) = gpu() else { return };
+            let specials: Vec<$t> = vec![
+                0.0,
+                -0.0,
+                1.0,
+                -1.0,
+                0.1,
+                0.3,
+                7.5,
+                -3.25,
+                256.0,
+                255.99999,
+                <$t>::NAN,
+                <$t>::INFINITY,
+                <$t>::NEG_INFINITY,
+                <$t>::MAX,
+                <$t>::MIN,
+                <$t>::MIN_POSITIVE,
+                1.0 - <$t>::EPSILON,
+            ];
+            run_all::<$t>(&dev, &float_specs(), |n, seed| {
+                mixed(n, seed, |r| ((r % 1_000_000) as f64 / 1_000_000.0 * 300.0 - 20.0) as $t, &specials)
+            });
+        }
+    };
+}
+float_case!(cuda_matches_reference_f32, f32);
+float_case!(cuda_matches_reference_f64, f64);
+
+/// Skew: every strategy on every distribution, and `auto` aggregates where one bin dominates.
+#[test]
+fn cuda_skewed_distributions_all_strategies() {
+    let Some(dev) = gpu() else { return };
+    for dist in Distribution::ALL {
+        for bins in [256u32, 4096] {
+            let host: Vec<i32> = samples(dist, bins, (1 << 22) + 3, 5);
+            let spec = HistogramSpec::even(bins, 0.0, bins as f64);
+            for s in STRATEGIES {
+                check(&dev, &host, &spec, s, 0);
+            }
+        }
+    }
+    let host: Vec<i32> = samples(Distribution::Hot100, 256, 1 << 20, 5);
+    let h = Backend::Cuda(dev.clone()).histogram(&host, &HistogramSpec::even(256, 0.0, 256.0), Strategy::Auto).unwrap();
+    // Hopper's shared atomics combine same-address updates (measured): auto keeps block-shared.
+    let want = if dev.info().compute_capability.0 >= 9 { Strategy::BlockShared } else { Strategy::WarpAggregated };
+    assert_eq!(h.strategy, want);
+    assert_eq!(h.counts[0][0], 1 << 20);
+}
+
+/// More bins than shared memory holds: every strategy must still count right (global atomics).
+#[test]
+fn cuda_bins_beyond_shared_memory_fall_back() {
+    let Some(dev) = gpu() else { return };
+    let bins = (dev.info().smem_per_block_optin / 4 + 1000) as u32;
+    let host: Vec<i32> = samples(Distribution::Uniform, bins, (1 << 20) + 1, 9);
+    let spec = HistogramSpec::even(bins, 0.0, bins as f64);
+    for s in STRATEGIES {
+        check(&dev, &host, &spec, s, 0);
+    }
+    let h = Backend::Cuda(dev).histogram(&host, &spec, Strategy::BlockShared).unwrap();
+    assert_eq!(h.strategy, Strategy::GlobalAtomic);
+}
+
+/// Just under and over the shared-memory limit of a block-private copy.
+#[test]
+fn cuda_bins_at_the_shared_memory_limit() {
+    let Some(dev) = gpu() else { return };
+    // A block-private copy: the bins, 3 outlier counters and a trash counter, beside 192 bytes.
+    let limit = (dev.info().smem_per_block_optin - 16 * 3 * 4) / 4 - 4;
+    for bins in [limit as u32 - 1, limit as u32, limit as u32 + 1] {
+        let host: Vec<u32> = samples(Distribution::Zipf, bins, 300_001, 3);
+        let spec = HistogramSpec::even(bins, 0.0, bins as f64);
+        check(&dev, &host, &spec, Strategy::BlockShared, 0);
+        check(&dev, &host, &spec, Strategy::Auto, 0);
+    }
+}
+
+/// Resident buffers: upload once, count many times, same answer as from a host slice.
+#[test]
+fn cuda_resident_buffer_reused() {
+    let Some(dev) = gpu() else { return };
+    let backend = Backend::Cuda(dev);
+    let host: Vec<f32> = samples(Distribution::Zipf, 512, 100_000, 1);
+    let buf = backend.upload(&host).unwrap();
+    let a = backend.histogram(&buf, &HistogramSpec::even(512, 0.0, 512.0), Strategy::Auto).unwrap();
+    let b = backend.histogram(&buf, &HistogramSpec::even(64, 0.0, 512.0), Strategy::WarpPrivate).unwrap();
+    let c = backend.histogram(host.as_slice(), &HistogramSpec::even(512, 0.0, 512.0), Strategy::GlobalAtomic).unwrap();
+    assert!(a.same_counts(&c));
+    assert!(b.same_counts(&reference::histogram(&host, &HistogramSpec::even(64, 0.0, 512.0))));
+    // A CPU backend refuses a device buffer rather than reading garbage.
+    assert!(Backend::Cpu.histogram(&buf, &HistogramSpec::even(4, 0.0, 4.0), Strategy::Auto).is_err());
+}
+
+/// 2^32 + 17 samples: 64-bit counters and 64-bit indexing past 2^31. Skipped with
+/// TALLY_SKIP_HUGE=1 (under compute-sanitizer, where it would take hours).
+#[test]
+fn cuda_more_than_2_pow_32_samples() {
+    let Some(dev) = gpu() else { return };
+    if std::env::var("TALLY_SKIP_HUGE").as_deref() == Ok("1") {
+        eprintln!("skipping the 2^32-sample test (TALLY_SKIP_HUGE=1)");
+        return;
+    }
+    let n = (1usize << 32) + 17;
+    let host: Vec<u8> = samples(Distribution::Hot90, 256, n, 2);
+    let spec = HistogramSpec::even(200, 0.0, 200.0);
+    let want = tally::histogram::cpu::histogram(&host, &spec).unwrap();
+    let backend = Backend::Cuda(dev);
+    let buf = backend.upload(&host).unwrap();
+    drop(host);
+    for s in [Strategy::Auto, Strategy::BlockShared, Strategy::WarpAggregated] {
+        let got = backend.histogram(&buf, &spec, s).unwrap();
+        assert!(got.same_counts(&want), "strategy {s}");
+        assert!(got.counts[0][0] > u32::MAX as u64 / 2);
+        assert_eq!(got.total(), n as u64);
+    }
+}
+
+#[test]
+fn cuda_rejects_bad_specs_without_launching() {
+    let Some(dev) = gpu() else { return };
+    let backend = Backend::Cuda(dev);
+    let x = vec![1i32, 2, 3];
+    assert!(backend.histogram(x.as_slice(), &HistogramSpec::even(0, 0.0, 1.0), Strategy::Auto).is_err());
+    assert!(backend.histogram(x.as_slice(), &HistogramSpec::even(4, 1.0, 1.0), Strategy::Auto).is_err());
+    assert!(backend.histogram(x.as_slice(), &HistogramSpec::edges(vec![0.0, 2.0, 1.0]), Strategy::Auto).is_err());
+    assert!(backend.histogram(x.as_slice(), &HistogramSpec::even(4, 0.0, 4.0), Strategy::ThreadPrivate).is_err());
+}
+
+/// Asking for more memory than the device has is an error that names the size, and the device
+/// is still usable afterwards.
+#[test]
+fn cuda_out_of_memory_is_an_error_not_a_panic() {
+    let Some(dev) = gpu() else { return };
+    let too_much = dev.info().total_memory * 2;
+    match dev.alloc::<u8>(too_much, "test buffer") {
+        Err(tally::Error::OutOfMemory { bytes, what }) => {
+            assert_eq!(bytes, too_much);
+            assert_eq!(what, "test buffer");
+        }
+        Err(e) => panic!("expected OutOfMemory, got {e}"),
+        Ok(_) => panic!("allocated {too_much} bytes on a device of {}", dev.info().total_memory),
+    }
+    let h =
+        Backend::Cuda(dev).histogram(&[1u8, 2, 3, 3][..], &HistogramSpec::even(4, 0.0, 4.0), Strategy::Auto).unwrap();
+    assert_eq!(h.counts[0], vec![0, 1, 1, 2]);
+}
+
+// ---- large histograms ---------------------------------------------------------------------------
+
+/// The strategies that count histograms larger than a block's shared memory.
+const LARGE: [Strategy; 6] = [
+    Strategy::Auto,
+    Strategy::GlobalAtomic,
+    Strategy::BlockShared16,
+    Strategy::ClusterShared,
+    Strategy::ClusterShared16,
+    Strategy::GlobalL2,
+];
+
+fn small() -> bool {
+    std::env::var("TALLY_SMALL").as_deref() == Ok("1")
+}
+
+/// Every bin once: the input where an off-by-one in a large-bin path shows at once.
+fn each_bin_once(bins: usize) -> Vec<i32> {
+    (0..bins as i32).collect()
+}
+
+/// Just below and above every bin count where `auto` changes strategy on this device: each bin
+/// once, all samples in one bin, and Zipf data, every large-bin strategy, exact counts.
+#[test]
+fn cuda_large_bins_around_every_switch_over_point() {
+    let Some(dev) = gpu() else { return };
+    let points = SwitchOver::for_device(dev.info());
+    eprintln!("switch-over points: {points:?}");
+    // (bins, whether auto switches there); the rest are where a strategy starts a second pass.
+    let mut limits = vec![(points.block_shared, true), (points.block_shared16, true)];
+    limits.extend(points.cluster_shared.map(|b| (b, false)));
+    limits.extend(points.cluster_shared16.map(|b| (b, false)));
+    for (limit, switches) in limits {
+        let mut chosen = Vec::new();
+        for bins in [limit, limit + 1] {
+            let spec = HistogramSpec::even(bins as u32, 0.0, bins as f64);
+            let mut inputs =
+                vec![samples::<i32>(Distribution::Zipf, bins as u32, if small() { 4099 } else { 1 << 21 }, 3)];
+            inputs.push(samples(Distribution::Hot100, bins as u32, if small() { 4099 } else { 1 << 20 }, 3));
+            if !small() {
+                inputs.push(each_bin_once(bins));
+            }
+            for host in &inputs {
+                for s in LARGE {
+                    let ran = check(&dev, host, &spec, s, 0);
+                    if s == Strategy::Auto {
+                        chosen.push(ran);
+                    }
+                }
+            }
+        }
+        // The point is a switch-over: auto runs one strategy at `limit` and another above it.
+        let (at, above) = chosen.split_at(chosen.len() / 2);
+        assert!(at.iter().all(|&s| s == at[0]) && above.iter().all(|&s| s == above[0]), "{chosen:?}");
+        assert_eq!(at[0] != above[0], switches, "auto at {limit} and {} bins: {chosen:?}", limit + 1);
+    }
+}
+
+/// `0..2^24`, each bin once, at 2^24 bins: integer and float samples, one pass and many.
+#[test]
+fn cuda_each_bin_once_up_to_2_pow_24() {
+    let Some(dev) = gpu() else { return };
+    if small() {
+        eprintln!("skipping 2^24 bins under TALLY_SMALL=1");
+        return;
+    }
+    let bins = 1usize << 24;
+    let spec = HistogramSpec::even(bins as u32, 0.0, bins as f64);
+    let ints = each_bin_once(bins);
+    for s in LARGE {
+        check(&dev, &ints, &spec, s, 0);
+    }
+    let floats: Vec<f32> = (0..bins).map(|i| i as f32).collect();
+    for s in [Strategy::Auto, Strategy::ClusterShared16, Strategy::GlobalL2] {
+        check(&dev, &floats, &spec, s, 0);
+    }
+    let h = Backend::Cuda(dev).histogram(&ints, &spec, Strategy::Auto).unwrap();
+    assert!(h.counts[0].iter().all(|&c| c == 1));
+}
+
+/// Samples where a few bins (and the below-range counter) take most of the input, so that every
+/// block's 16-bit counters for them wrap many times (2^25 samples over at most a few hundred
+/// blocks), the rest uniform.
+fn hot_few(n: usize, bins: i32, hot: &[i32], seed: u64) -> Vec<i32> {
+    (0..n)
+        .map(|i| {
+            let r = splitmix64(seed ^ i as u64);
+            let k = (r % 16) as usize;
+            if k < hot.len() {
+                hot[k]
+            } else if k < 2 * hot.len() {
+                -5
+            } else {
+                ((r >> 8) % bins as u64) as i32
+            }
+        })
+        .collect()
+}
+
+/// 16-bit shared counters wrap many times and carry into their neighbours; the counts moved to
+/// global memory must make every total exact: low and high halves, outlier counters, several
+/// channels, and (in a cluster) neighbours one cluster width apart.
+#[test]
+fn cuda_16_bit_counters_spill_exactly() {
+    let Some(dev) = gpu() else { return };
+    let n = if small() { 5000 } else { 1 << 25 };
+    // 65,536 bins: one block per multiprocessor, each sees ~2^18 samples, half in 4 bins.
+    let bins = 65536;
+    let host = hot_few(n, bins, &[0, 1, 2, 3, 4, bins - 1], 1);
+    let spec = HistogramSpec::even(bins as u32, 0.0, bins as f64);
+    assert_eq!(check(&dev, &host, &spec, Strategy::BlockShared16, 0), Strategy::BlockShared16);
+    check(&dev, &host, &spec, Strategy::Auto, 0);
+    // NaN and below-range counts in the narrow outlier counters, two channels.
+    let fhost: Vec<f32> = host.iter().map(|&x| if x == 3 { f32::NAN } else { x as f32 * 0.25 }).collect();
+    let fspec = HistogramSpec::even(30000, 0.0, 7500.0).with_channels(Channels { interleave: 2, selected: vec![1, 0] });
+    assert_eq!(check(&dev, &fhost, &fspec, Strategy::BlockShared16, 0), Strategy::BlockShared16);
+    // A dominant key takes a 32-bit counter of its own (the probe finds it): 90% and all samples
+    // in one bin, and a hot bin in the second slot of two channels.
+    for dist in [Distribution::Hot90, Distribution::Hot100] {
+        let host: Vec<i32> = samples(dist, 65536, n, 4);
+        assert_eq!(check(&dev, &host, &spec, Strategy::BlockShared16, 0), Strategy::BlockShared16);
+    }
+    let host: Vec<i32> = (0..n).map(|i| if i % 2 == 0 { 7 } else { (splitmix64(i as u64) % 40000) as i32 }).collect();
+    let two = HistogramSpec::even(40000, 0.0, 40000.0).with_channels(Channels { interleave: 2, selected: vec![1, 0] });
+    assert_eq!(check(&dev, &host, &two, Strategy::BlockShared16, 0), Strategy::BlockShared16);
+    if dev.info().compute_capability.0 < 9 {
+        return;
+    }
+    // The largest single-pass cluster histogram (16 blocks): key r's neighbour is r + 16.
+    let bins = SwitchOver::for_device(dev.info()).cluster_shared16.unwrap() as i32;
+    let host = hot_few(n, bins, &[0, 16, 1, 17, bins - 1, bins - 17], 2);
+    let spec = HistogramSpec::even(bins as u32, 0.0, bins as f64);
+    assert_eq!(check(&dev, &host, &spec, Strategy::ClusterShared16, 0), Strategy::ClusterShared16);
+    // Small clusters: 2 and 4 blocks.
+    for bins in [150_000, 300_000] {
+        let host = hot_few(n, bins, &[0, 2, 4, 1, 3], 3);
+        check(&dev, &host, &HistogramSpec::even(bins as u32, 0.0, bins as f64), Strategy::ClusterShared16, 0);
+    }
+}
+
+/// Several passes over the input: samples in no bin are counted once, not once per pass;
+/// several channels; edges too many for shared memory.
+#[test]
+fn cuda_passes_count_outliers_once() {
+    let Some(dev) = gpu() else { return };
+    let bins: u32 = if small() { 300_000 } else { 1 << 23 };
+    let n = if small() { 5000 } else { 1 << 22 };
+    let host =
+        mixed::<i32>(n, 11, |r| (r % (bins as u64 + 2000)) as i32 - 1000, &[i32::MIN, i32::MAX, -1, bins as i32]);
+    let spec = HistogramSpec::even(bins, 0.0, bins as f64);
+    for s in LARGE {
+        check(&dev, &host, &spec, s, 0);
+    }
+    let channels = Channels { interleave: 3, selected: vec![2, 0] };
+    let spec = HistogramSpec::even(bins / 2, 0.0, bins as f64).with_channels(channels);
+    for s in [Strategy::Auto, Strategy::ClusterShared16, Strategy::ClusterShared, Strategy::GlobalL2] {
+        check(&dev, &host, &spec, s, 1);
+    }
+    let edges: Vec<f64> = (0..=70_000).map(|i| (i as f64) * 0.75 - 10.0).collect();
+    let fhost = mixed::<f64>(n.min(1 << 20), 12, |r| (r % 60_000) as f64 - 20.5, &[f64::NAN, -10.0, 52_490.0]);
+    for s in [Strategy::Auto, Strategy::ClusterShared, Strategy::GlobalL2] {
+        check(&dev, &fhost, &HistogramSpec::edges(edges.clone()), s, 0);
+    }
+}
+
+/// 100M bins run where they fit: no temporary memory beyond the histogram itself.
+#[test]
+fn cuda_hundred_million_bins() {
+    let Some(dev) = gpu() else { return };
+    if small() || std::env::var("TALLY_SKIP_HUGE").as_deref() == Ok("1") {
+        eprintln!("skipping 100M bins (TALLY_SMALL / TALLY_SKIP_HUGE)");
+        return;
+    }
+    let bins = 100_000_000u32;
+    let host: Vec<u32> = samples(Distribution::Zipf, bins, 1 << 24, 4);
+    let spec = HistogramSpec::even(bins, 0.0, bins as f64);
+    let want = tally::histogram::cpu::histogram(&host, &spec).unwrap();
+    for s in [Strategy::Auto, Strategy::ClusterShared16] {
+        let got = Backend::Cuda(dev.clone()).histogram(&host, &spec, s).unwrap();
+        assert!(got.same_counts(&want), "strategy {s} (ran {})", got.strategy);
+    }
+}
