@@ -2,13 +2,19 @@
 //! registers (warp), then in shared memory (block), and touch global memory once per block
 //! (device). A CPU backend with the same API runs everywhere and is the reference for tests.
 //!
-//! ```no_run
+//! ```
 //! use tally::{Backend, HistogramSpec, Strategy};
-//! let backend = Backend::auto();
+//! let backend = Backend::cpu(); // Backend::auto() takes the GPU where there is one
 //! let samples: Vec<u8> = (0..1000u32).map(|i| (i % 256) as u8).collect();
 //! let h = backend.histogram(&samples, &HistogramSpec::even(256, 0.0, 256.0), Strategy::Auto).unwrap();
 //! assert_eq!(h.counts[0].iter().sum::<u64>(), 1000);
 //! ```
+//!
+//! The layers (docs/ARCHITECTURE.md): primitive modules ([`histogram`]) with their plans and
+//! policies, over the device layer ([`device`]: typed buffers, checked kernel parameters, the
+//! kernel registry, streams with a scratch workspace, one launch path), over the kernels
+//! ([`kernels`]: warp, block and device pieces in CUDA C++).
+#![warn(missing_docs)]
 
 pub mod data;
 pub mod device;
@@ -18,10 +24,13 @@ pub mod kernels;
 pub mod lab;
 pub mod sample;
 
-pub use device::{Backend, BackendKind, Buffer, Input};
+pub use device::{
+    Backend, BackendKind, Buffer, CudaDevice, Detected, DeviceBuffer, DeviceOptions, DeviceView, DeviceViewMut, Input,
+    Stream,
+};
 pub use error::{Error, Result};
 pub use histogram::{
-    Accumulation, Bins, Channels, Histogram, Histogram2d, Histogram2dSpec, HistogramSpec, Pairs, SharedAtomics,
-    Strategy, WeightedHistogram, WeightedOptions,
+    Accumulation, Bins, Channels, DevicePairs, Histogram, Histogram2d, Histogram2dSpec, HistogramPlan, HistogramSpec,
+    Pairs, SharedAtomics, Strategy, Tuning, WeightedHistogram, WeightedOptions,
 };
 pub use sample::{DType, Sample};

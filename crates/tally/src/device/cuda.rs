@@ -1,48 +1,90 @@
-//! The CUDA backend: one device, one stream, checked calls, and compiled kernels cached in the
-//! process and on disk.
+//! The CUDA device layer: one device (its properties, its compiled modules), streams with their
+//! scratch workspace, typed kernels and the one launch path every primitive goes through.
 
 use super::cache::{self, KernelCache};
+use super::memory::{DeviceBuffer, DeviceView, DeviceViewMut};
 use super::nvrtc;
-use crate::error::{Error, Result};
-use crate::kernels::{KernelSource, HEADERS};
-use cudarc::driver::sys::{CUdevice_attribute, CUevent_flags, CUfunction_attribute};
-use cudarc::driver::{
-    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DeviceRepr, DriverError, LaunchConfig,
-    PushKernelArg, ValidAsZeroBits,
-};
+use super::params::KernelParams;
+use super::registry::{self, KernelFamily};
+use super::workspace::Workspace;
+use crate::error::{driver, Error, Result};
+use crate::histogram::Tuning;
+use cudarc::driver::sys::{self, CUdevice_attribute, CUevent_flags, CUfunction_attribute};
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, DeviceRepr, DriverError, ValidAsZeroBits};
 use cudarc::nvrtc::Ptx;
 use serde::Serialize;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::marker::PhantomData;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
 
-/// What `tally info` reports about the device.
+/// What `tally info` reports about the device, and what policies decide from.
 #[derive(Clone, Debug, Serialize)]
 pub struct DeviceInfo {
+    /// The device's name.
     pub name: String,
+    /// (major, minor).
     pub compute_capability: (i32, i32),
+    /// Streaming multiprocessors.
     pub multiprocessors: u32,
+    /// L2 cache bytes.
     pub l2_bytes: usize,
+    /// Shared memory one block may opt in to.
     pub smem_per_block_optin: usize,
+    /// Shared memory of one multiprocessor.
     pub smem_per_multiprocessor: usize,
+    /// Device memory bytes.
     pub total_memory: usize,
+    /// NVRTC's (major, minor) version.
     pub nvrtc_version: (i32, i32),
     /// The NVRTC target: `sm_XX` (CUBIN) or `compute_XX` (PTX the driver finishes).
     pub target: String,
+    /// Where compiled kernels are cached on disk, if anywhere.
     pub cache_dir: Option<String>,
 }
 
-/// Maps a driver error to ours, naming the call; out-of-memory gets its own variant.
-pub(crate) fn driver(call: &str) -> impl FnOnce(DriverError) -> Error + '_ {
-    move |e| Error::Cuda { call: call.to_string(), message: format!("{e}") }
+impl DeviceInfo {
+    /// Whether the device has thread-block clusters and distributed shared memory (sm_90+).
+    pub fn has_clusters(&self) -> bool {
+        self.compute_capability.0 >= 9
+    }
 }
 
+/// How to open a device.
+#[derive(Clone, Debug)]
+pub struct DeviceOptions {
+    /// The CUDA device ordinal.
+    pub ordinal: usize,
+    /// Where compiled kernels are cached on disk; None: no disk cache.
+    pub cache_dir: Option<PathBuf>,
+    /// Extra NVRTC options for every kernel (experiments); part of the cache key.
+    pub nvrtc_options: Vec<String>,
+    /// The primitives' tuning knobs (experiments; the defaults are the measured choices).
+    pub tuning: Tuning,
+}
+
+impl Default for DeviceOptions {
+    /// Device 0, the platform's cache directory (`$XDG_CACHE_HOME/tally`, else
+    /// `~/.cache/tally`), no extra options.
+    fn default() -> Self {
+        DeviceOptions {
+            ordinal: 0,
+            cache_dir: cache::default_dir(),
+            nvrtc_options: Vec::new(),
+            tuning: Tuning::default(),
+        }
+    }
+}
+
+/// One CUDA device: its context, properties, compiled modules and default stream.
 pub struct CudaDevice {
     ctx: Arc<CudaContext>,
-    stream: Arc<CudaStream>,
+    stream: Stream,
     info: DeviceInfo,
-    cubin: bool,
     modules: Mutex<HashMap<String, Arc<CudaModule>>>,
     cache: KernelCache,
+    nvrtc_options: Vec<String>,
+    tuning: Tuning,
 }
 
 impl std::fmt::Debug for CudaDevice {
@@ -51,33 +93,59 @@ impl std::fmt::Debug for CudaDevice {
     }
 }
 
+/// Whether the driver and NVRTC libraries can be loaded, or why not. cudarc panics on first use
+/// of a library that is missing, so this is asked before anything else.
+pub fn libraries_present() -> Result<()> {
+    // SAFETY: only tries to dlopen the driver library.
+    if !unsafe { sys::is_culib_present() } {
+        return Err(Error::CudaUnavailable("libcuda (the NVIDIA driver) was not found".into()));
+    }
+    if !nvrtc::available() {
+        return Err(Error::CudaUnavailable("libnvrtc (the CUDA run-time compiler) was not found".into()));
+    }
+    Ok(())
+}
+
 impl CudaDevice {
-    /// Opens device `ordinal`, or says why not. Never panics for want of libraries or devices.
+    /// Opens device `ordinal` with default options, or says why not. Never panics for want of
+    /// libraries or devices.
     pub fn new(ordinal: usize) -> Result<Arc<CudaDevice>> {
-        // SAFETY: only tries to dlopen the library.
-        if !unsafe { cudarc::driver::sys::is_culib_present() } {
-            return Err(Error::CudaUnavailable("libcuda (the NVIDIA driver) was not found".into()));
-        }
-        if !nvrtc::available() {
-            return Err(Error::CudaUnavailable("libnvrtc (the CUDA run-time compiler) was not found".into()));
-        }
+        CudaDevice::with_options(DeviceOptions { ordinal, ..DeviceOptions::default() })
+    }
+
+    /// Opens a device as `options` say.
+    pub fn with_options(options: DeviceOptions) -> Result<Arc<CudaDevice>> {
+        libraries_present()?;
         let count = CudaContext::device_count()
             .map_err(|e| Error::CudaUnavailable(format!("the driver found no usable device ({e})")))?;
         if count <= 0 {
             return Err(Error::CudaUnavailable("the driver reports no CUDA device".into()));
         }
-        if ordinal >= count as usize {
-            return Err(Error::CudaUnavailable(format!("no device {ordinal}: {count} present")));
+        if options.ordinal >= count as usize {
+            return Err(Error::CudaUnavailable(format!("no device {}: {count} present", options.ordinal)));
         }
-        let ctx = CudaContext::new(ordinal).map_err(driver("cuCtxCreate"))?;
-        // One stream, in order: cudarc's cross-stream event tracking would only add work.
+        let ctx = CudaContext::new(options.ordinal).map_err(driver("cuCtxCreate"))?;
+        // SAFETY: tally orders its work on each stream itself and shares no cudarc slice across
+        // streams, so cudarc's cross-stream event tracking would only add work.
         unsafe { ctx.disable_event_tracking() };
         let stream = ctx.default_stream();
+        CudaDevice::open(ctx, stream, options)
+    }
+
+    /// Adopts a caller's cudarc stream (and so its context): tally's default stream is then the
+    /// caller's, and its slices can be read in place with no copy.
+    pub fn from_cudarc_stream(stream: Arc<CudaStream>, options: DeviceOptions) -> Result<Arc<CudaDevice>> {
+        libraries_present()?;
+        CudaDevice::open(stream.context().clone(), stream, options)
+    }
+
+    fn open(ctx: Arc<CudaContext>, stream: Arc<CudaStream>, options: DeviceOptions) -> Result<Arc<CudaDevice>> {
         let attr = |a: CUdevice_attribute| ctx.attribute(a).map_err(driver("cuDeviceGetAttribute"));
         let cc = ctx.compute_capability().map_err(driver("cuDeviceGetAttribute"))?;
         let nvrtc_version = nvrtc::version()?;
-        let (target, cubin) = nvrtc::arch_option(cc)?;
-        let cache = KernelCache::new(cache::default_dir());
+        let (target, _cubin) = nvrtc::arch_option(cc)?;
+        let cache = KernelCache::new(options.cache_dir.clone());
+        let total_memory = ctx.total_mem().map_err(driver("cuDeviceTotalMem"))?;
         let info = DeviceInfo {
             name: ctx.name().map_err(driver("cuDeviceGetName"))?,
             compute_capability: cc,
@@ -87,58 +155,97 @@ impl CudaDevice {
                 as usize,
             smem_per_multiprocessor: attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR)?
                 as usize,
-            total_memory: ctx.total_mem().map_err(driver("cuDeviceTotalMem"))?,
+            total_memory,
             nvrtc_version,
             target,
             cache_dir: cache.dir().map(|d| d.display().to_string()),
         };
-        Ok(Arc::new(CudaDevice { ctx, stream, info, cubin, modules: Mutex::default(), cache }))
+        let stream = Stream::wrap(stream, Workspace::default_limit(total_memory));
+        Ok(Arc::new(CudaDevice {
+            ctx,
+            stream,
+            info,
+            modules: Mutex::default(),
+            cache,
+            nvrtc_options: options.nvrtc_options,
+            tuning: options.tuning,
+        }))
     }
 
+    /// The device's properties.
     pub fn info(&self) -> &DeviceInfo {
         &self.info
     }
 
-    pub fn stream(&self) -> &Arc<CudaStream> {
+    /// The tuning the device was opened with.
+    pub fn tuning(&self) -> &Tuning {
+        &self.tuning
+    }
+
+    /// The device's default stream: what the `Backend` calls queue their work on.
+    pub fn stream(&self) -> &Stream {
         &self.stream
     }
 
-    /// The module for `src` under `defines`, compiled at most once per process and, across
-    /// processes, once per machine (the disk cache).
-    pub fn module(&self, src: &KernelSource, defines: &[(&str, String)]) -> Result<Arc<CudaModule>> {
-        let mut options: Vec<String> = defines.iter().map(|(k, v)| format!("-D{k}={v}")).collect();
-        // Extra NVRTC options for experiments (e.g. -DTALLY_MIN_BLOCKS=1); part of the cache key.
-        if let Ok(extra) = std::env::var("TALLY_NVRTC_OPTIONS") {
-            options.extend(extra.split_whitespace().map(String::from));
+    /// A new stream of this device, with a workspace of its own.
+    pub fn new_stream(&self) -> Result<Stream> {
+        let s = self.ctx.new_stream().map_err(driver("cuStreamCreate"))?;
+        Ok(Stream::wrap(s, Workspace::default_limit(self.info.total_memory)))
+    }
+
+    /// The cudarc context underneath, for callers that mix tally with their own cudarc code.
+    pub fn cuda_context(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+
+    /// Entry point `entry` of one specialisation of `family`, with its dynamic shared-memory
+    /// limit raised to `smem` bytes. Compiled at most once per process and, across processes,
+    /// once per machine (the disk cache).
+    pub fn kernel<P: KernelParams>(
+        &self,
+        family: &KernelFamily,
+        defines: &[(&str, String)],
+        entry: &'static str,
+        smem: usize,
+    ) -> Result<Kernel<P>> {
+        let layout = P::layout();
+        assert!(
+            (family.params)().contains(&layout),
+            "{}: {} is not a parameter struct the registry checks for {entry}",
+            family.name,
+            layout.cpp_name
+        );
+        let module = self.module(family, defines)?;
+        let function = module.load_function(entry).map_err(driver("cuModuleGetFunction"))?;
+        if smem > 48 * 1024 {
+            function
+                .set_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem as i32)
+                .map_err(driver("cuFuncSetAttribute(max dynamic shared memory)"))?;
         }
-        let key = module_key(src, &options, &self.info.target, self.info.nvrtc_version);
-        if let Some(m) = self.modules.lock().unwrap().get(&key) {
+        Ok(Kernel { function, entry, smem, _params: PhantomData })
+    }
+
+    fn module(&self, family: &KernelFamily, defines: &[(&str, String)]) -> Result<Arc<CudaModule>> {
+        let options = registry::options(defines, &self.nvrtc_options);
+        let source = family.full_source();
+        let key = module_key(family.name, &source, &options, &self.info.target, self.info.nvrtc_version);
+        if let Some(m) = self.modules.lock().expect("module map").get(&key) {
             return Ok(m.clone());
         }
-        let t = std::time::Instant::now();
         let module = match self.cache.load(&key) {
             // A cached image that the driver refuses is treated like a missing one.
             Some(img) => match self.load_image(img.bytes) {
                 Ok(m) => m,
-                Err(_) => self.compile_and_store(src, &options, &key)?,
+                Err(_) => self.compile_and_store(family.name, &source, &options, &key)?,
             },
-            None => self.compile_and_store(src, &options, &key)?,
+            None => self.compile_and_store(family.name, &source, &options, &key)?,
         };
-        if std::env::var_os("TALLY_TRACE").is_some() {
-            eprintln!(
-                "tally: module {} {} ready in {:.1} ms",
-                src.name,
-                options.join(" "),
-                t.elapsed().as_secs_f64() * 1e3
-            );
-        }
-        self.modules.lock().unwrap().insert(key, module.clone());
+        self.modules.lock().expect("module map").insert(key, module.clone());
         Ok(module)
     }
 
-    fn compile_and_store(&self, src: &KernelSource, options: &[String], key: &str) -> Result<Arc<CudaModule>> {
-        let img = nvrtc::compile(src.name, src.text, HEADERS, &self.info.target, options)?;
-        debug_assert_eq!(img.cubin, self.cubin);
+    fn compile_and_store(&self, name: &str, source: &str, options: &[String], key: &str) -> Result<Arc<CudaModule>> {
+        let img = nvrtc::compile(name, source, registry::headers(), &self.info.target, options)?;
         let module = self.load_image(img.bytes.clone())?;
         self.cache.store(key, &img);
         Ok(module)
@@ -148,179 +255,110 @@ impl CudaDevice {
         self.ctx.load_module(Ptx::from_binary(bytes)).map_err(driver("cuModuleLoadData"))
     }
 
-    /// A kernel function with its dynamic shared-memory limit raised to `smem` bytes.
-    pub fn function(&self, module: &Arc<CudaModule>, name: &str, smem: usize) -> Result<CudaFunction> {
-        let f = module.load_function(name).map_err(driver("cuModuleGetFunction"))?;
-        if smem > 48 * 1024 {
-            f.set_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem as i32)
-                .map_err(driver("cuFuncSetAttribute"))?;
-        }
-        Ok(f)
+    /// Median read bandwidth in GB/s of a read-only 16-byte-load kernel over `bytes` of memory:
+    /// the yardstick every benchmark reports its figures against.
+    pub fn read_bandwidth(&self, bytes: usize, reps: usize) -> Result<f64> {
+        crate::kernels::bandwidth::read_bandwidth(self, bytes, reps)
+    }
+}
+
+/// Everything that could change the compiled image.
+pub(crate) fn module_key(name: &str, source: &str, options: &[String], target: &str, nvrtc: (i32, i32)) -> String {
+    let mut text_hash = cache::fnv1a(source.as_bytes());
+    for (header, text) in registry::headers() {
+        text_hash ^= cache::fnv1a(header.as_bytes()).rotate_left(7) ^ cache::fnv1a(text.as_bytes()).rotate_left(13);
+    }
+    format!(
+        "tally {} | {name} {text_hash:016x} | {} | {target} | nvrtc {}.{}",
+        env!("CARGO_PKG_VERSION"),
+        options.join(" "),
+        nvrtc.0,
+        nvrtc.1
+    )
+}
+
+/// A loaded kernel entry point that takes one parameter struct `P` by value.
+pub struct Kernel<P> {
+    function: CudaFunction,
+    entry: &'static str,
+    smem: usize,
+    _params: PhantomData<fn(P)>,
+}
+
+/// A launch's shape: a one-dimensional grid of `grid` blocks of `block` threads, `smem` bytes of
+/// dynamic shared memory per block, in clusters of `cluster` blocks (1: no clusters).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LaunchShape {
+    /// Blocks.
+    pub grid: u32,
+    /// Threads per block.
+    pub block: u32,
+    /// Dynamic shared memory per block, bytes.
+    pub smem: u32,
+    /// Blocks per cluster (1: a plain launch).
+    pub cluster: u32,
+}
+
+impl LaunchShape {
+    /// A plain launch.
+    pub fn new(grid: u32, block: u32, smem: usize) -> Self {
+        LaunchShape { grid, block, smem: smem as u32, cluster: 1 }
+    }
+}
+
+impl<P: KernelParams> Kernel<P> {
+    /// The entry point's name.
+    pub fn entry(&self) -> &'static str {
+        self.entry
     }
 
-    /// Blocks of `threads` threads and `smem` bytes that fit on one multiprocessor at once.
-    pub fn blocks_per_sm(&self, f: &CudaFunction, threads: u32, smem: usize) -> Result<u32> {
-        let n = f
-            .occupancy_max_active_blocks_per_multiprocessor(threads, smem, None)
+    /// Blocks of `block` threads and `smem` bytes that fit on one multiprocessor at once
+    /// (an error where not even one does).
+    pub fn blocks_per_sm(&self, block: u32, smem: usize) -> Result<u32> {
+        let n = self
+            .function
+            .occupancy_max_active_blocks_per_multiprocessor(block, smem, None)
             .map_err(driver("cuOccupancyMaxActiveBlocksPerMultiprocessor"))?;
         if n == 0 {
-            return Err(Error::Cuda {
-                call: "cuOccupancyMaxActiveBlocksPerMultiprocessor".into(),
-                message: format!("a block of {threads} threads and {smem} B of shared memory does not fit"),
+            return Err(Error::Unsupported {
+                what: format!("{} in blocks of {block} threads", self.entry),
+                why: format!("{smem} B of shared memory per block do not fit a multiprocessor"),
             });
         }
         Ok(n)
     }
 
-    /// Clusters of `cluster` blocks (each `threads` threads, `smem` bytes) that can run at once;
-    /// 0 when such a cluster does not fit on the device.
-    pub fn max_active_clusters(&self, f: &CudaFunction, threads: u32, smem: usize, cluster: u32) -> Result<u32> {
-        use cudarc::driver::sys;
-        self.allow_cluster_size(f, cluster)?;
+    /// Clusters of `cluster` blocks (each `block` threads, `smem` bytes) that can be resident at
+    /// once; 0 when such a cluster does not fit.
+    pub fn max_active_clusters(&self, stream: &Stream, block: u32, smem: usize, cluster: u32) -> Result<u32> {
+        self.allow_cluster(cluster)?;
+        let shape = LaunchShape { grid: cluster, block, smem: smem as u32, cluster };
         let mut attr = cluster_attribute(cluster);
-        let cfg = self.cluster_config(cluster, threads, smem, &mut attr);
+        let config = launch_config(&shape, stream, &mut attr);
         let mut count: std::ffi::c_int = 0;
-        self.ctx.bind_to_thread().map_err(driver("cuCtxSetCurrent"))?;
-        // SAFETY: cfg and attr outlive the call; the function belongs to this context.
-        unsafe { sys::cuOccupancyMaxActiveClusters(&mut count, f.cu_function(), &cfg) }
+        stream.inner.context().bind_to_thread().map_err(driver("cuCtxSetCurrent"))?;
+        // SAFETY: `config` and the attribute it points to live until the call returns; the
+        // function belongs to the stream's context, which is current on this thread.
+        unsafe { sys::cuOccupancyMaxActiveClusters(&mut count, self.function.cu_function(), &config) }
             .result()
             .map_err(driver("cuOccupancyMaxActiveClusters"))?;
         Ok(count.max(0) as u32)
     }
 
-    /// A one-dimensional launch on the stream with the cluster attribute `attr` (which must
-    /// outlive the configuration's use).
-    fn cluster_config(
-        &self,
-        grid: u32,
-        threads: u32,
-        smem: usize,
-        attr: &mut cudarc::driver::sys::CUlaunchAttribute,
-    ) -> cudarc::driver::sys::CUlaunchConfig {
-        cudarc::driver::sys::CUlaunchConfig {
-            gridDimX: grid,
-            gridDimY: 1,
-            gridDimZ: 1,
-            blockDimX: threads,
-            blockDimY: 1,
-            blockDimZ: 1,
-            sharedMemBytes: smem as u32,
-            hStream: self.stream.cu_stream(),
-            attrs: attr,
-            numAttrs: 1,
-        }
-    }
-
     /// Clusters above 8 blocks are "non-portable" and must be allowed per function.
-    fn allow_cluster_size(&self, f: &CudaFunction, cluster: u32) -> Result<()> {
+    fn allow_cluster(&self, cluster: u32) -> Result<()> {
         if cluster > 8 {
-            f.set_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1)
+            self.function
+                .set_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1)
                 .map_err(driver("cuFuncSetAttribute(non-portable cluster size)"))?;
         }
         Ok(())
     }
-
-    /// Launches `f` on the stream in clusters of `cluster` blocks with one by-value argument
-    /// (`cfg`: one-dimensional; its grid a multiple of `cluster`).
-    pub fn launch_clusters<P: DeviceRepr>(
-        &self,
-        f: &CudaFunction,
-        name: &str,
-        cfg: LaunchConfig,
-        cluster: u32,
-        arg: &P,
-    ) -> Result<()> {
-        let (grid, threads, smem) = (cfg.grid_dim.0, cfg.block_dim.0, cfg.shared_mem_bytes as usize);
-        use cudarc::driver::sys;
-        debug_assert!(grid.is_multiple_of(cluster));
-        self.allow_cluster_size(f, cluster)?;
-        let mut attr = cluster_attribute(cluster);
-        let cfg = self.cluster_config(grid, threads, smem, &mut attr);
-        let mut params = [arg as *const P as *mut std::ffi::c_void];
-        self.ctx.bind_to_thread().map_err(driver("cuCtxSetCurrent"))?;
-        // SAFETY: the kernel takes exactly one parameter of type P (checked by the caller's
-        // kernel signature); cfg, attr and params outlive the call, which copies the argument.
-        unsafe { sys::cuLaunchKernelEx(&cfg, f.cu_function(), params.as_mut_ptr(), std::ptr::null_mut()) }
-            .result()
-            .map_err(|e| Error::Cuda { call: format!("cuLaunchKernelEx({name})"), message: format!("{e}") })
-    }
-
-    /// Allocates `len` elements (at least one, so that empty inputs still have an address).
-    pub fn alloc<T: DeviceRepr>(&self, len: usize, what: &str) -> Result<CudaSlice<T>> {
-        let bytes = len.max(1) * std::mem::size_of::<T>();
-        // SAFETY: every caller writes before it reads (memset, upload or a kernel).
-        unsafe { self.stream.alloc::<T>(len.max(1)) }.map_err(|e| oom_or(e, bytes, what))
-    }
-
-    pub fn alloc_zeros<T: DeviceRepr + ValidAsZeroBits>(&self, len: usize, what: &str) -> Result<CudaSlice<T>> {
-        let mut s = self.alloc::<T>(len, what)?;
-        self.stream.memset_zeros(&mut s).map_err(driver("cuMemsetD8Async"))?;
-        Ok(s)
-    }
-
-    pub fn upload<T: DeviceRepr>(&self, data: &[T], what: &str) -> Result<CudaSlice<T>> {
-        let mut s = self.alloc::<T>(data.len(), what)?;
-        if !data.is_empty() {
-            self.stream.memcpy_htod(data, &mut s).map_err(driver("cuMemcpyHtoDAsync"))?;
-        }
-        Ok(s)
-    }
-
-    pub fn download<T: DeviceRepr + Default + Clone>(&self, s: &CudaSlice<T>, len: usize) -> Result<Vec<T>> {
-        let mut out = vec![T::default(); len];
-        if len > 0 {
-            self.stream.memcpy_dtoh(&s.slice(0..len), &mut out).map_err(driver("cuMemcpyDtoHAsync"))?;
-        }
-        self.synchronize("cuMemcpyDtoH")?;
-        Ok(out)
-    }
-
-    /// Waits for the stream; an error here is a fault in an earlier kernel, named by `after`.
-    pub fn synchronize(&self, after: &str) -> Result<()> {
-        self.stream
-            .synchronize()
-            .map_err(|e| Error::Cuda { call: format!("cuStreamSynchronize after {after}"), message: format!("{e}") })
-    }
-
-    pub fn ptr<T, S: DevicePtr<T>>(&self, s: &S) -> u64 {
-        let (p, _sync) = s.device_ptr(&self.stream);
-        p
-    }
-
-    pub fn timer(&self) -> Result<EventTimer> {
-        let ev = || self.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(driver("cuEventCreate"));
-        Ok(EventTimer { start: ev()?, stop: ev()?, stream: self.stream.clone() })
-    }
-
-    /// Median read bandwidth in GB/s of a read-only 16-byte-load kernel over `bytes` of memory.
-    pub fn read_bandwidth(&self, bytes: usize, reps: usize) -> Result<f64> {
-        let n_vec = bytes / 16;
-        let module = self.module(&crate::kernels::BANDWIDTH, &[])?;
-        let f = self.function(&module, "tally_read_bandwidth", 0)?;
-        let mut data = self.alloc::<u8>(n_vec * 16, "bandwidth probe buffer")?;
-        self.stream.memset_zeros(&mut data).map_err(driver("cuMemsetD8Async"))?;
-        let sink = self.alloc_zeros::<u32>(1, "bandwidth sink")?;
-        let threads = 256;
-        let grid = self.info.multiprocessors * self.blocks_per_sm(&f, threads, 0)?;
-        let (pd, ps) = (self.ptr(&data), self.ptr(&sink));
-        let cfg = LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (threads, 1, 1), shared_mem_bytes: 0 };
-        let n = n_vec as u64;
-        let run = || -> Result<()> {
-            unsafe { self.stream.launch_builder(&f).arg(&pd).arg(&n).arg(&ps).launch(cfg) }
-                .map(|_| ())
-                .map_err(driver("cuLaunchKernel(tally_read_bandwidth)"))
-        };
-        let timer = self.timer()?;
-        let ms = timer.median_ms(reps, run)?;
-        drop(data);
-        Ok(bytes as f64 / (ms * 1e6))
-    }
 }
 
-fn cluster_attribute(cluster: u32) -> cudarc::driver::sys::CUlaunchAttribute {
-    use cudarc::driver::sys;
+fn cluster_attribute(cluster: u32) -> sys::CUlaunchAttribute {
     // SAFETY: an all-zero launch attribute is a valid value of the C union; the fields used
-    // are then set.
+    // are set next.
     let mut attr: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
     attr.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
     attr.value.clusterDim.x = cluster;
@@ -329,48 +367,184 @@ fn cluster_attribute(cluster: u32) -> cudarc::driver::sys::CUlaunchAttribute {
     attr
 }
 
+/// The driver's launch configuration for `shape` on `stream`; a cluster launch points at
+/// `attr`, which must outlive the configuration's use.
+fn launch_config(shape: &LaunchShape, stream: &Stream, attr: &mut sys::CUlaunchAttribute) -> sys::CUlaunchConfig {
+    sys::CUlaunchConfig {
+        gridDimX: shape.grid,
+        gridDimY: 1,
+        gridDimZ: 1,
+        blockDimX: shape.block,
+        blockDimY: 1,
+        blockDimZ: 1,
+        sharedMemBytes: shape.smem,
+        hStream: stream.inner.cu_stream(),
+        attrs: attr,
+        numAttrs: (shape.cluster > 1) as u32,
+    }
+}
+
+/// A CUDA stream: work queued on it runs in order, and the calls of one stream may be queued
+/// without a synchronisation between them. Each stream has its own scratch workspace.
+pub struct Stream {
+    inner: Arc<CudaStream>,
+    workspace: Mutex<Workspace>,
+}
+
+impl std::fmt::Debug for Stream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Stream").field("workspace_bytes", &self.workspace_bytes()).finish()
+    }
+}
+
+impl Stream {
+    fn wrap(inner: Arc<CudaStream>, workspace_limit: usize) -> Stream {
+        Stream { inner, workspace: Mutex::new(Workspace::new(workspace_limit)) }
+    }
+
+    /// A caller's cudarc stream, for queueing tally's work with theirs (its context must be
+    /// the device's).
+    pub fn from_cudarc(stream: Arc<CudaStream>, workspace_limit: usize) -> Stream {
+        Stream::wrap(stream, workspace_limit)
+    }
+
+    /// The cudarc stream underneath.
+    pub fn cuda_stream(&self) -> &Arc<CudaStream> {
+        &self.inner
+    }
+
+    /// Bytes the workspace holds now (scratch is kept for reuse by later calls).
+    pub fn workspace_bytes(&self) -> usize {
+        self.workspace.lock().map(|w| w.capacity()).unwrap_or(0)
+    }
+
+    /// The most scratch one call on this stream has asked for.
+    pub fn workspace_peak(&self) -> usize {
+        self.workspace.lock().map(|w| w.peak()).unwrap_or(0)
+    }
+
+    /// Caps the workspace: a call that needs more scratch fails with a message that says how
+    /// much, rather than allocating it.
+    pub fn set_workspace_limit(&self, bytes: usize) {
+        if let Ok(mut w) = self.workspace.lock() {
+            w.set_limit(bytes);
+        }
+    }
+
+    /// The workspace, for one call's scratch (held until the call has queued its work).
+    pub(crate) fn workspace(&self) -> MutexGuard<'_, Workspace> {
+        self.workspace.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Launches `kernel` with `params` as its one by-value argument: the only kernel launch in
+    /// tally. Plain and cluster launches alike; multi-pass strategies call it once per pass.
+    pub(crate) fn launch<P: KernelParams>(&self, kernel: &Kernel<P>, shape: LaunchShape, params: &P) -> Result<()> {
+        debug_assert!(shape.smem as usize <= kernel.smem.max(48 * 1024), "{}: shared memory", kernel.entry);
+        debug_assert!(shape.grid.is_multiple_of(shape.cluster), "{}: grid of whole clusters", kernel.entry);
+        if shape.grid == 0 {
+            return Ok(());
+        }
+        kernel.allow_cluster(shape.cluster)?;
+        let mut attr = cluster_attribute(shape.cluster);
+        let config = launch_config(&shape, self, &mut attr);
+        let mut args = [params as *const P as *mut std::ffi::c_void];
+        self.inner.context().bind_to_thread().map_err(driver("cuCtxSetCurrent"))?;
+        // SAFETY: the kernel was loaded for parameter struct `P` (`CudaDevice::kernel` checks that
+        // the registry lists P's layout for this family, and the family's generated
+        // static_asserts pin the C++ struct to that layout), so the one argument the driver
+        // copies from `params` is exactly what the kernel reads. Every device address inside
+        // `params` comes from a view whose borrow the caller holds across this call, and work on
+        // this stream runs in order, so the memory is live when the kernel runs as long as the
+        // caller keeps its buffers until it synchronises (the plans own theirs). `config`,
+        // `attr` and `args` outlive the call, which copies them.
+        unsafe {
+            sys::cuLaunchKernelEx(&config, kernel.function.cu_function(), args.as_mut_ptr(), std::ptr::null_mut())
+        }
+        .result()
+        .map_err(|source| Error::Cuda { call: format!("cuLaunchKernelEx({})", kernel.entry), source })
+    }
+
+    /// Allocates `len` elements (at least one, so that an empty buffer still has an address);
+    /// their contents are whatever the memory held.
+    pub fn alloc<T: DeviceRepr>(&self, len: usize, what: &str) -> Result<DeviceBuffer<T>> {
+        let bytes = len.max(1).saturating_mul(std::mem::size_of::<T>());
+        // SAFETY: the contents are not read before something writes them: every caller fills
+        // the buffer (memset, upload or a kernel's writes) before reading it.
+        let slice = unsafe { self.inner.alloc::<T>(len.max(1)) }.map_err(|e| oom_or(e, bytes, what))?;
+        Ok(DeviceBuffer::from_parts(slice, len))
+    }
+
+    /// Allocates `len` zeroed elements.
+    pub fn alloc_zeros<T: DeviceRepr + ValidAsZeroBits>(&self, len: usize, what: &str) -> Result<DeviceBuffer<T>> {
+        let mut b = self.alloc::<T>(len, what)?;
+        self.memset_zeros(&mut b.view_mut())?;
+        Ok(b)
+    }
+
+    /// Copies `data` to a new device buffer.
+    pub fn upload<T: DeviceRepr>(&self, data: &[T], what: &str) -> Result<DeviceBuffer<T>> {
+        let mut b = self.alloc::<T>(data.len(), what)?;
+        if !data.is_empty() {
+            let mut view = b.view_mut();
+            self.inner.memcpy_htod(data, view.inner_mut()).map_err(driver("cuMemcpyHtoDAsync"))?;
+        }
+        Ok(b)
+    }
+
+    /// Waits for the stream's work and copies `view` back.
+    pub fn download<T: DeviceRepr + Default + Clone>(&self, view: &DeviceView<'_, T>) -> Result<Vec<T>> {
+        let mut out = vec![T::default(); view.len()];
+        if !out.is_empty() {
+            self.inner.memcpy_dtoh(view.as_cuda_view(), &mut out).map_err(driver("cuMemcpyDtoHAsync"))?;
+        }
+        self.synchronize("the copy back")?;
+        Ok(out)
+    }
+
+    /// Zeroes `view`, in stream order.
+    pub fn memset_zeros<T: DeviceRepr + ValidAsZeroBits>(&self, view: &mut DeviceViewMut<'_, T>) -> Result<()> {
+        super::memory::memset_zeros(&self.inner, view)
+    }
+
+    /// Waits for the stream; an error here is a fault in earlier work, named by `after`.
+    pub fn synchronize(&self, after: &str) -> Result<()> {
+        self.inner
+            .synchronize()
+            .map_err(|source| Error::Cuda { call: format!("cuStreamSynchronize after {after}"), source })
+    }
+
+    /// Two events around work on this stream.
+    pub fn timer(&self) -> Result<EventTimer<'_>> {
+        let ctx = self.inner.context();
+        let ev = || ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(driver("cuEventCreate"));
+        Ok(EventTimer { start: ev()?, stop: ev()?, stream: self })
+    }
+}
+
 fn oom_or(e: DriverError, bytes: usize, what: &str) -> Error {
-    if e.0 == cudarc::driver::sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
+    if e.0 == sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
         Error::OutOfMemory { bytes, what: what.to_string() }
     } else {
-        Error::Cuda { call: format!("cuMemAlloc ({what})"), message: format!("{e}") }
+        Error::Cuda { call: format!("cuMemAlloc ({what})"), source: e }
     }
 }
 
-/// Everything that could change the compiled image.
-pub(crate) fn module_key(src: &KernelSource, options: &[String], target: &str, nvrtc: (i32, i32)) -> String {
-    let mut text_hash = cache::fnv1a(src.text.as_bytes());
-    for (name, text) in HEADERS {
-        text_hash ^= cache::fnv1a(name.as_bytes()).rotate_left(7) ^ cache::fnv1a(text.as_bytes()).rotate_left(13);
-    }
-    format!(
-        "tally {} | {} {:016x} | {} | {} | nvrtc {}.{}",
-        env!("CARGO_PKG_VERSION"),
-        src.name,
-        text_hash,
-        options.join(" "),
-        target,
-        nvrtc.0,
-        nvrtc.1
-    )
-}
-
-/// Two CUDA events around work on the stream.
-pub struct EventTimer {
+/// Two CUDA events around work on a stream.
+pub struct EventTimer<'s> {
     start: cudarc::driver::CudaEvent,
     stop: cudarc::driver::CudaEvent,
-    stream: Arc<CudaStream>,
+    stream: &'s Stream,
 }
 
-impl EventTimer {
+impl EventTimer<'_> {
     /// Milliseconds of one run of `work`, measured on the device.
     pub fn time_ms(&self, work: impl FnOnce() -> Result<()>) -> Result<f64> {
-        self.start.record(&self.stream).map_err(driver("cuEventRecord"))?;
+        self.start.record(&self.stream.inner).map_err(driver("cuEventRecord"))?;
         work()?;
-        self.stop.record(&self.stream).map_err(driver("cuEventRecord"))?;
+        self.stop.record(&self.stream.inner).map_err(driver("cuEventRecord"))?;
         self.stop
             .synchronize()
-            .map_err(|e| Error::Cuda { call: "cuEventSynchronize after timed work".into(), message: format!("{e}") })?;
+            .map_err(|source| Error::Cuda { call: "cuEventSynchronize after timed work".into(), source })?;
         Ok(self.start.elapsed_ms(&self.stop).map_err(driver("cuEventElapsedTime"))? as f64)
     }
 
@@ -379,7 +553,7 @@ impl EventTimer {
         for _ in 0..3 {
             work()?;
         }
-        let mut t = Vec::with_capacity(reps);
+        let mut t = Vec::with_capacity(reps.max(1));
         for _ in 0..reps.max(1) {
             t.push(self.time_ms(&mut work)?);
         }

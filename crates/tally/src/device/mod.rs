@@ -1,23 +1,33 @@
-//! Backends: where the counting happens. `Backend::auto()` takes the GPU when one is usable and
-//! otherwise the CPU, saying so in one line on stderr.
+//! The device layer every primitive is built on: backends, typed device memory, kernel
+//! parameters checked against the C++ side, the kernel registry, streams with their scratch
+//! workspace, and one launch path. CUDA specifics stay behind this module (see
+//! docs/ARCHITECTURE.md for what a second GPU API would have to provide).
 
 pub mod cache;
 pub mod cpu;
 pub mod cuda;
+pub mod memory;
 pub mod nvrtc;
+pub mod params;
+pub mod registry;
+pub mod workspace;
+
+pub use cuda::{CudaDevice, DeviceInfo, DeviceOptions, EventTimer, Kernel, LaunchShape, Stream};
+pub use memory::{DevPtr, DeviceBuffer, DeviceView, DeviceViewMut, Input};
 
 use crate::error::{Error, Result};
 use crate::sample::Sample;
-pub use cuda::{CudaDevice, DeviceInfo};
-use cudarc::driver::CudaSlice;
 use std::str::FromStr;
 use std::sync::Arc;
 
 /// Which backend a caller asks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BackendKind {
+    /// The GPU when one is usable, else the CPU.
     Auto,
+    /// The CPU backend.
     Cpu,
+    /// The CUDA backend; an error where it cannot be had.
     Cuda,
 }
 
@@ -33,14 +43,27 @@ impl FromStr for BackendKind {
     }
 }
 
-/// A backend handle: cheap to clone, holds the device and its kernel cache.
+/// A backend handle: cheap to clone; the CUDA one holds the device, its compiled kernels and
+/// its default stream.
 #[derive(Clone, Debug)]
 pub enum Backend {
+    /// rayon threads with private state, merged once.
     Cpu,
+    /// One CUDA device.
     Cuda(Arc<CudaDevice>),
 }
 
+/// What [`Backend::detect`] found: the backend, and why the GPU was not taken where it was not.
+#[derive(Debug)]
+pub struct Detected {
+    /// The backend to use.
+    pub backend: Backend,
+    /// Why the CUDA backend could not be had (None when it was taken).
+    pub fallback: Option<Error>,
+}
+
 impl Backend {
+    /// The CPU backend.
     pub fn cpu() -> Backend {
         Backend::Cpu
     }
@@ -50,17 +73,21 @@ impl Backend {
         CudaDevice::new(0).map(Backend::Cuda)
     }
 
-    /// CUDA when a device and NVRTC are usable, otherwise the CPU with one line on stderr.
+    /// CUDA when a device and NVRTC are usable, otherwise the CPU, silently; see
+    /// [`Backend::detect`] for the reason.
     pub fn auto() -> Backend {
+        Backend::detect().backend
+    }
+
+    /// CUDA when a device and NVRTC are usable, otherwise the CPU and the reason.
+    pub fn detect() -> Detected {
         match Backend::cuda() {
-            Ok(b) => b,
-            Err(e) => {
-                eprintln!("tally: no usable GPU ({e}); using the CPU backend");
-                Backend::Cpu
-            }
+            Ok(backend) => Detected { backend, fallback: None },
+            Err(e) => Detected { backend: Backend::Cpu, fallback: Some(e) },
         }
     }
 
+    /// The backend of `kind` (auto: [`Backend::auto`]).
     pub fn new(kind: BackendKind) -> Result<Backend> {
         match kind {
             BackendKind::Auto => Ok(Backend::auto()),
@@ -69,6 +96,7 @@ impl Backend {
         }
     }
 
+    /// "cpu" or "cuda".
     pub fn name(&self) -> &'static str {
         match self {
             Backend::Cpu => "cpu",
@@ -76,6 +104,7 @@ impl Backend {
         }
     }
 
+    /// The CUDA device, for the CUDA backend.
     pub fn cuda_device(&self) -> Option<&Arc<CudaDevice>> {
         match self {
             Backend::Cuda(d) => Some(d),
@@ -87,57 +116,72 @@ impl Backend {
     pub fn upload<T: Sample>(&self, data: &[T]) -> Result<Buffer<T>> {
         match self {
             Backend::Cpu => Ok(Buffer::Host(data.to_vec())),
-            Backend::Cuda(d) => Ok(Buffer::Cuda { data: d.upload(data, "samples")?, len: data.len() }),
+            Backend::Cuda(d) => Ok(Buffer::Cuda(d.stream().upload(data, "samples")?)),
         }
     }
 }
 
-/// Samples resident on a backend.
+/// Samples resident on a backend: what [`Backend::upload`] returns.
 pub enum Buffer<T> {
+    /// On the host (the CPU backend).
     Host(Vec<T>),
-    Cuda { data: CudaSlice<T>, len: usize },
+    /// On a CUDA device.
+    Cuda(DeviceBuffer<T>),
 }
 
 impl<T> Buffer<T> {
+    /// Elements in the buffer.
     pub fn len(&self) -> usize {
         match self {
             Buffer::Host(v) => v.len(),
-            Buffer::Cuda { len, .. } => *len,
+            Buffer::Cuda(b) => b.len(),
         }
     }
 
+    /// Whether the buffer is empty.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
+    /// "cpu" or "cuda".
     pub fn backend_name(&self) -> &'static str {
         match self {
             Buffer::Host(_) => "cpu",
-            Buffer::Cuda { .. } => "cuda",
+            Buffer::Cuda(_) => "cuda",
         }
-    }
-}
-
-/// What a primitive reads: host memory, or a buffer already on the backend.
-pub enum Input<'a, T> {
-    Host(&'a [T]),
-    Resident(&'a Buffer<T>),
-}
-
-impl<'a, T> From<&'a [T]> for Input<'a, T> {
-    fn from(s: &'a [T]) -> Self {
-        Input::Host(s)
-    }
-}
-
-impl<'a, T> From<&'a Vec<T>> for Input<'a, T> {
-    fn from(s: &'a Vec<T>) -> Self {
-        Input::Host(s.as_slice())
     }
 }
 
 impl<'a, T> From<&'a Buffer<T>> for Input<'a, T> {
     fn from(b: &'a Buffer<T>) -> Self {
-        Input::Resident(b)
+        match b {
+            Buffer::Host(v) => Input::Host(v.as_slice()),
+            Buffer::Cuda(d) => Input::Device(d.view()),
+        }
+    }
+}
+
+/// Where a primitive's input is on the CUDA backend: borrowed in place, or uploaded for the
+/// call (host input) and kept alive as long as the view is used.
+pub(crate) enum DeviceInput<'a, T> {
+    Borrowed(DeviceView<'a, T>),
+    Uploaded(DeviceBuffer<T>),
+}
+
+impl<T: cudarc::driver::DeviceRepr> DeviceInput<'_, T> {
+    /// The input on `stream`'s device: host slices are uploaded, device views borrowed.
+    pub(crate) fn new<'a>(stream: &Stream, input: Input<'a, T>, what: &str) -> Result<DeviceInput<'a, T>> {
+        Ok(match input {
+            Input::Host(s) => DeviceInput::Uploaded(stream.upload(s, what)?),
+            Input::Device(v) => DeviceInput::Borrowed(v),
+        })
+    }
+
+    /// The input as a view.
+    pub(crate) fn view(&self) -> DeviceView<'_, T> {
+        match self {
+            DeviceInput::Borrowed(v) => v.reborrow(),
+            DeviceInput::Uploaded(b) => b.view(),
+        }
     }
 }

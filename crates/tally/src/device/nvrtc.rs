@@ -17,7 +17,7 @@ fn check(call: &str, r: sys::nvrtcResult) -> Result<()> {
     }
     // SAFETY: NVRTC returns a static string for every result code.
     let msg = unsafe { CStr::from_ptr(sys::nvrtcGetErrorString(r)) };
-    Err(Error::Cuda { call: call.into(), message: msg.to_string_lossy().into_owned() })
+    Err(Error::Nvrtc { call: call.into(), message: msg.to_string_lossy().into_owned() })
 }
 
 /// NVRTC's (major, minor) version.
@@ -64,11 +64,17 @@ pub fn arch_option(cc: (i32, i32)) -> Result<(String, bool)> {
 }
 
 /// Compiles `source` (named `name` in messages) with `headers` as (include name, text) pairs.
-pub fn compile(name: &str, source: &str, headers: &[(&str, &str)], arch: &str, options: &[String]) -> Result<Image> {
+pub fn compile<H: AsRef<str>>(
+    name: &str,
+    source: &str,
+    headers: &[(&str, H)],
+    arch: &str,
+    options: &[String],
+) -> Result<Image> {
     let cstr = |s: &str| CString::new(s).expect("kernel text has no NUL bytes");
     let src = cstr(source);
     let cname = cstr(name);
-    let header_texts: Vec<CString> = headers.iter().map(|(_, t)| cstr(t)).collect();
+    let header_texts: Vec<CString> = headers.iter().map(|(_, t)| cstr(t.as_ref())).collect();
     let header_names: Vec<CString> = headers.iter().map(|(n, _)| cstr(n)).collect();
     let text_ptrs: Vec<*const c_char> = header_texts.iter().map(|c| c.as_ptr()).collect();
     let name_ptrs: Vec<*const c_char> = header_names.iter().map(|c| c.as_ptr()).collect();

@@ -1,17 +1,18 @@
-//! The CUDA side of weighted and 2-D histograms (`histogram_general.cu`): resolve the strategy,
-//! specialise and load the kernel, launch (one pass per L2-sized range of keys for global-l2),
-//! read the raw accumulators back.
+//! The CUDA side of weighted and 2-D histograms (`histogram_general.cu`): the kernel family,
+//! its parameters, and the plan that resolves the strategy, loads the specialisation and
+//! launches it (one pass per L2-sized range of keys for global-l2).
 
-use super::binning::{int_bounds, BinRule};
-use super::cuda::{binning_for, ceil_f32, f32_slack, f64_slack, knob, l2_slice, Binning};
-use super::hist2d::{Histogram2dSpec, Pairs};
-use super::weighted::{Raw, SharedAtomics, ValueKind};
+use super::axis::{binning_for, Binning, DeviceAxis};
+use super::hist2d::Histogram2dSpec;
+use super::policy::{self, KernelStrategy, Tuning};
+use super::weighted::{Raw, SharedAtomics, ValueKind, Weight};
 use super::{Bins, HistogramSpec, Strategy, MAX_CHANNELS};
-use crate::device::cuda::{driver, CudaDevice};
+use crate::device::params::KernelParams;
+use crate::device::registry::KernelFamily;
+use crate::device::{CudaDevice, DevPtr, DeviceBuffer, DeviceView, Kernel, LaunchShape, Stream};
 use crate::error::{Error, Result};
-use crate::kernels;
 use crate::sample::{DType, Sample};
-use cudarc::driver::{CudaFunction, CudaSlice, DeviceRepr, LaunchConfig, PushKernelArg};
+use std::marker::PhantomData;
 use std::sync::Arc;
 
 /// Threads per block of every general kernel.
@@ -19,57 +20,67 @@ pub const GENERAL_BLOCK_THREADS: u32 = 256;
 /// Samples a thread has in flight (UNROLL in the kernel).
 const UNROLL: u64 = 8;
 
-/// How one axis is binned. Must match `AxisParams` in histogram_general.cu.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
-struct AxisParams {
-    lut: u64,
-    edges: u64,
-    lower_i: i64,
-    upper_i: i64,
-    range_i: u64,
-    lower: f64,
-    upper: f64,
-    range: f64,
-    bins_f: f64,
-    scale_d: f64,
-    inv_range: f64,
-    slack_d: f64,
-    scale_f: f32,
-    lo32: f32,
-    hi32: f32,
-    lower_f: f32,
-    slack_f: f32,
-    bins: u32,
-    num_edges: u32,
-    pad: u32,
+crate::kernel_codes! {
+    /// How the general kernel accumulates weights (`TALLY_ACCUM`).
+    pub enum AccumCode as "TALLY_ACCUM" {
+        /// 64-bit fixed point in shared memory as 32-bit halves with a carry (and counts).
+        Halves = 0 => "HALVES",
+        /// 64-bit fixed point with native 64-bit shared atomics.
+        Native64 = 1 => "NATIVE64",
+        /// Float atomics in the weight's type (not deterministic).
+        Float = 2 => "FLOAT",
+    }
 }
 
-/// Kernel parameters. Must match `GeneralParams` in histogram_general.cu field for field.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
-struct GeneralParams {
-    x: u64,
-    y: u64,
-    weights: u64,
-    n: u64,
-    stride: u64,
-    values: u64,
-    outlier_values: u64,
-    outlier_counts: u64,
-    scale: f64,
-    ax: AxisParams,
-    ay: AxisParams,
-    bins: u32,
-    bins_y: u32,
-    nslots: u32,
-    slice_lo: u32,
-    slice_width: u32,
-    first_pass: u32,
-    slot: [i32; MAX_CHANNELS as usize],
+crate::kernel_codes! {
+    /// The weights' type (`TALLY_WEIGHT`).
+    pub enum WeightCode as "TALLY_WEIGHT" {
+        /// No weights: counts.
+        None = 0 => "NONE",
+        /// f32 weights.
+        F32 = 1 => "F32",
+        /// f64 weights.
+        F64 = 2 => "F64",
+    }
 }
-// SAFETY: plain old data with the C layout the kernel declares.
-unsafe impl DeviceRepr for GeneralParams {}
+
+crate::kernel_params! {
+    /// What `tally_histogram_general` reads.
+    pub(crate) struct GeneralParams as "GeneralParams" {
+        /// Samples, or x coordinates (`const Sample*`).
+        x: DevPtr<u8>,
+        /// y coordinates (2-D).
+        y: DevPtr<u8>,
+        /// One weight per sample (`const Weight*`), or null for counts.
+        weights: DevPtr<u8>,
+        n: u64,
+        /// Elements from one sample's coordinate to the next's: 1, or 2 for interleaved pairs.
+        stride: u64,
+        values: DevPtr<u64>,
+        outlier_values: DevPtr<u64>,
+        outlier_counts: DevPtr<u64>,
+        /// Fixed point: 2^k.
+        scale: f64,
+        ax: super::axis::AxisParams,
+        ay: super::axis::AxisParams,
+        /// 1-D: bins per slot; 2-D: bins_x * bins_y.
+        bins: u32,
+        bins_y: u32,
+        nslots: u32,
+        slice_lo: u32,
+        slice_width: u32,
+        first_pass: u32,
+        slot: [i32; MAX_CHANNELS as usize],
+    }
+}
+
+/// `histogram_general.cu`: weighted and 2-D histograms.
+pub(crate) static FAMILY: KernelFamily = KernelFamily {
+    name: "histogram_general.cu",
+    source: include_str!("../kernels/histogram_general.cu"),
+    params: || vec![super::axis::AxisParams::layout(), GeneralParams::layout()],
+    variants: |_| GeneralVariant::all().iter().map(GeneralVariant::defines).collect(),
+};
 
 /// What one sample adds, as the kernel's TALLY_WEIGHT / TALLY_ACCUM see it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -117,33 +128,32 @@ impl GeneralVariant {
         ];
         match self.binning_y {
             Some(by) => {
-                d.push(("TALLY_BINNING_X", (self.binning as u32).to_string()));
-                d.push(("TALLY_BINNING_Y", (by as u32).to_string()));
+                d.push(("TALLY_BINNING_X", self.binning.cpp().to_string()));
+                d.push(("TALLY_BINNING_Y", by.cpp().to_string()));
             }
             None => {
-                d.push(("TALLY_BINNING", (self.binning as u32).to_string()));
+                d.push(("TALLY_BINNING", self.binning.cpp().to_string()));
                 d.push(("TALLY_CHANNELS", self.channels.to_string()));
             }
         }
         let weight = match self.weight {
-            None => 0,
-            Some(DType::F32) => 1,
-            Some(_) => 2,
+            None => WeightCode::None,
+            Some(DType::F32) => WeightCode::F32,
+            Some(_) => WeightCode::F64,
         };
-        d.push(("TALLY_WEIGHT", weight.to_string()));
+        d.push(("TALLY_WEIGHT", weight.cpp().to_string()));
         let accum = match self.accum {
-            Accum::Count | Accum::Fixed(SharedAtomics::Halves) => 0,
-            Accum::Fixed(SharedAtomics::Native64) => 1,
-            Accum::Float => 2,
+            Accum::Count | Accum::Fixed(SharedAtomics::Halves) => AccumCode::Halves,
+            Accum::Fixed(SharedAtomics::Native64) => AccumCode::Native64,
+            Accum::Float => AccumCode::Float,
         };
-        d.push(("TALLY_ACCUM", accum.to_string()));
-        let strategy = match self.strategy {
-            Strategy::GlobalAtomic => 0,
-            Strategy::BlockShared => 1,
-            Strategy::GlobalL2 => 5,
-            s => unreachable!("{s} is not a strategy of the general kernel"),
-        };
-        d.push(("TALLY_STRATEGY", strategy.to_string()));
+        d.push(("TALLY_ACCUM", accum.cpp().to_string()));
+        assert!(
+            GENERAL_STRATEGIES.contains(&self.strategy),
+            "{} is not a strategy of the general kernel",
+            self.strategy
+        );
+        d.push(("TALLY_STRATEGY", KernelStrategy::of(self.strategy).cpp().to_string()));
         d.push(("TALLY_BLOCK_THREADS", GENERAL_BLOCK_THREADS.to_string()));
         d
     }
@@ -168,13 +178,7 @@ impl GeneralVariant {
         let mut out = Vec::new();
         // 1-D, weighted.
         for dtype in DType::ALL {
-            let binnings: &[Binning] = match dtype {
-                DType::U8 => &[Binning::Table8, Binning::Integer32, Binning::Integer],
-                DType::F32 | DType::F64 => &[Binning::Float, Binning::Edges],
-                DType::I64 => &[Binning::Integer, Binning::Float, Binning::Edges],
-                _ => &[Binning::Integer32, Binning::Integer, Binning::Float, Binning::Edges],
-            };
-            for &binning in binnings {
+            for &binning in super::axis::binnings_of(dtype) {
                 for channels in [1, 4] {
                     for strategy in GENERAL_STRATEGIES {
                         for (weight, accum) in accums(true, strategy) {
@@ -230,14 +234,6 @@ fn binning_2d(bins: &Bins) -> Binning {
     }
 }
 
-fn outs_per_slot(two_d: bool) -> usize {
-    if two_d {
-        5
-    } else {
-        3
-    }
-}
-
 /// Dynamic shared memory of one block: [table][outlier counts][accumulators].
 fn shared_bytes(v: &GeneralVariant, width: usize, outs: usize) -> usize {
     let table = if v.binning == Binning::Table8 && v.binning_y.is_none() { 256 * 4 } else { 0 };
@@ -251,109 +247,77 @@ fn shared_bytes(v: &GeneralVariant, width: usize, outs: usize) -> usize {
     table + counts + keys * per_key
 }
 
-/// Where the samples are on the device.
-#[derive(Clone, Copy, Debug)]
-pub struct GeneralInput {
+/// Where the data of a weighted or 2-D histogram are on the device.
+pub struct GeneralInput<'a, T, W> {
     /// Samples, or x coordinates.
-    pub x: u64,
-    /// y coordinates (2-D; `x + size` for interleaved pairs).
-    pub y: u64,
-    /// 1, or 2 for interleaved pairs.
-    pub stride: u64,
-    /// Weights, or 0 for counts.
-    pub weights: u64,
+    pub x: DeviceView<'a, T>,
+    /// y coordinates (2-D): a second array, or the odd elements of `x` (interleaved pairs).
+    pub y: Option<DeviceView<'a, T>>,
+    /// 2-D pairs interleaved in `x`.
+    pub interleaved: bool,
+    /// One weight per sample, or None for counts.
+    pub weights: Option<DeviceView<'a, W>>,
+}
+
+impl<T, W> GeneralInput<'_, T, W> {
     /// Samples (pairs).
-    pub n: usize,
+    pub fn len(&self) -> usize {
+        if self.interleaved {
+            self.x.len() / 2
+        } else {
+            self.x.len()
+        }
+    }
+
+    /// Whether there is nothing to count.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
 }
 
 /// What to count: a 1-D spec (weighted) or a 2-D one.
 #[derive(Clone, Debug)]
 pub enum GeneralSpec {
+    /// A weighted 1-D histogram.
     OneD(HistogramSpec),
+    /// A 2-D histogram, counted or weighted.
     TwoD(Histogram2dSpec),
 }
 
-/// A weighted or 2-D histogram ready to launch on resident data.
-pub struct GeneralPlan {
+/// A weighted or 2-D histogram ready to launch on resident data of `T` (weights of `W`).
+pub struct GeneralPlan<T, W> {
     dev: Arc<CudaDevice>,
-    func: CudaFunction,
+    kernel: Kernel<GeneralParams>,
     params: GeneralParams,
-    cfg: LaunchConfig,
+    shape: LaunchShape,
     passes: Vec<(u32, u32)>,
-    values: CudaSlice<u64>,
-    outlier_values: CudaSlice<u64>,
-    outlier_counts: CudaSlice<u64>,
-    width: usize,
-    outs: usize,
-    _tables: Vec<CudaSlice<i32>>,
-    _edges: Vec<CudaSlice<f64>>,
-    pub kind: ValueKind,
-    pub strategy: Strategy,
-    pub variant: GeneralVariant,
+    values: DeviceBuffer<u64>,
+    outlier_values: DeviceBuffer<u64>,
+    outlier_counts: DeviceBuffer<u64>,
+    n: usize,
+    _axes: Vec<DeviceAxis>,
+    kind: ValueKind,
+    strategy: Strategy,
+    variant: GeneralVariant,
+    _data: PhantomData<fn(T, W)>,
 }
 
-/// The fields of one axis; uploads its table or edges.
-fn axis_params<T: Sample>(
-    dev: &Arc<CudaDevice>,
-    bins: &Bins,
-    binning: Binning,
-    tables: &mut Vec<CudaSlice<i32>>,
-    edges: &mut Vec<CudaSlice<f64>>,
-) -> Result<AxisParams> {
-    let spec = HistogramSpec { bins: bins.clone(), channels: Default::default() };
-    let mut a = AxisParams { bins: bins.count() as u32, ..Default::default() };
-    match binning {
-        Binning::Table8 => {
-            let t = dev.upload(&BinRule::new::<T>(&spec).lut8(), "bin table")?;
-            a.lut = dev.ptr(&t);
-            tables.push(t);
-        }
-        Binning::Integer | Binning::Integer32 => {
-            let b = int_bounds(bins).expect("integer binning has integer bounds");
-            a.lower_i = b.lower;
-            a.upper_i = b.upper;
-            a.range_i = b.range;
-            a.scale_f = (b.bins as f64 / b.range as f64) as f32;
-            a.scale_d = b.bins as f64 / b.range as f64;
-        }
-        Binning::Float => {
-            let Bins::Even { bins, lower, upper } = *bins else { unreachable!() };
-            a.lower = lower;
-            a.upper = upper;
-            a.range = upper - lower;
-            a.bins_f = bins as f64;
-            a.inv_range = 1.0 / (upper - lower);
-            a.slack_d = f64_slack(bins);
-            a.lo32 = ceil_f32(lower);
-            a.hi32 = ceil_f32(upper);
-            a.lower_f = lower as f32;
-            a.scale_f = (bins as f64 / (upper - lower)) as f32;
-            a.slack_f = f32_slack(lower, upper, bins);
-        }
-        Binning::Edges => {
-            let Bins::Edges(e) = bins else { unreachable!() };
-            let buf = dev.upload(e, "bin edges")?;
-            a.edges = dev.ptr(&buf);
-            a.num_edges = e.len() as u32;
-            edges.push(buf);
-        }
-    }
-    Ok(a)
-}
-
-impl GeneralPlan {
-    /// Prepares a histogram of resident data. `kind`: counts (2-D only), fixed point with its
-    /// scale, or float atomics; `weight`: the weights' type (None for counts).
-    pub fn new<T: Sample>(
+impl<T: Sample, W: Weight> GeneralPlan<T, W> {
+    /// Prepares a histogram of `n` samples (pairs). `kind`: counts (2-D only), fixed point with
+    /// its scale, or float atomics; `weighted`: whether weights of `W` come with the samples.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
         dev: &Arc<CudaDevice>,
-        input: GeneralInput,
+        n: usize,
         spec: &GeneralSpec,
-        weight: Option<DType>,
+        weighted: bool,
         kind: ValueKind,
         requested: Strategy,
         shared_atomics: SharedAtomics,
-    ) -> Result<GeneralPlan> {
+        tuning: &Tuning,
+    ) -> Result<Self> {
         let info = dev.info();
+        let stream = dev.stream();
         let (width, outs, binning, binning_y, channels, nslots) = match spec {
             GeneralSpec::OneD(s) => {
                 s.validate()?;
@@ -378,17 +342,19 @@ impl GeneralPlan {
                 (s.x.count() * s.y.count(), 5, binning_2d(&s.x), Some(binning_2d(&s.y)), 1, 1)
             }
         };
-        debug_assert_eq!(outs, outs_per_slot(binning_y.is_some()) * nslots);
+        if weighted && !matches!(W::DTYPE, DType::F32 | DType::F64) {
+            return Err(Error::invalid(format!("weights are f32 or f64, not {}", W::DTYPE)));
+        }
         let accum = match kind {
             ValueKind::Count => Accum::Count,
             ValueKind::Fixed(_) => Accum::Fixed(shared_atomics),
             ValueKind::Float => Accum::Float,
         };
+        let weight = weighted.then_some(W::DTYPE);
         let make = |strategy| {
             GeneralVariant { dtype: T::DTYPE, binning, binning_y, channels, weight, accum, strategy }.normalised()
         };
-        let room = info.smem_per_block_optin;
-        let fits = |s: Strategy| shared_bytes(&make(s), width, outs) <= room;
+        let fits = |s: Strategy| shared_bytes(&make(s), width, outs) <= info.smem_per_block_optin;
         // Only three strategies here: the per-warp and 16-bit ones degrade to a block copy when
         // it fits, everything else (clusters included) to L2-sized passes of global atomics.
         let strategy = match requested {
@@ -401,40 +367,27 @@ impl GeneralPlan {
             _ => Strategy::GlobalL2,
         };
         let variant = make(strategy);
-        let module = dev.module(&kernels::HISTOGRAM_GENERAL, &variant.defines())?;
         let smem = shared_bytes(&variant, width, outs);
-        let func = dev.function(&module, "tally_histogram_general", smem)?;
+        let kernel = dev.kernel::<GeneralParams>(&FAMILY, &variant.defines(), "tally_histogram_general", smem)?;
         let threads = GENERAL_BLOCK_THREADS;
-        let per_sm = dev.blocks_per_sm(&func, threads, smem)?;
-        let n = input.n as u64;
-        // Enough blocks to fill the device, no more than there are chunks, and enough that no
-        // block's 32-bit shared counters can overflow.
-        let grid = n
-            .div_ceil(threads as u64 * UNROLL)
-            .clamp(1, info.multiprocessors as u64 * per_sm as u64)
-            .max(n.div_ceil(1 << 31));
+        let max_grid = info.multiprocessors as u64 * kernel.blocks_per_sm(threads, smem)? as u64;
+        let grid = policy::grid(n as u64, threads as u64 * UNROLL, max_grid);
         let slice = if strategy == Strategy::GlobalL2 {
-            knob("TALLY_PASS_KEYS").map(|k| k as usize).unwrap_or_else(|| l2_slice(info.l2_bytes, 8))
+            tuning.pass_keys.unwrap_or_else(|| policy::l2_slice(info.l2_bytes, 8))
         } else {
             width
-        }
-        .clamp(1, width.max(1));
-        let passes: Vec<(u32, u32)> =
-            (0..width.max(1)).step_by(slice).map(|lo| (lo as u32, slice.min(width - lo) as u32)).collect();
+        };
+        let passes = policy::passes(width, slice.clamp(1, width.max(1)));
 
-        let values = dev.alloc::<u64>(width, "histogram accumulators")?;
-        let outlier_values = dev.alloc::<u64>(outs, "outlier accumulators")?;
-        let outlier_counts = dev.alloc::<u64>(outs, "outlier counts")?;
-        let (mut tables, mut edges) = (Vec::new(), Vec::new());
+        let mut values = stream.alloc::<u64>(width, "histogram accumulators")?;
+        let mut outlier_values = stream.alloc::<u64>(outs, "outlier accumulators")?;
+        let mut outlier_counts = stream.alloc::<u64>(outs, "outlier counts")?;
+        let cs = stream.cuda_stream();
         let mut params = GeneralParams {
-            x: input.x,
-            y: input.y,
-            weights: input.weights,
-            n,
-            stride: input.stride,
-            values: dev.ptr(&values),
-            outlier_values: dev.ptr(&outlier_values),
-            outlier_counts: dev.ptr(&outlier_counts),
+            n: n as u64,
+            values: values.view_mut().ptr_mut(cs),
+            outlier_values: outlier_values.view_mut().ptr_mut(cs),
+            outlier_counts: outlier_counts.view_mut().ptr_mut(cs),
             scale: match kind {
                 ValueKind::Fixed(s) => s.scale(),
                 _ => 1.0,
@@ -446,41 +399,52 @@ impl GeneralPlan {
             slice_width: width as u32,
             ..Default::default()
         };
+        let mut axes = Vec::new();
         match spec {
             GeneralSpec::OneD(s) => {
-                params.ax = axis_params::<T>(dev, &s.bins, binning, &mut tables, &mut edges)?;
+                axes.push(DeviceAxis::new::<T>(stream, &s.bins, binning)?);
+                params.ax = axes[0].params;
                 params.bins = s.bins.count() as u32;
                 for (c, slot) in s.channels.slots().into_iter().enumerate() {
                     params.slot[c] = slot;
                 }
             }
             GeneralSpec::TwoD(s) => {
-                params.ax = axis_params::<T>(dev, &s.x, binning, &mut tables, &mut edges)?;
-                params.ay = axis_params::<T>(dev, &s.y, binning_y.expect("2-D"), &mut tables, &mut edges)?;
+                axes.push(DeviceAxis::new::<T>(stream, &s.x, binning)?);
+                axes.push(DeviceAxis::new::<T>(stream, &s.y, binning_y.expect("2-D"))?);
+                params.ax = axes[0].params;
+                params.ay = axes[1].params;
                 params.bins = width as u32;
                 params.bins_y = s.y.count() as u32;
                 params.slot[0] = 0;
             }
         }
-        let cfg =
-            LaunchConfig { grid_dim: (grid as u32, 1, 1), block_dim: (threads, 1, 1), shared_mem_bytes: smem as u32 };
         Ok(GeneralPlan {
             dev: dev.clone(),
-            func,
+            kernel,
             params,
-            cfg,
+            shape: LaunchShape::new(grid as u32, threads, smem),
             passes,
             values,
             outlier_values,
             outlier_counts,
-            width,
-            outs,
-            _tables: tables,
-            _edges: edges,
+            n,
+            _axes: axes,
             kind,
             strategy,
             variant,
+            _data: PhantomData,
         })
+    }
+
+    /// The strategy that runs.
+    pub fn strategy(&self) -> Strategy {
+        self.strategy
+    }
+
+    /// The kernel specialisation that runs.
+    pub fn variant(&self) -> &GeneralVariant {
+        &self.variant
     }
 
     /// Passes over the samples one launch makes.
@@ -496,48 +460,64 @@ impl GeneralPlan {
         }
     }
 
-    /// Zeroes the accumulators and launches the kernel (once per pass), asynchronously.
-    pub fn launch(&mut self) -> Result<()> {
-        let stream = self.dev.stream().clone();
-        stream.memset_zeros(&mut self.values).map_err(driver("cuMemsetD8Async(accumulators)"))?;
-        stream.memset_zeros(&mut self.outlier_values).map_err(driver("cuMemsetD8Async(outliers)"))?;
-        stream.memset_zeros(&mut self.outlier_counts).map_err(driver("cuMemsetD8Async(outlier counts)"))?;
-        if self.params.n == 0 {
+    /// Zeroes the accumulators and queues the kernel (once per pass) on `stream`.
+    pub fn launch(&mut self, stream: &Stream, input: &GeneralInput<'_, T, W>) -> Result<()> {
+        if input.len() != self.n {
+            return Err(Error::invalid(format!("this plan counts {} samples, but {} were given", self.n, input.len())));
+        }
+        if input.weights.as_ref().is_some_and(|w| w.len() != self.n)
+            || input.weights.is_some() != self.variant.weight.is_some()
+        {
+            return Err(Error::invalid("the weights must match the plan: one per sample, or none"));
+        }
+        stream.memset_zeros(&mut self.values.view_mut())?;
+        stream.memset_zeros(&mut self.outlier_values.view_mut())?;
+        stream.memset_zeros(&mut self.outlier_counts.view_mut())?;
+        if self.n == 0 {
             return Ok(());
         }
+        let cs = stream.cuda_stream();
+        let x = input.x.ptr(cs);
+        let (y, stride) = match (&input.y, input.interleaved) {
+            (Some(y), _) => (y.ptr(cs), 1),
+            (None, true) => (x.offset(1), 2),
+            (None, false) => (DevPtr::default(), 1),
+        };
+        let base = GeneralParams {
+            x: x.cast(),
+            y: y.cast(),
+            stride,
+            weights: input.weights.as_ref().map_or(DevPtr::default(), |w| w.ptr(cs).cast()),
+            ..self.params
+        };
         for (i, &(lo, keys)) in self.passes.iter().enumerate() {
-            let mut p = self.params;
-            p.slice_lo = lo;
-            p.slice_width = keys;
-            p.first_pass = (i == 0) as u32;
-            unsafe { stream.launch_builder(&self.func).arg(&p).launch(self.cfg) }
-                .map_err(driver("cuLaunchKernel(tally_histogram_general)"))?;
+            let p = GeneralParams { slice_lo: lo, slice_width: keys, first_pass: (i == 0) as u32, ..base };
+            stream.launch(&self.kernel, self.shape, &p)?;
         }
         Ok(())
     }
 
-    /// Waits for the kernel and reads the raw accumulators back.
-    pub(crate) fn read_raw(&self) -> Result<Raw> {
-        self.dev.synchronize("tally_histogram_general")?;
-        let values = self.dev.download(&self.values, self.width)?;
-        let outlier_values = self.dev.download(&self.outlier_values, self.outs)?;
+    /// Waits for `stream` and reads the raw accumulators back.
+    pub(crate) fn read_raw(&self, stream: &Stream) -> Result<Raw> {
+        let values = stream.download(&self.values.view())?;
+        let outlier_values = stream.download(&self.outlier_values.view())?;
         let outlier_counts = if matches!(self.kind, ValueKind::Count) {
             outlier_values.clone()
         } else {
-            self.dev.download(&self.outlier_counts, self.outs)?
+            stream.download(&self.outlier_counts.view())?
         };
         Ok(Raw { values, outlier_values, outlier_counts })
     }
 
     /// The weighted 1-D histogram (spec: the one the plan was made with).
-    pub fn read_weighted(&self, spec: &HistogramSpec) -> Result<super::WeightedHistogram> {
-        let raw = self.read_raw()?;
+    pub fn read_weighted(&self, stream: &Stream, spec: &HistogramSpec) -> Result<super::WeightedHistogram> {
+        let raw = self.read_raw(stream)?;
         Ok(super::weighted::weighted_from_raw(spec, &raw, self.kind, "cuda", self.strategy, self.shared_atomics()))
     }
 
     /// The 2-D histogram (spec: the one the plan was made with).
-    pub fn read_2d(&self, spec: &Histogram2dSpec) -> Result<super::Histogram2d> {
-        let raw = self.read_raw()?;
+    pub fn read_2d(&self, stream: &Stream, spec: &Histogram2dSpec) -> Result<super::Histogram2d> {
+        let raw = self.read_raw(stream)?;
         Ok(super::weighted::hist2d_from_raw(
             spec.x.count(),
             spec.y.count(),
@@ -549,48 +529,10 @@ impl GeneralPlan {
         ))
     }
 
-    /// The accumulator buffers, for tests that poison them before a launch.
-    #[doc(hidden)]
-    pub fn accumulators_mut(&mut self) -> [&mut CudaSlice<u64>; 3] {
-        [&mut self.values, &mut self.outlier_values, &mut self.outlier_counts]
+    /// The device this plan runs on.
+    pub fn device(&self) -> &Arc<CudaDevice> {
+        &self.dev
     }
-}
-
-/// Where 2-D pairs live on the device: uploads them (and the weights).
-pub fn upload_pairs<T: Sample>(dev: &Arc<CudaDevice>, pairs: Pairs<T>) -> Result<(Vec<CudaSlice<T>>, GeneralInput)> {
-    let size = std::mem::size_of::<T>() as u64;
-    Ok(match pairs {
-        Pairs::Split(x, y) => {
-            let (bx, by) = (dev.upload(x, "x coordinates")?, dev.upload(y, "y coordinates")?);
-            let input = GeneralInput { x: dev.ptr(&bx), y: dev.ptr(&by), stride: 1, weights: 0, n: x.len() };
-            (vec![bx, by], input)
-        }
-        Pairs::Interleaved(v) => {
-            let b = dev.upload(v, "pairs")?;
-            let p = dev.ptr(&b);
-            (vec![b], GeneralInput { x: p, y: p + size, stride: 2, weights: 0, n: v.len() / 2 })
-        }
-    })
-}
-
-/// Compiles every specialisation of the general kernel for `arch`; returns how many.
-pub fn compile_all(arch: &str) -> Result<usize> {
-    use rayon::prelude::*;
-    let only = std::env::var("TALLY_NVRTC_ONLY").ok();
-    let variants: Vec<GeneralVariant> =
-        GeneralVariant::all().into_iter().filter(|v| only.as_deref().is_none_or(|o| v.strategy.name() == o)).collect();
-    variants.par_iter().try_for_each(|v| {
-        let opts: Vec<String> = v.defines().iter().map(|(k, val)| format!("-D{k}={val}")).collect();
-        crate::device::nvrtc::compile(
-            kernels::HISTOGRAM_GENERAL.name,
-            kernels::HISTOGRAM_GENERAL.text,
-            kernels::HEADERS,
-            arch,
-            &opts,
-        )
-        .map(|_| ())
-    })?;
-    Ok(variants.len())
 }
 
 #[cfg(test)]

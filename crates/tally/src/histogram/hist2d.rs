@@ -9,6 +9,7 @@
 use super::binning::BinRule;
 use super::weighted::{self, key_2d, Accumulation, KeySpace, ValueKind, Weight, Weighting};
 use super::{Bins, HistogramSpec, Strategy};
+use crate::device::DeviceView;
 use crate::error::{Error, Result};
 use crate::sample::Sample;
 use serde::Serialize;
@@ -90,6 +91,66 @@ impl<T: Copy> Pairs<'_, T> {
         match self {
             Pairs::Split(x, y) => (x[i], y[i]),
             Pairs::Interleaved(v) => (v[2 * i], v[2 * i + 1]),
+        }
+    }
+}
+
+/// (x, y) pairs on the device: two arrays of equal length, or one of interleaved coordinates.
+pub enum DevicePairs<'a, T> {
+    /// x and y in two arrays.
+    Split(DeviceView<'a, T>, DeviceView<'a, T>),
+    /// x0, y0, x1, y1, ...
+    Interleaved(DeviceView<'a, T>),
+}
+
+/// Pairs on the host or on the device: what the 2-D histogram calls take.
+pub enum PairsInput<'a, T> {
+    /// Host pairs.
+    Host(Pairs<'a, T>),
+    /// Device pairs (CUDA backend).
+    Device(DevicePairs<'a, T>),
+}
+
+impl<'a, T> From<Pairs<'a, T>> for PairsInput<'a, T> {
+    fn from(p: Pairs<'a, T>) -> Self {
+        PairsInput::Host(p)
+    }
+}
+
+impl<'a, T> From<DevicePairs<'a, T>> for PairsInput<'a, T> {
+    fn from(p: DevicePairs<'a, T>) -> Self {
+        PairsInput::Device(p)
+    }
+}
+
+impl<T: Copy> PairsInput<'_, T> {
+    /// Pairs.
+    pub fn len(&self) -> usize {
+        match self {
+            PairsInput::Host(p) => p.len(),
+            PairsInput::Device(DevicePairs::Split(x, _)) => x.len(),
+            PairsInput::Device(DevicePairs::Interleaved(v)) => v.len() / 2,
+        }
+    }
+
+    /// Whether there are no pairs.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The coordinates must pair up.
+    pub fn validate(&self) -> Result<()> {
+        match self {
+            PairsInput::Host(p) => p.validate(),
+            PairsInput::Device(DevicePairs::Split(x, y)) if x.len() != y.len() => Err(Error::invalid(format!(
+                "{} x values but {} y values: the coordinates must pair up",
+                x.len(),
+                y.len()
+            ))),
+            PairsInput::Device(DevicePairs::Interleaved(v)) if v.len() % 2 != 0 => {
+                Err(Error::invalid(format!("{} interleaved values is not a whole number of (x, y) pairs", v.len())))
+            }
+            _ => Ok(()),
         }
     }
 }

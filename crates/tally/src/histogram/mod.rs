@@ -4,25 +4,29 @@
 //! the same counts for it bit for bit; [`reference`] is a plain sequential statement of it that
 //! the tests hold every fast path against.
 
+pub mod axis;
 pub mod binning;
 pub mod cpu;
-#[doc(hidden)]
 pub mod cuda;
-#[doc(hidden)]
 pub mod cuda_general;
 pub mod hist2d;
+pub mod policy;
 pub mod reference;
 pub mod strategy;
 pub mod weighted;
 
-pub use hist2d::{Histogram2d, Histogram2dSpec, Outliers2d, Pairs};
+pub use cuda::HistogramPlan;
+pub use cuda_general::{GeneralInput, GeneralPlan, GeneralSpec};
+pub use hist2d::{DevicePairs, Histogram2d, Histogram2dSpec, Outliers2d, Pairs, PairsInput};
+pub use policy::{SwitchOver, Tuning};
 pub use strategy::Strategy;
 pub use weighted::{Accumulation, FixedScale, SharedAtomics, Weight, WeightedHistogram, WeightedOptions, Weighting};
 
-use crate::device::{Backend, Buffer, Input};
+use crate::device::{Backend, CudaDevice, DeviceInput, Input};
 use crate::error::{Error, Result};
 use crate::sample::Sample;
 use serde::Serialize;
+use std::sync::Arc;
 
 /// How samples map onto bins.
 #[derive(Clone, Debug, PartialEq)]
@@ -233,9 +237,10 @@ pub fn bin_edges(bins: &Bins) -> Vec<f64> {
     }
 }
 
-impl crate::device::Backend {
+impl Backend {
     /// Counts `input` into the bins of `spec`. Host slices are copied to the device for a GPU
-    /// backend; a [`crate::Buffer`] already there is read in place.
+    /// backend; device memory (a [`crate::Buffer`], a [`crate::DeviceBuffer`], a cudarc slice)
+    /// is read in place.
     pub fn histogram<'a, T: Sample>(
         &self,
         input: impl Into<Input<'a, T>>,
@@ -243,131 +248,150 @@ impl crate::device::Backend {
         strategy: Strategy,
     ) -> Result<Histogram> {
         spec.validate()?;
-        let input = match input.into() {
-            Input::Resident(Buffer::Host(v)) => Input::Host(v.as_slice()),
-            other => other,
-        };
-        match (self, input) {
+        match (self, input.into()) {
             (Backend::Cpu, Input::Host(s)) => cpu::histogram(s, spec),
-            (Backend::Cpu, Input::Resident(Buffer::Cuda { .. })) => {
-                Err(Error::WrongBackend { buffer: "cuda", backend: "cpu" })
+            (Backend::Cpu, Input::Device(_)) => Err(Error::WrongBackend { buffer: "cuda", backend: "cpu" }),
+            (Backend::Cuda(dev), input) => {
+                let data = DeviceInput::new(dev.stream(), input, "samples")?;
+                let view = data.view();
+                HistogramPlan::new(dev, &view, spec, strategy, dev.tuning())?.run(&view)
             }
-            (Backend::Cuda(dev), Input::Host(s)) => {
-                let buf = dev.upload(s, "samples")?;
-                let mut plan = cuda::Plan::new::<T>(dev, dev.ptr(&buf), s.len(), spec, strategy)?;
-                plan.launch()?;
-                plan.read()
-            }
-            (Backend::Cuda(dev), Input::Resident(Buffer::Cuda { data, len })) => {
-                let mut plan = cuda::Plan::new::<T>(dev, dev.ptr(data), *len, spec, strategy)?;
-                plan.launch()?;
-                plan.read()
-            }
-            (_, Input::Resident(Buffer::Host(_))) => unreachable!("host buffers became host slices above"),
         }
     }
-}
 
-impl crate::device::Backend {
     /// Sums `weights` (one per sample, f32 or f64, finite) into the bins of `spec`. Fixed point by
-    /// default: the same bits on every run, strategy and backend (docs/WEIGHTED.md).
-    pub fn histogram_weighted<T: Sample, W: Weight>(
+    /// default: the same bits on every run, strategy and backend (docs/WEIGHTED.md). Samples and
+    /// weights may be on the host or, for the CUDA backend, on the device.
+    pub fn histogram_weighted<'a, 'b, T: Sample, W: Weight>(
         &self,
-        samples: &[T],
-        weights: &[W],
+        samples: impl Into<Input<'a, T>>,
+        weights: impl Into<Input<'b, W>>,
         spec: &HistogramSpec,
         options: WeightedOptions,
     ) -> Result<WeightedHistogram> {
         spec.validate()?;
-        match self {
-            Backend::Cpu => weighted::cpu_histogram_weighted(samples, weights, spec, options.accumulation),
-            Backend::Cuda(dev) => {
-                let scale = weighted::prepare(samples.len(), weights, options.accumulation)?;
+        match (self, samples.into(), weights.into()) {
+            (Backend::Cpu, Input::Host(s), Input::Host(w)) => {
+                weighted::cpu_histogram_weighted(s, w, spec, options.accumulation)
+            }
+            (Backend::Cpu, _, _) => Err(Error::WrongBackend { buffer: "cuda", backend: "cpu" }),
+            (Backend::Cuda(dev), samples, weights) => {
+                let stream = dev.stream();
+                let n = samples.len();
+                let scale = weighted::prepare(n, &host_copy(dev, &weights)?, options.accumulation)?;
                 let kind = weighted::ValueKind::new(options.accumulation, scale);
-                let xs = dev.upload(samples, "samples")?;
-                let ws = dev.upload(weights, "weights")?;
-                let input = cuda_general::GeneralInput {
-                    x: dev.ptr(&xs),
-                    y: 0,
-                    stride: 1,
-                    weights: dev.ptr(&ws),
-                    n: samples.len(),
-                };
-                let mut plan = cuda_general::GeneralPlan::new::<T>(
+                let xs = DeviceInput::new(stream, samples, "samples")?;
+                let ws = DeviceInput::new(stream, weights, "weights")?;
+                let input = GeneralInput { x: xs.view(), y: None, interleaved: false, weights: Some(ws.view()) };
+                let mut plan = GeneralPlan::<T, W>::new(
                     dev,
-                    input,
-                    &cuda_general::GeneralSpec::OneD(spec.clone()),
-                    Some(W::DTYPE),
+                    n,
+                    &GeneralSpec::OneD(spec.clone()),
+                    true,
                     kind,
                     options.strategy,
                     options.shared_atomics,
+                    dev.tuning(),
                 )?;
-                plan.launch()?;
-                plan.read_weighted(spec)
+                plan.launch(stream, &input)?;
+                plan.read_weighted(stream, spec)
             }
         }
     }
 
     /// Counts (x, y) pairs into a `bins_x x bins_y` matrix (row-major).
-    pub fn histogram_2d<T: Sample>(
+    pub fn histogram_2d<'a, T: Sample>(
         &self,
-        pairs: Pairs<T>,
+        pairs: impl Into<PairsInput<'a, T>>,
         spec: &Histogram2dSpec,
         strategy: Strategy,
     ) -> Result<Histogram2d> {
-        self.histogram_2d_inner::<T, f32>(pairs, None, spec, WeightedOptions::default().with_strategy(strategy))
+        self.histogram_2d_inner::<T, f32>(pairs.into(), None, spec, WeightedOptions::default().with_strategy(strategy))
     }
 
     /// Sums `weights` (one per pair) into a `bins_x x bins_y` matrix (row-major).
-    pub fn histogram_2d_weighted<T: Sample, W: Weight>(
+    pub fn histogram_2d_weighted<'a, 'b, T: Sample, W: Weight>(
         &self,
-        pairs: Pairs<T>,
-        weights: &[W],
+        pairs: impl Into<PairsInput<'a, T>>,
+        weights: impl Into<Input<'b, W>>,
         spec: &Histogram2dSpec,
         options: WeightedOptions,
     ) -> Result<Histogram2d> {
-        self.histogram_2d_inner(pairs, Some(weights), spec, options)
+        self.histogram_2d_inner(pairs.into(), Some(weights.into()), spec, options)
     }
 
     fn histogram_2d_inner<T: Sample, W: Weight>(
         &self,
-        pairs: Pairs<T>,
-        weights: Option<&[W]>,
+        pairs: PairsInput<'_, T>,
+        weights: Option<Input<'_, W>>,
         spec: &Histogram2dSpec,
         options: WeightedOptions,
     ) -> Result<Histogram2d> {
         spec.validate()?;
         pairs.validate()?;
-        match self {
-            Backend::Cpu => hist2d::cpu_histogram_2d(pairs, weights, spec, options.accumulation),
-            Backend::Cuda(dev) => {
-                let kind = match weights {
+        match (self, pairs) {
+            (Backend::Cpu, PairsInput::Host(pairs)) => {
+                let w = match weights {
+                    None => None,
+                    Some(Input::Host(w)) => Some(w),
+                    Some(Input::Device(_)) => return Err(Error::WrongBackend { buffer: "cuda", backend: "cpu" }),
+                };
+                hist2d::cpu_histogram_2d(pairs, w, spec, options.accumulation)
+            }
+            (Backend::Cpu, PairsInput::Device(_)) => Err(Error::WrongBackend { buffer: "cuda", backend: "cpu" }),
+            (Backend::Cuda(dev), pairs) => {
+                let stream = dev.stream();
+                let n = pairs.len();
+                let kind = match &weights {
                     Some(w) => weighted::ValueKind::new(
                         options.accumulation,
-                        weighted::prepare(pairs.len(), w, options.accumulation)?,
+                        weighted::prepare(n, &host_copy(dev, w)?, options.accumulation)?,
                     ),
                     None => weighted::ValueKind::Count,
                 };
-                let (_coords, mut input) = cuda_general::upload_pairs(dev, pairs)?;
-                let ws = match weights {
-                    Some(w) => Some(dev.upload(w, "weights")?),
-                    None => None,
+                let (xs, ys, interleaved) = match pairs {
+                    PairsInput::Host(Pairs::Split(x, y)) => (
+                        DeviceInput::new(stream, Input::Host(x), "x")?,
+                        Some(DeviceInput::new(stream, Input::Host(y), "y")?),
+                        false,
+                    ),
+                    PairsInput::Host(Pairs::Interleaved(v)) => {
+                        (DeviceInput::new(stream, Input::Host(v), "pairs")?, None, true)
+                    }
+                    PairsInput::Device(DevicePairs::Split(x, y)) => {
+                        (DeviceInput::Borrowed(x), Some(DeviceInput::Borrowed(y)), false)
+                    }
+                    PairsInput::Device(DevicePairs::Interleaved(v)) => (DeviceInput::Borrowed(v), None, true),
                 };
-                if let Some(ws) = &ws {
-                    input.weights = dev.ptr(ws);
-                }
-                let mut plan = cuda_general::GeneralPlan::new::<T>(
+                let ws = weights.map(|w| DeviceInput::new(stream, w, "weights")).transpose()?;
+                let input = GeneralInput {
+                    x: xs.view(),
+                    y: ys.as_ref().map(|y| y.view()),
+                    interleaved,
+                    weights: ws.as_ref().map(|w| w.view()),
+                };
+                let mut plan = GeneralPlan::<T, W>::new(
                     dev,
-                    input,
-                    &cuda_general::GeneralSpec::TwoD(spec.clone()),
-                    weights.map(|_| W::DTYPE),
+                    n,
+                    &GeneralSpec::TwoD(spec.clone()),
+                    input.weights.is_some(),
                     kind,
                     options.strategy,
                     options.shared_atomics,
+                    dev.tuning(),
                 )?;
-                plan.launch()?;
-                plan.read_2d(spec)
+                plan.launch(stream, &input)?;
+                plan.read_2d(stream, spec)
             }
         }
     }
+}
+
+/// The weights on the host, for the fixed-point scale (their largest magnitude). Device-resident
+/// weights are copied back for it: one read of the weights, until a device reduction takes it.
+fn host_copy<'a, W: Weight>(dev: &Arc<CudaDevice>, w: &'a Input<'_, W>) -> Result<std::borrow::Cow<'a, [W]>> {
+    Ok(match w {
+        Input::Host(s) => std::borrow::Cow::Borrowed(*s),
+        Input::Device(v) => std::borrow::Cow::Owned(dev.stream().download(v)?),
+    })
 }

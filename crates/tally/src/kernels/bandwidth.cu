@@ -2,7 +2,15 @@
 // reports. Read-only 16-byte loads, grid-stride, folded so the compiler cannot drop them.
 #include "common.cuh"
 
-extern "C" __global__ void tally_read_bandwidth(const uint4* __restrict__ data, u64 n_vec, u32* sink) {
+struct BandwidthParams {
+  const uint4* data;
+  u64 n_vec;
+  u32* sink;
+};
+
+extern "C" __global__ void tally_read_bandwidth(const BandwidthParams p) {
+  const uint4* __restrict__ data = p.data;
+  const u64 n_vec = p.n_vec;
   u32 acc = 0;
   const u64 stride = (u64)gridDim.x * blockDim.x;
   u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
@@ -15,5 +23,5 @@ extern "C" __global__ void tally_read_bandwidth(const uint4* __restrict__ data, 
     const uint4 a = __ldg(data + i);
     acc ^= a.x ^ a.y ^ a.z ^ a.w;
   }
-  if (acc == 0x9e3779b9u) *sink = acc;  // practically never: keeps the loads alive
+  if (acc == 0x9e3779b9u) *p.sink = acc;  // practically never: keeps the loads alive
 }

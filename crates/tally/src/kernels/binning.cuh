@@ -1,7 +1,8 @@
 // Binning: sample -> bin, or BELOW / ABOVE / NOT_A_NUMBER, for every kernel that bins samples.
 // `BinnerT<S, MODE>` bins samples of type S by one mode:
-//   0 = 256-entry table (8-bit samples), 1 = exact integer (64-bit), 2 = f64 rule, 3 = edges,
-//   4 = exact integer with samples and bounds in 32 bits.
+//   TABLE8 = 256-entry table (8-bit samples), INTEGER = exact integer (64-bit), FLOAT = the f64
+//   rule, EDGES = custom edges, INTEGER32 = exact integer with samples and bounds in 32 bits
+//   (TALLY_BINNING_* in codes.cuh).
 // A kernel with one binning defines `Sample` and TALLY_BINNING and uses `Binner`; one that bins
 // two coordinates by different modes (the 2-D histogram) names `BinnerT` for each.
 // For integer binning also TALLY_IDENTITY (range == bins: the bin is the offset) and
@@ -9,6 +10,7 @@
 // The rule is the one stated in src/histogram/binning.rs; keep them in step.
 #pragma once
 #include "common.cuh"
+#include "codes.cuh"
 
 #ifndef TALLY_IDENTITY
 #define TALLY_IDENTITY 0
@@ -29,7 +31,7 @@ template <> TALLY_DEVICE bool is_nan<double>(double x) { return x != x; }
 
 template <typename S, int MODE> struct BinnerT;
 
-template <typename S> struct BinnerT<S, 0> {
+template <typename S> struct BinnerT<S, TALLY_BINNING_TABLE8> {
   const int* table;  // shared memory
   TALLY_DEVICE int operator()(S x) const { return table[(u32)x & 255u]; }
 };
@@ -48,7 +50,7 @@ __device__ TALLY_SLOW_PATH u32 integer_quotient(u64 d, u64 bins, u64 range, floa
 
 // Modes 1 and 4.
 template <typename S, int MODE> struct BinnerT {
-  static_assert(MODE == 1 || MODE == 4, "unknown binning mode");
+  static_assert(MODE == TALLY_BINNING_INTEGER || MODE == TALLY_BINNING_INTEGER32, "unknown binning mode");
   i64 lower, upper;
   u64 range, bins;
   float scale_f;
@@ -62,10 +64,10 @@ template <typename S, int MODE> struct BinnerT {
 #endif
   }
   TALLY_DEVICE int operator()(S x) const {
-    if constexpr (MODE == 4 && TALLY_ALL_IN_RANGE) {
+    if constexpr (MODE == TALLY_BINNING_INTEGER32 && TALLY_ALL_IN_RANGE) {
       // Every value of the type is in range (u8 over [0, 256), say): no test at all.
       return in_range((u32)x - (u32)lower);
-    } else if constexpr (MODE == 4) {
+    } else if constexpr (MODE == TALLY_BINNING_INTEGER32) {
       // Samples and bounds share one 32-bit domain (signed for u8, u16, i32; unsigned for u32):
       // one subtraction and one unsigned compare decide "in range", wrap-around does the rest.
       const u32 d = (u32)x - (u32)lower;
@@ -89,7 +91,7 @@ __device__ TALLY_SLOW_PATH int float_rule_bin(double t, double range, u32 last) 
 template <typename T> struct IsFloat32 { static constexpr bool value = false; };
 template <> struct IsFloat32<float> { static constexpr bool value = true; };
 
-template <typename S> struct BinnerT<S, 2> {
+template <typename S> struct BinnerT<S, TALLY_BINNING_FLOAT> {
   double lower, upper, range, bins_f, inv_range, slack_d;
   float lo32, hi32, lower_f, scale_f, slack_f, last_f;
   u32 last;
@@ -123,7 +125,7 @@ template <typename S> struct BinnerT<S, 2> {
   }
 };
 
-template <typename S> struct BinnerT<S, 3> {
+template <typename S> struct BinnerT<S, TALLY_BINNING_EDGES> {
   const double* edges;  // shared memory when they fit, global otherwise
   u32 num_edges;
   TALLY_DEVICE int operator()(S x) const {
@@ -144,3 +146,47 @@ template <typename S> struct BinnerT<S, 3> {
 #ifdef TALLY_BINNING
 typedef BinnerT<Sample, TALLY_BINNING> Binner;
 #endif
+
+// How one axis is binned: what `setup` loads a binner from. The layout is checked against
+// `AxisParams` in src/histogram/binning.rs (static_asserts generated from the Rust side).
+struct AxisParams {
+  const int* lut;        // 256 entries (table binning)
+  const double* edges;   // num_edges (edge binning)
+  i64 lower_i;
+  i64 upper_i;
+  u64 range_i;
+  double lower;
+  double upper;
+  double range;
+  double bins_f;
+  double scale_d;
+  double inv_range;
+  double slack_d;
+  float scale_f;
+  float lo32;
+  float hi32;
+  float lower_f;
+  float slack_f;
+  u32 bins;
+  u32 num_edges;
+  u32 pad;
+};
+
+// Loads binner `b` from the axis parameters (`table`: the 256-entry table in shared memory).
+template <typename S, int MODE>
+TALLY_DEVICE void setup(BinnerT<S, MODE>& b, const AxisParams& a, const int* table) {
+  if constexpr (MODE == TALLY_BINNING_TABLE8) {
+    b.table = table;
+  } else if constexpr (MODE == TALLY_BINNING_INTEGER || MODE == TALLY_BINNING_INTEGER32) {
+    b.lower = a.lower_i; b.upper = a.upper_i; b.range = a.range_i;
+    b.bins = a.bins; b.scale_f = a.scale_f; b.scale_d = a.scale_d;
+  } else if constexpr (MODE == TALLY_BINNING_FLOAT) {
+    b.lower = a.lower; b.upper = a.upper; b.range = a.range;
+    b.bins_f = a.bins_f; b.inv_range = a.inv_range; b.slack_d = a.slack_d;
+    b.lo32 = a.lo32; b.hi32 = a.hi32; b.lower_f = a.lower_f; b.scale_f = a.scale_f;
+    b.slack_f = a.slack_f; b.last = a.bins - 1; b.last_f = (float)(a.bins - 1);
+  } else {
+    b.edges = a.edges;  // read through L1: the edges are few and hot
+    b.num_edges = a.num_edges;
+  }
+}

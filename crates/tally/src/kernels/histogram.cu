@@ -1,17 +1,17 @@
 // Histogram kernels. One compilation = one specialisation, chosen by defines:
 //   TALLY_SAMPLE    sample type (C++ spelling)
-//   TALLY_BINNING   0 = 256-entry table (8-bit samples), 1 = exact integer (64-bit),
-//                   2 = f64 rule, 3 = edges, 4 = exact integer with samples and bounds in 32 bits
+//   TALLY_BINNING   the binning mode of binning.cuh (TABLE8, INTEGER, FLOAT, EDGES, INTEGER32)
 //   TALLY_CHANNELS  interleaved channel count (compile time, so `i % C` is cheap)
 //   TALLY_COUNTER   global counter type: u32, or u64 once the input reaches 2^32 samples
-//   TALLY_STRATEGY  0 = global atomic, 1 = block shared, 2 = warp private, 3 = warp aggregated,
-//                   4 = cluster shared (sm_90+), 5 = global atomics on an L2-sized bin range
-//   TALLY_NARROW    strategies 1 and 4: packed 16-bit shared counters that spill before they wrap
-//   TALLY_HOT_KEY   strategy 1 narrow: the host's dominant key (p.hot_key) has a 32-bit counter
+//   TALLY_STRATEGY  GLOBAL_ATOMIC, BLOCK_SHARED, WARP_PRIVATE, WARP_AGGREGATED, CLUSTER_SHARED
+//                   (sm_90+), GLOBAL_L2 (global atomics on an L2-sized range of bins per pass)
+//   TALLY_NARROW    block and cluster shared: packed 16-bit shared counters that spill before they wrap
+//   TALLY_HOT_KEY   block shared narrow: the host's dominant key (p.hot_key) has a 32-bit counter
 //   TALLY_IDENTITY  integer binning with range == bins: the bin is the offset itself
 //   TALLY_ALL_IN_RANGE  32-bit integer binning where every value of the sample type is in range
 //   TALLY_BLOCK_THREADS, TALLY_VECS (16-byte loads per thread per tile)
-// The binning rule is the one stated in src/histogram/binning.rs; keep them in step.
+// The binning rule is the one stated in src/histogram/binning.rs; keep them in step. The values
+// of the codes are the names of codes.cuh, generated from the Rust side.
 #include "common.cuh"
 #include "warp.cuh"
 #include "block.cuh"
@@ -29,10 +29,11 @@
 #ifndef TALLY_HOT_KEY
 #define TALLY_HOT_KEY 0
 #endif
-#if TALLY_STRATEGY == 4 && (!defined(__CUDA_ARCH__) || __CUDA_ARCH__ < 900)
+#if TALLY_STRATEGY == TALLY_STRATEGY_CLUSTER_SHARED && (!defined(__CUDA_ARCH__) || __CUDA_ARCH__ < 900)
 #error "the cluster-shared strategy needs thread-block clusters (sm_90 or newer)"
 #endif
 typedef TALLY_SAMPLE Sample;
+#include "binning.cuh"
 typedef TALLY_COUNTER Counter;
 constexpr int BLOCK_THREADS = TALLY_BLOCK_THREADS;
 constexpr int WARPS = BLOCK_THREADS / 32;
@@ -48,34 +49,17 @@ constexpr int MAX_CHANNELS = 16;
 // read bandwidth, against 88% uncapped), while the float-rule kernels were no worse capped (56%
 // against 53-62%). So: the cap only for the float rule.
 #ifndef TALLY_MIN_BLOCKS
-#define TALLY_MIN_BLOCKS (TALLY_BINNING == 2 ? 2048 / BLOCK_THREADS : 1)
+#define TALLY_MIN_BLOCKS (TALLY_BINNING == TALLY_BINNING_FLOAT ? 2048 / BLOCK_THREADS : 1)
 #endif
 
-// Must match `HistParams` in src/histogram/cuda.rs field for field.
+// The layout is checked against `HistParams` in src/histogram/cuda.rs (static_asserts generated
+// from the Rust side).
 struct HistParams {
   const Sample* samples;
   u64 n;
   Counter* counts;        // nslots * bins
   u64* outliers;          // nslots * 3: below, above, nan
-  const int* lut;         // 256 entries (table binning)
-  const double* edges;    // num_edges (edge binning)
-  i64 lower_i;
-  i64 upper_i;
-  u64 range_i;
-  double lower;
-  double upper;
-  double range;
-  double bins_f;
-  double scale_d;
-  double inv_range;       // 1 / range, for the f64 estimate
-  double slack_d;         // the f64 estimate is trusted this far from an integer
-  float scale_f;
-  float lo32;             // smallest f32 >= lower: x < lower <=> x < lo32 for f32 x
-  float hi32;             // smallest f32 >= upper
-  float lower_f;
-  float slack_f;          // the f32 estimate is trusted this far from an integer (> 1: never)
-  u32 bins;
-  u32 num_edges;
+  AxisParams axis;        // the binning (binning.cuh)
   u32 nslots;
   u32 edges_in_shared;
   int slot[MAX_CHANNELS];  // interleaved channel -> selected slot, or -1
@@ -90,7 +74,6 @@ struct HistParams {
   int hot_key;            // strategy 1 narrow: a key counted in a 32-bit counter of its own, or -1
 };
 
-#include "binning.cuh"
 
 // ---- where a binned sample is counted (the strategies) -----------------------------------------
 
@@ -112,12 +95,12 @@ __device__ TALLY_SLOW_PATH void narrow_wrapped(Counter* counts, u64* outliers, u
   }
 }
 
-#if TALLY_STRATEGY == 0
+#if TALLY_STRATEGY == TALLY_STRATEGY_GLOBAL_ATOMIC
 struct Sink {  // every sample one global atomic
   Counter* global;
   TALLY_DEVICE void add(int key) { if (key >= 0) atomicAdd(global + key, (Counter)1); }
 };
-#elif TALLY_STRATEGY == 1 && TALLY_NARROW
+#elif TALLY_STRATEGY == TALLY_STRATEGY_BLOCK_SHARED && TALLY_NARROW
 // One private histogram per block in packed 16-bit counters: twice the bins of the 32-bit copy.
 #define TALLY_WORD_RUNS 1
 constexpr u64 NO_WORD = 1ull << 32;
@@ -144,7 +127,7 @@ struct Sink {
     if (narrow16_wrapped(old, k, count)) narrow_wrapped(counts, outliers, width, outlier_keys, k, k + 1, (k & 1) == 0, old);
   }
 };
-#elif TALLY_STRATEGY == 1 || TALLY_STRATEGY == 2
+#elif TALLY_STRATEGY == TALLY_STRATEGY_BLOCK_SHARED || TALLY_STRATEGY == TALLY_STRATEGY_WARP_PRIVATE
 // One private histogram per block (1) or per warp (2). Shared atomics on Hopper already combine
 // a warp's updates to one address, so each sample goes straight to its atomic; merging runs per
 // thread first cost 10% on 90%-skewed i32 data (divergent flushes, docs/PERF.md v4). Only 8-bit
@@ -156,12 +139,12 @@ struct Sink {
   TALLY_DEVICE void add(int key) { atomicAdd(shared + key, 1u); }
   TALLY_DEVICE void add(int key, u32 count) { if (count) atomicAdd(shared + key, count); }
 };
-#elif TALLY_STRATEGY == 3
+#elif TALLY_STRATEGY == TALLY_STRATEGY_WARP_AGGREGATED
 struct Sink {  // one shared atomic per distinct key per warp
   u32* shared;
   TALLY_DEVICE void add(int key) { warp_aggregated_increment(shared, key); }
 };
-#elif TALLY_STRATEGY == 4 || TALLY_STRATEGY == 5
+#elif TALLY_STRATEGY == TALLY_STRATEGY_CLUSTER_SHARED || TALLY_STRATEGY == TALLY_STRATEGY_GLOBAL_L2
 // Strategies 4 and 5 count keys [lo, lo + slice) of this pass and pass over the rest. With
 // `aggregate`, the lanes of a warp holding one key elect a leader that adds for all of them.
 struct SliceFilter {
@@ -176,7 +159,7 @@ struct SliceFilter {
     return hit && (int)lane_id() == __ffs(peers) - 1 ? __popc(peers) : 0u;
   }
 };
-#if TALLY_STRATEGY == 4
+#if TALLY_STRATEGY == TALLY_STRATEGY_CLUSTER_SHARED
 // One histogram spread over the shared memory of a cluster of blocks: key r of the pass lives in
 // block r % C at r / C, so that neighbouring (often equally hot) bins land on different blocks.
 struct Sink {
@@ -282,7 +265,7 @@ TALLY_DEVICE int key_of(const HistParams& p, const Binner& binner, Outliers& out
     out.add(slot, b);
     return -1;
   }
-  return slot * (int)p.bins + b;
+  return slot * (int)p.axis.bins + b;
 }
 
 // The private strategies count everything in their shared copy, so that the hot loop has no
@@ -290,18 +273,18 @@ TALLY_DEVICE int key_of(const HistParams& p, const Binner& binner, Outliers& out
 // of each slot, and width + 3 * nslots a trash counter for samples of unselected channels and
 // for lanes past the end.
 TALLY_DEVICE int private_key(const HistParams& p, const Binner& binner, Sample x, u64 i, u32 width) {
-#if TALLY_BINNING == 4 && TALLY_ALL_IN_RANGE && TALLY_CHANNELS == 1
+#if TALLY_BINNING == TALLY_BINNING_INTEGER32 && TALLY_ALL_IN_RANGE && TALLY_CHANNELS == 1
   return binner(x);  // never an outlier: the bin is the key
 #endif
   int slot = 0;
   if (CHANNELS > 1) slot = p.slot[(u32)(i % CHANNELS)];
   const int b = binner(x);
-  int key = b >= 0 ? slot * (int)p.bins + b : (int)width + slot * 3 + (-1 - b);
+  int key = b >= 0 ? slot * (int)p.axis.bins + b : (int)width + slot * 3 + (-1 - b);
   if (CHANNELS > 1 && slot < 0) key = (int)(width + 3 * p.nslots);
   return key;
 }
 
-#if TALLY_STRATEGY == 0 || TALLY_STRATEGY >= 4
+#if TALLY_STRATEGY == TALLY_STRATEGY_GLOBAL_ATOMIC || (TALLY_STRATEGY == TALLY_STRATEGY_CLUSTER_SHARED || TALLY_STRATEGY == TALLY_STRATEGY_GLOBAL_L2)
 #define TALLY_KEY(x, i) key_of(p, binner, out, (x), (i))
 #define TALLY_NO_KEY (-1)
 #else
@@ -316,32 +299,24 @@ tally_histogram(const HistParams p) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   // Shared layout: [edges f64][table i32 x 256][outliers u32 x 3*slots][private counters u32]
   unsigned char* cursor = smem_raw;
-  const u32 width = p.nslots * p.bins;
+  const u32 width = p.nslots * p.axis.bins;
 
   Binner binner;
-#if TALLY_BINNING == 0
+#if TALLY_BINNING == TALLY_BINNING_TABLE8
   int* table = reinterpret_cast<int*>(cursor);
   cursor += 256 * sizeof(int);
-  for (u32 i = threadIdx.x; i < 256; i += BLOCK_THREADS) table[i] = p.lut[i];
-  binner.table = table;
-#elif TALLY_BINNING == 1 || TALLY_BINNING == 4
-  binner.lower = p.lower_i; binner.upper = p.upper_i; binner.range = p.range_i;
-  binner.bins = p.bins; binner.scale_f = p.scale_f; binner.scale_d = p.scale_d;
-#elif TALLY_BINNING == 2
-  binner.lower = p.lower; binner.upper = p.upper; binner.range = p.range;
-  binner.bins_f = p.bins_f; binner.inv_range = p.inv_range; binner.slack_d = p.slack_d;
-  binner.lo32 = p.lo32; binner.hi32 = p.hi32; binner.lower_f = p.lower_f; binner.scale_f = p.scale_f;
-  binner.slack_f = p.slack_f; binner.last = p.bins - 1; binner.last_f = (float)(p.bins - 1);
-#else
-  binner.num_edges = p.num_edges;
+  for (u32 i = threadIdx.x; i < 256; i += BLOCK_THREADS) table[i] = p.axis.lut[i];
+  setup(binner, p.axis, table);
+#elif TALLY_BINNING == TALLY_BINNING_EDGES
+  setup(binner, p.axis, nullptr);
   if (p.edges_in_shared) {
     double* e = reinterpret_cast<double*>(cursor);
-    cursor += ((p.num_edges * sizeof(double) + 15) / 16) * 16;
-    for (u32 i = threadIdx.x; i < p.num_edges; i += BLOCK_THREADS) e[i] = p.edges[i];
+    cursor += ((p.axis.num_edges * sizeof(double) + 15) / 16) * 16;
+    for (u32 i = threadIdx.x; i < p.axis.num_edges; i += BLOCK_THREADS) e[i] = p.axis.edges[i];
     binner.edges = e;
-  } else {
-    binner.edges = p.edges;
   }
+#else
+  setup(binner, p.axis, nullptr);
 #endif
 
   Outliers out;
@@ -351,13 +326,13 @@ tally_histogram(const HistParams p) {
   block_fill<BLOCK_THREADS>(out.shared, MAX_CHANNELS * 3, 0u);
 
   Sink sink;
-#if TALLY_STRATEGY == 0
+#if TALLY_STRATEGY == TALLY_STRATEGY_GLOBAL_ATOMIC
   sink.global = p.counts;
-#elif TALLY_STRATEGY == 4 || TALLY_STRATEGY == 5
+#elif TALLY_STRATEGY == TALLY_STRATEGY_CLUSTER_SHARED || TALLY_STRATEGY == TALLY_STRATEGY_GLOBAL_L2
   sink.filter.lo = p.slice_lo;
   sink.filter.slice = p.slice_width;
   sink.filter.aggregate = p.aggregate != 0;
-#if TALLY_STRATEGY == 5
+#if TALLY_STRATEGY == TALLY_STRATEGY_GLOBAL_L2
   sink.global = p.counts;
   sink.hot_keys = reinterpret_cast<u32*>(cursor);
   sink.hot_counts = sink.hot_keys + HOT_SLOTS;
@@ -378,7 +353,7 @@ tally_histogram(const HistParams p) {
 #endif
 #else
   u32* privates = reinterpret_cast<u32*>(cursor);
-  const u32 copies = TALLY_STRATEGY == 2 ? WARPS : 1;
+  const u32 copies = TALLY_STRATEGY == TALLY_STRATEGY_WARP_PRIVATE ? WARPS : 1;
   const u32 pwidth = width + 3 * p.nslots + 1;  // bins, outliers, trash
 #if TALLY_NARROW
   __shared__ u32 hot_count;
@@ -393,7 +368,7 @@ tally_histogram(const HistParams p) {
 #else
   block_fill<BLOCK_THREADS>(privates, copies * pwidth, 0u);
 #endif
-  sink.shared = TALLY_STRATEGY == 2 ? privates + warp_id() * pwidth : privates;
+  sink.shared = TALLY_STRATEGY == TALLY_STRATEGY_WARP_PRIVATE ? privates + warp_id() * pwidth : privates;
 #endif
   __syncthreads();
 
@@ -463,7 +438,7 @@ tally_histogram(const HistParams p) {
   }
 
   __syncthreads();
-#if TALLY_STRATEGY == 4
+#if TALLY_STRATEGY == TALLY_STRATEGY_CLUSTER_SHARED
   // Every block's remote adds have landed once all have arrived; then each merges its share.
   cluster_sync();
   {
@@ -475,13 +450,13 @@ tally_histogram(const HistParams p) {
     }
   }
 #endif
-#if TALLY_STRATEGY == 5
+#if TALLY_STRATEGY == TALLY_STRATEGY_GLOBAL_L2
   for (u32 slot = threadIdx.x; slot < HOT_SLOTS; slot += BLOCK_THREADS) {
     const u32 r = sink.hot_keys[slot], v = sink.hot_counts[slot];
     if (r != NO_HOT_KEY && v) atomicAdd(p.counts + p.slice_lo + r, (Counter)v);
   }
 #endif
-#if TALLY_STRATEGY == 1 && TALLY_NARROW
+#if TALLY_STRATEGY == TALLY_STRATEGY_BLOCK_SHARED && TALLY_NARROW
   // The hot key's count joins its 16-bit field's (a bin or an outlier count).
   if (threadIdx.x == 0 && p.hot_key >= 0 && hot_count)
     spill(p.counts, p.outliers, width, 3 * p.nslots, (u32)p.hot_key, hot_count);
@@ -493,7 +468,7 @@ tally_histogram(const HistParams p) {
     const u32 v = narrow16_field(privates, width + i);
     if (v) atomicAdd(p.outliers + i, (u64)v);
   }
-#elif TALLY_STRATEGY >= 1 && TALLY_STRATEGY <= 3
+#elif (TALLY_STRATEGY == TALLY_STRATEGY_BLOCK_SHARED || TALLY_STRATEGY == TALLY_STRATEGY_WARP_PRIVATE || TALLY_STRATEGY == TALLY_STRATEGY_WARP_AGGREGATED)
   block_merge_private<BLOCK_THREADS>(privates, copies, width, pwidth, p.counts);
   for (u32 i = threadIdx.x; i < 3 * p.nslots; i += BLOCK_THREADS) {
     u64 sum = 0;
@@ -520,7 +495,15 @@ tally_histogram(const HistParams p) {
 }
 
 // A strided sample of the input, for `auto`'s skew probe: dst[j] = src[j * n / k].
-extern "C" __global__ void tally_histogram_probe(const Sample* __restrict__ src, u64 n, Sample* dst, u32 k) {
+// The layout is checked against `ProbeParams` in src/histogram/cuda.rs.
+struct ProbeParams {
+  const Sample* samples;
+  u64 n;
+  Sample* probe;  // k samples: sample j * n / k for j < k
+  u32 k;
+};
+
+extern "C" __global__ void tally_histogram_probe(const ProbeParams p) {
   const u32 j = blockIdx.x * blockDim.x + threadIdx.x;
-  if (j < k) dst[j] = src[(u64)j * n / k];
+  if (j < p.k) p.probe[j] = p.samples[(u64)j * p.n / p.k];
 }

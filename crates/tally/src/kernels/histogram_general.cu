@@ -2,14 +2,15 @@
 //   TALLY_SAMPLE     sample (coordinate) type, C++ spelling
 //   TALLY_DIMS       1 = one value per sample, 2 = an (x, y) pair per sample
 //   TALLY_BINNING    1-D: the binning mode of binning.cuh (with TALLY_IDENTITY, TALLY_ALL_IN_RANGE)
-//   TALLY_BINNING_X, TALLY_BINNING_Y   2-D: the binning mode of each axis (2 = f64 rule, 3 = edges)
+//   TALLY_BINNING_X, TALLY_BINNING_Y   2-D: the binning mode of each axis (FLOAT or EDGES)
 //   TALLY_CHANNELS   1-D: interleaved channel count (2-D: 1)
-//   TALLY_WEIGHT     0 = counts, 1 = f32 weights, 2 = f64 weights
-//   TALLY_ACCUM      weighted only: 0 = 64-bit fixed point in shared memory as 32-bit halves with a
-//                    carry, 1 = 64-bit fixed point with native 64-bit shared atomics, 2 = float
-//                    atomics in the weight's type (not deterministic)
-//   TALLY_STRATEGY   0 = global atomic, 1 = block shared, 5 = global atomics on an L2-sized range of
-//                    keys per pass
+//   TALLY_WEIGHT     NONE (counts), F32 or F64 weights
+//   TALLY_ACCUM      weighted only: HALVES = 64-bit fixed point in shared memory as 32-bit halves
+//                    with a carry, NATIVE64 = 64-bit fixed point with native 64-bit shared atomics,
+//                    FLOAT = float atomics in the weight's type (not deterministic)
+//   TALLY_STRATEGY   GLOBAL_ATOMIC, BLOCK_SHARED, or GLOBAL_L2 (global atomics on an L2-sized range
+//                    of keys per pass)
+// (the values are the names of codes.cuh, generated from the Rust side)
 //   TALLY_BLOCK_THREADS
 //
 // Fixed point: each weight w becomes round_half_even(w * 2^k) as a 64-bit integer and integers
@@ -35,24 +36,24 @@
 typedef TALLY_SAMPLE Sample;
 #include "binning.cuh"
 
-#if TALLY_WEIGHT == 1
+#if TALLY_WEIGHT == TALLY_WEIGHT_F32
 typedef float Weight;
-#elif TALLY_WEIGHT == 2
+#elif TALLY_WEIGHT == TALLY_WEIGHT_F64
 typedef double Weight;
-#elif TALLY_WEIGHT == 0
+#elif TALLY_WEIGHT == TALLY_WEIGHT_NONE
 typedef u32 Weight;  // unused: counts
 #else
 #error "TALLY_WEIGHT must be 0, 1 or 2"
 #endif
 #ifndef TALLY_ACCUM
-#define TALLY_ACCUM 0
+#define TALLY_ACCUM TALLY_ACCUM_HALVES
 #endif
-#define TALLY_FIXED (TALLY_WEIGHT != 0 && TALLY_ACCUM != 2)
-#define TALLY_FLOAT (TALLY_WEIGHT != 0 && TALLY_ACCUM == 2)
+#define TALLY_FIXED (TALLY_WEIGHT != TALLY_WEIGHT_NONE && TALLY_ACCUM != TALLY_ACCUM_FLOAT)
+#define TALLY_FLOAT (TALLY_WEIGHT != TALLY_WEIGHT_NONE && TALLY_ACCUM == TALLY_ACCUM_FLOAT)
 // Runs summed in registers: fixed point into shared memory (exact integer sums). Not for float
 // accumulation (that is the plain float path by request) nor for strategy 5's counts (its
 // warp-wide match needs every lane at every add).
-#define TALLY_RUNS (TALLY_FIXED && TALLY_STRATEGY == 1)
+#define TALLY_RUNS (TALLY_FIXED && TALLY_STRATEGY == TALLY_STRATEGY_BLOCK_SHARED)
 
 constexpr int BLOCK_THREADS = TALLY_BLOCK_THREADS;
 constexpr int CHANNELS = TALLY_CHANNELS;
@@ -61,31 +62,8 @@ constexpr int OUT = TALLY_DIMS == 2 ? 5 : 3;  // outlier keys per slot
 // Samples each thread has in flight per iteration: loads first, then the adds.
 constexpr int UNROLL = 8;
 
-// How one axis is binned. Must match `AxisParams` in src/histogram/cuda_general.rs.
-struct AxisParams {
-  const int* lut;        // 256 entries (table binning)
-  const double* edges;   // num_edges (edge binning)
-  i64 lower_i;
-  i64 upper_i;
-  u64 range_i;
-  double lower;
-  double upper;
-  double range;
-  double bins_f;
-  double scale_d;
-  double inv_range;
-  double slack_d;
-  float scale_f;
-  float lo32;
-  float hi32;
-  float lower_f;
-  float slack_f;
-  u32 bins;
-  u32 num_edges;
-  u32 pad;
-};
-
-// Must match `GeneralParams` in src/histogram/cuda_general.rs field for field.
+// The layout is checked against `GeneralParams` in src/histogram/cuda_general.rs (static_asserts
+// generated from the Rust side).
 struct GeneralParams {
   const Sample* x;        // samples (1-D) or x coordinates
   const Sample* y;        // y coordinates (2-D)
@@ -108,24 +86,6 @@ struct GeneralParams {
 };
 
 // ---- binning ---------------------------------------------------------------------------------
-
-template <typename S, int MODE>
-TALLY_DEVICE void setup(BinnerT<S, MODE>& b, const AxisParams& a, const int* table) {
-  if constexpr (MODE == 0) {
-    b.table = table;
-  } else if constexpr (MODE == 1 || MODE == 4) {
-    b.lower = a.lower_i; b.upper = a.upper_i; b.range = a.range_i;
-    b.bins = a.bins; b.scale_f = a.scale_f; b.scale_d = a.scale_d;
-  } else if constexpr (MODE == 2) {
-    b.lower = a.lower; b.upper = a.upper; b.range = a.range;
-    b.bins_f = a.bins_f; b.inv_range = a.inv_range; b.slack_d = a.slack_d;
-    b.lo32 = a.lo32; b.hi32 = a.hi32; b.lower_f = a.lower_f; b.scale_f = a.scale_f;
-    b.slack_f = a.slack_f; b.last = a.bins - 1; b.last_f = (float)(a.bins - 1);
-  } else {
-    b.edges = a.edges;  // read through L1: the edges are few and hot
-    b.num_edges = a.num_edges;
-  }
-}
 
 #if TALLY_DIMS == 1
 struct Keys {
@@ -186,7 +146,7 @@ TALLY_DEVICE void global_add(u64* target, Value v) {
 // ---- the block's accumulators in shared memory -----------------------------------------------
 // `keys` accumulators; `words` is their storage (what shared_bytes in cuda_general.rs reserves).
 struct SharedAcc {
-#if TALLY_FIXED && TALLY_ACCUM == 0
+#if TALLY_FIXED && TALLY_ACCUM == TALLY_ACCUM_HALVES
   // 64-bit sums as two 32-bit halves: native 32-bit shared atomics on the low half; a carry out of
   // it (the add wrapped) and the high half of the value go to the high half. Exact modulo 2^64
   // however the adds interleave, because each wrap is seen by exactly the add that caused it.
@@ -247,19 +207,19 @@ struct Sink {
   // `v` is the value of `samples` samples of one key (a run a thread summed in registers).
   TALLY_DEVICE void add(int key, Value v, u32 samples = 1) {
     const u32 k = (u32)key;
-#if TALLY_STRATEGY == 5 && !TALLY_WEIGHT
+#if TALLY_STRATEGY == TALLY_STRATEGY_GLOBAL_L2 && !TALLY_WEIGHT
     // Counts: the lanes of a warp holding one key of this pass elect a leader that adds them all.
     const u32 r = k - lo;
     const bool hit = k < width && r < slice;
     const u32 peers = __match_any_sync(0xffffffffu, hit ? r : 0xffffffffu);
     if (hit && (int)lane_id() == __ffs(peers) - 1) atomicAdd(reinterpret_cast<unsigned long long*>(values + k), (unsigned long long)__popc(peers));
     if (k < width) return;
-#elif TALLY_STRATEGY == 5
+#elif TALLY_STRATEGY == TALLY_STRATEGY_GLOBAL_L2
     if (k < width) {
       if (k - lo < slice) global_add(values + k, v);
       return;
     }
-#elif TALLY_STRATEGY == 0
+#elif TALLY_STRATEGY == TALLY_STRATEGY_GLOBAL_ATOMIC
     if (k < width) {
       global_add(values + k, v);
       return;
@@ -267,7 +227,7 @@ struct Sink {
 #endif
     // Block shared: everything here; otherwise the outliers and the trash. Outliers once per
     // launch (strategy 5: in the first pass).
-    if (TALLY_STRATEGY == 5 && !first_pass) return;
+    if (TALLY_STRATEGY == TALLY_STRATEGY_GLOBAL_L2 && !first_pass) return;
     acc.add(k - base, v);
 #if TALLY_WEIGHT
     if (k >= width && k - width < outs) atomicAdd(outlier_counts + (k - width), samples);
@@ -290,7 +250,7 @@ tally_histogram_general(const GeneralParams p) {
   keys.width = width;
 #if TALLY_DIMS == 1
   const int* table = nullptr;
-#if TALLY_BINNING == 0
+#if TALLY_BINNING == TALLY_BINNING_TABLE8
   {
     int* t = reinterpret_cast<int*>(cursor);
     cursor += 256 * sizeof(int);
@@ -314,7 +274,7 @@ tally_histogram_general(const GeneralParams p) {
   sink.values = p.values;
   sink.width = width;
   sink.outs = outs;
-  sink.base = TALLY_STRATEGY == 1 ? 0 : width;
+  sink.base = TALLY_STRATEGY == TALLY_STRATEGY_BLOCK_SHARED ? 0 : width;
   sink.lo = p.slice_lo;
   sink.slice = p.slice_width;
   sink.first_pass = p.first_pass != 0;
@@ -374,13 +334,13 @@ tally_histogram_general(const GeneralParams p) {
   }
   __syncthreads();
 
-#if TALLY_STRATEGY == 1
+#if TALLY_STRATEGY == TALLY_STRATEGY_BLOCK_SHARED
   for (u32 k = threadIdx.x; k < width; k += BLOCK_THREADS) {
     const Value v = sink.acc.get(k);
     if (v != 0) global_add(p.values + k, v);
   }
 #endif
-  if (TALLY_STRATEGY == 5 && !p.first_pass) return;
+  if (TALLY_STRATEGY == TALLY_STRATEGY_GLOBAL_L2 && !p.first_pass) return;
   for (u32 j = threadIdx.x; j < outs; j += BLOCK_THREADS) {
     const Value v = sink.acc.get(width + j - sink.base);
     if (v != 0) global_add(p.outlier_values + j, v);

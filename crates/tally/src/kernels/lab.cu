@@ -43,6 +43,28 @@ TALLY_DEVICE u32 lab_scramble(u32 k, u32 bits) {
   return x;
 }
 
+// The layout is checked against `LabGlobalParams` in src/lab/cuda.rs.
+struct LabGlobalParams {
+  void* counters;  // LAB_TYPE
+  u32 ops;
+  u32 ops_bits;
+  u32 address_mask;
+};
+
+// The layout is checked against `LabSharedParams` in src/lab/cuda.rs. Values of the op's type
+// travel as their bits in the low end of a u64.
+struct LabSharedParams {
+  const void* values;
+  u64 init;
+  u64 step;
+  int first_round;
+  u32 threads_per_address;
+  u32 rounds;
+  u32 pad;
+  void* finals;
+  u64* warp_cycles;
+};
+
 #if LAB_PART == 0
 // ---------------------------------------------------------------------------------------------
 // Global memory: one grid-stride stream of increments.
@@ -68,19 +90,20 @@ TALLY_DEVICE void lab_global_stream(T* counters, u32 ops, u32 ops_bits, u32 addr
 }
 
 #if LAB_ADDRESS_BITS < 0
-extern "C" __global__ void tally_lab_global_plain(LAB_TYPE* counters, u32 ops, u32 ops_bits, u32 address_mask) {
-  lab_global_stream<LAB_TYPE, LAB_PLAIN>(counters, ops, ops_bits, address_mask);
+extern "C" __global__ void tally_lab_global_plain(const LabGlobalParams p) {
+  lab_global_stream<LAB_TYPE, LAB_PLAIN>((LAB_TYPE*)p.counters, p.ops, p.ops_bits, p.address_mask);
 }
 
-extern "C" __global__ void tally_lab_global_warp_aggregated(LAB_TYPE* counters, u32 ops, u32 ops_bits, u32 address_mask) {
-  lab_global_stream<LAB_TYPE, LAB_WARP_AGGREGATED>(counters, ops, ops_bits, address_mask);
+extern "C" __global__ void tally_lab_global_warp_aggregated(const LabGlobalParams p) {
+  lab_global_stream<LAB_TYPE, LAB_WARP_AGGREGATED>((LAB_TYPE*)p.counters, p.ops, p.ops_bits, p.address_mask);
 }
 
 #else
 // The plain stream with the mask a constant: with one counter the address is `counters` itself,
 // provably the same in every lane, and the compiler is free to combine the warp's atomics.
-extern "C" __global__ void tally_lab_global_compiler(LAB_TYPE* counters, u32 ops, u32 ops_bits, u32 /* address_mask */) {
-  lab_global_stream<LAB_TYPE, LAB_PLAIN>(counters, ops, ops_bits, (u32)((1ull << LAB_ADDRESS_BITS) - 1));
+extern "C" __global__ void tally_lab_global_compiler(const LabGlobalParams p) {
+  lab_global_stream<LAB_TYPE, LAB_PLAIN>((LAB_TYPE*)p.counters, p.ops, p.ops_bits,
+                                         (u32)((1ull << LAB_ADDRESS_BITS) - 1));
 }
 #endif
 #endif  // LAB_PART == 0
@@ -200,13 +223,19 @@ TALLY_DEVICE void lab_shared_block(typename Op::T* targets, const typename Op::T
 
 #define LAB_SHARED_THREADS 256
 
-#define LAB_SHARED_KERNEL(name, Op)                                                               \
-  extern "C" __global__ void __launch_bounds__(LAB_SHARED_THREADS)                                \
-      name(const Op::T* values, Op::T init, Op::T step, int first_round, u32 threads_per_address, \
-           u32 rounds, Op::T* finals, u64* warp_cycles) {                                         \
-    __shared__ Op::T targets[LAB_SHARED_THREADS];                                                  \
-    lab_shared_block<Op, LAB_SHARED_THREADS>(targets, values, init, step, first_round,            \
-                                             threads_per_address, rounds, finals, warp_cycles);   \
+template <typename T> TALLY_DEVICE T lab_from_bits(u64 bits);
+template <> TALLY_DEVICE u32 lab_from_bits<u32>(u64 bits) { return (u32)bits; }
+template <> TALLY_DEVICE u64 lab_from_bits<u64>(u64 bits) { return bits; }
+template <> TALLY_DEVICE float lab_from_bits<float>(u64 bits) { return __uint_as_float((u32)bits); }
+
+#define LAB_SHARED_KERNEL(name, Op)                                                                \
+  extern "C" __global__ void __launch_bounds__(LAB_SHARED_THREADS) name(const LabSharedParams p) { \
+    typedef Op::T T;                                                                               \
+    __shared__ T targets[LAB_SHARED_THREADS];                                                      \
+    lab_shared_block<Op, LAB_SHARED_THREADS>(targets, (const T*)p.values, lab_from_bits<T>(p.init), \
+                                             lab_from_bits<T>(p.step), p.first_round,              \
+                                             p.threads_per_address, p.rounds, (T*)p.finals,        \
+                                             p.warp_cycles);                                       \
   }
 
 LAB_SHARED_KERNEL(tally_lab_shared_add_u32, LabAddU32)

@@ -1,8 +1,15 @@
-//! The CUDA C++ sources, embedded in the binary and compiled at run time by NVRTC.
-//! `warp.cuh`, `block.cuh` and `cluster.cuh` hold the pieces every primitive is built from; each primitive has
-//! one `.cu` whose specialisations are chosen with defines.
+//! The CUDA C++ sources, embedded in the binary and compiled at run time by NVRTC, and the
+//! registry of every translation unit. `warp.cuh`, `block.cuh` and `cluster.cuh` hold the
+//! pieces every primitive is built from; each primitive has one `.cu` whose specialisations are
+//! chosen with defines, declared once as a [`KernelFamily`] beside the primitive's host code.
 
-/// Headers every kernel may include, by the name it includes them with.
+pub(crate) mod bandwidth;
+
+use crate::device::registry::KernelFamily;
+use crate::error::Result;
+
+/// Headers every kernel may include, by the name it includes them with (the generated
+/// `codes.cuh` is added by the registry).
 pub const HEADERS: &[(&str, &str)] = &[
     ("common.cuh", include_str!("common.cuh")),
     ("warp.cuh", include_str!("warp.cuh")),
@@ -11,15 +18,68 @@ pub const HEADERS: &[(&str, &str)] = &[
     ("binning.cuh", include_str!("binning.cuh")),
 ];
 
-/// One `.cu` translation unit.
-#[derive(Clone, Copy, Debug)]
-pub struct KernelSource {
-    pub name: &'static str,
-    pub text: &'static str,
+/// Declares a Rust enum whose values select kernel variants, together with the C++ names the
+/// kernels compare against: `Binning::Float` is passed as `-DTALLY_BINNING=TALLY_BINNING_FLOAT`,
+/// and `codes.cuh` (generated from these declarations) says `#define TALLY_BINNING_FLOAT 2`.
+/// One list on the Rust side, no magic numbers on either.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! kernel_codes {
+    (
+        $(#[$meta:meta])*
+        $vis:vis enum $name:ident as $prefix:literal {
+            $( $(#[$vmeta:meta])* $variant:ident = $code:literal => $cpp:literal ),* $(,)?
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        $vis enum $name {
+            $( $(#[$vmeta])* $variant = $code, )*
+        }
+        impl $name {
+            /// Every value.
+            #[allow(dead_code)]
+            pub const ALL: &'static [$name] = &[$($name::$variant),*];
+            /// The C++ name of this value, as passed in the define.
+            pub fn cpp(self) -> &'static str {
+                match self { $( $name::$variant => concat!($prefix, "_", $cpp), )* }
+            }
+            /// The `#define`s of every value, for `codes.cuh`.
+            pub(crate) fn cpp_defines() -> &'static str {
+                concat!( $( "#define ", $prefix, "_", $cpp, " ", $code, "\n", )* )
+            }
+        }
+    };
 }
 
-pub const HISTOGRAM: KernelSource = KernelSource { name: "histogram.cu", text: include_str!("histogram.cu") };
-pub const HISTOGRAM_GENERAL: KernelSource =
-    KernelSource { name: "histogram_general.cu", text: include_str!("histogram_general.cu") };
-pub const BANDWIDTH: KernelSource = KernelSource { name: "bandwidth.cu", text: include_str!("bandwidth.cu") };
-pub const LAB: KernelSource = KernelSource { name: "lab.cu", text: include_str!("lab.cu") };
+/// The generated `codes.cuh`: the C++ names of every variant code.
+pub(crate) fn codes_header() -> String {
+    let mut s = String::from(
+        "// Generated from the Rust declarations (kernel_codes!): the names of variant codes.\n#pragma once\n",
+    );
+    for defines in [
+        crate::histogram::axis::Binning::cpp_defines(),
+        crate::histogram::policy::KernelStrategy::cpp_defines(),
+        crate::histogram::cuda_general::AccumCode::cpp_defines(),
+        crate::histogram::cuda_general::WeightCode::cpp_defines(),
+    ] {
+        s.push_str(defines);
+    }
+    s
+}
+
+/// Every translation unit tally compiles.
+pub fn families() -> Vec<&'static KernelFamily> {
+    vec![
+        &crate::histogram::cuda::FAMILY,
+        &crate::histogram::cuda_general::FAMILY,
+        &bandwidth::FAMILY,
+        &crate::lab::cuda::FAMILY,
+    ]
+}
+
+/// Compiles every specialisation of every kernel for `arch` (e.g. "sm_90") with NVRTC alone,
+/// no device needed (CI's check). Returns how many compiled.
+pub fn compile_all(arch: &str) -> Result<usize> {
+    crate::device::registry::compile_all(&families(), arch)
+}

@@ -6,11 +6,76 @@ use super::{
     GlobalMode, GlobalReport, GlobalRow, Progress, SharedConfig, SharedInput, SharedOp, SharedReport, SharedRow,
     SharedType, SHARED_THREADS,
 };
-use crate::device::cuda::{driver, CudaDevice};
+use crate::device::params::KernelParams;
+use crate::device::registry::KernelFamily;
+use crate::device::{CudaDevice, DevPtr, Kernel, LaunchShape};
 use crate::error::{Error, Result};
-use crate::kernels::LAB;
-use cudarc::driver::{CudaFunction, DeviceRepr, LaunchConfig, PushKernelArg};
+use cudarc::driver::DeviceRepr;
 use std::sync::Arc;
+
+crate::kernel_params! {
+    /// What the global lab's kernels read.
+    pub(crate) struct LabGlobalParams as "LabGlobalParams" {
+        /// Counters of the row's type.
+        counters: DevPtr<u8>,
+        ops: u32,
+        ops_bits: u32,
+        address_mask: u32,
+    }
+}
+
+crate::kernel_params! {
+    /// What the shared lab's kernels read; values of the op's type travel as their bits.
+    pub(crate) struct LabSharedParams as "LabSharedParams" {
+        values: DevPtr<u8>,
+        init: u64,
+        step: u64,
+        first_round: i32,
+        threads_per_address: u32,
+        rounds: u32,
+        pad: u32,
+        finals: DevPtr<u8>,
+        warp_cycles: DevPtr<u64>,
+    }
+}
+
+/// `lab.cu`: every counter type with a run-time address count and with each default one as a
+/// constant (the compiler's own aggregation), and the shared-memory kernels.
+pub(crate) static FAMILY: KernelFamily = KernelFamily {
+    name: "lab.cu",
+    source: include_str!("../kernels/lab.cu"),
+    params: || vec![LabGlobalParams::layout(), LabSharedParams::layout()],
+    variants: |_| {
+        let mut sets = Vec::new();
+        for t in CounterType::ALL {
+            for bits in std::iter::once(-1).chain(super::default_address_bits()) {
+                sets.push(global_defines(t, bits));
+            }
+        }
+        sets.push(shared_defines());
+        sets
+    },
+};
+
+/// A value type of the shared lab, passed to the kernel as its bits.
+trait LabValue: DeviceRepr + Copy + Default {
+    fn bits(self) -> u64;
+}
+impl LabValue for u32 {
+    fn bits(self) -> u64 {
+        self as u64
+    }
+}
+impl LabValue for u64 {
+    fn bits(self) -> u64 {
+        self
+    }
+}
+impl LabValue for f32 {
+    fn bits(self) -> u64 {
+        self.to_bits() as u64
+    }
+}
 
 /// Threads per block of the global lab.
 const GLOBAL_THREADS: u32 = 256;
@@ -18,14 +83,18 @@ const GLOBAL_THREADS: u32 = 256;
 const SLOW_MS: f64 = 50.0;
 
 /// The kernel that runs `mode` for counters of type `t`, and the address count it was built for.
-fn global_function(dev: &CudaDevice, t: CounterType, mode: GlobalMode, addresses: u64) -> Result<CudaFunction> {
+fn global_kernel(
+    dev: &CudaDevice,
+    t: CounterType,
+    mode: GlobalMode,
+    addresses: u64,
+) -> Result<Kernel<LabGlobalParams>> {
     let (bits, name) = match mode {
         GlobalMode::Plain => (-1, "tally_lab_global_plain"),
         GlobalMode::WarpAggregated => (-1, "tally_lab_global_warp_aggregated"),
         GlobalMode::Compiler => (addresses.trailing_zeros() as i32, "tally_lab_global_compiler"),
     };
-    let module = dev.module(&LAB, &global_defines(t, bits))?;
-    dev.function(&module, name, 0)
+    dev.kernel(&FAMILY, &global_defines(t, bits), name, 0)
 }
 
 /// Median milliseconds of `run` (each run preceded by `reset`, outside the timed region) after
@@ -36,7 +105,7 @@ fn time_runs(
     mut reset: impl FnMut() -> Result<()>,
     mut run: impl FnMut() -> Result<()>,
 ) -> Result<f64> {
-    let timer = dev.timer()?;
+    let timer = dev.stream().timer()?;
     reset()?;
     let first = timer.time_ms(&mut run)?;
     let reps = if first > SLOW_MS { reps.clamp(1, 3) } else { reps.max(1) };
@@ -59,27 +128,26 @@ pub fn global_row(
     addresses: u64,
     reps: usize,
 ) -> Result<GlobalRow> {
-    let f = global_function(dev, t, mode, addresses)?;
+    let kernel = global_kernel(dev, t, mode, addresses)?;
+    let stream = dev.stream();
     let bytes = addresses as usize * t.size();
-    let mut counters = dev.alloc_zeros::<u8>(bytes, "lab counters")?;
-    let pc = dev.ptr(&counters);
-    let per_sm = dev.blocks_per_sm(&f, GLOBAL_THREADS, 0)?;
+    let mut counters = stream.alloc_zeros::<u8>(bytes, "lab counters")?;
+    let per_sm = kernel.blocks_per_sm(GLOBAL_THREADS, 0)?;
     let blocks = (dev.info().multiprocessors * per_sm).min(ops.div_ceil(GLOBAL_THREADS as u64) as u32).max(1);
-    let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (GLOBAL_THREADS, 1, 1), shared_mem_bytes: 0 };
-    let (n, bits, mask) = (ops as u32, ops.trailing_zeros(), (addresses - 1) as u32);
-    let stream = dev.stream().clone();
+    let params = LabGlobalParams {
+        counters: counters.view_mut().ptr_mut(stream.cuda_stream()),
+        ops: ops as u32,
+        ops_bits: ops.trailing_zeros(),
+        address_mask: (addresses - 1) as u32,
+    };
+    let shape = LaunchShape::new(blocks, GLOBAL_THREADS, 0);
     let ms = time_runs(
         dev,
         reps,
-        || stream.memset_zeros(&mut counters).map_err(driver("cuMemsetD8Async(lab counters)")),
-        || {
-            unsafe { stream.launch_builder(&f).arg(&pc).arg(&n).arg(&bits).arg(&mask).launch(cfg) }
-                .map(|_| ())
-                .map_err(driver("cuLaunchKernel(tally_lab_global)"))
-        },
+        || stream.memset_zeros(&mut counters.view_mut()),
+        || stream.launch(&kernel, shape, &params),
     )?;
-    dev.synchronize("tally_lab_global")?;
-    let raw = dev.download(&counters, bytes)?;
+    let raw = stream.download(&counters.view())?;
     let check =
         check_counters((0..addresses as usize).map(|i| t.decode(&raw, i)), global_expected(t, mode, ops, addresses));
     Ok(match check {
@@ -165,9 +233,9 @@ pub struct SharedRun {
     pub blocks: u32,
 }
 
-fn shared_launch<T: DeviceRepr + Copy>(
+fn shared_launch<T: LabValue>(
     dev: &Arc<CudaDevice>,
-    f: &CudaFunction,
+    kernel: &Kernel<LabSharedParams>,
     blocks: u32,
     values: &[T],
     init: T,
@@ -176,53 +244,48 @@ fn shared_launch<T: DeviceRepr + Copy>(
 ) -> Result<(Vec<u8>, Vec<u64>)> {
     let targets = input.targets();
     let size = std::mem::size_of::<T>();
-    let d_values = dev.upload(values, "lab values")?;
-    let finals = dev.alloc_zeros::<u8>(blocks as usize * targets * size, "lab finals")?;
-    let cycles = dev.alloc_zeros::<u64>(blocks as usize * (SHARED_THREADS / 32) as usize, "lab cycles")?;
-    let (pv, pf, pc) = (dev.ptr(&d_values), dev.ptr(&finals), dev.ptr(&cycles));
-    let (first, tpa, rounds) = (input.first_round, input.threads_per_address, input.rounds);
-    let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (SHARED_THREADS, 1, 1), shared_mem_bytes: 0 };
-    unsafe {
-        dev.stream()
-            .launch_builder(f)
-            .arg(&pv)
-            .arg(&init)
-            .arg(&step)
-            .arg(&first)
-            .arg(&tpa)
-            .arg(&rounds)
-            .arg(&pf)
-            .arg(&pc)
-            .launch(cfg)
-    }
-    .map_err(driver("cuLaunchKernel(tally_lab_shared)"))?;
-    dev.synchronize("tally_lab_shared")?;
-    let raw = dev.download(&finals, blocks as usize * targets * size)?;
-    let cyc = dev.download(&cycles, blocks as usize * (SHARED_THREADS / 32) as usize)?;
+    let stream = dev.stream();
+    let cs = stream.cuda_stream();
+    let d_values = stream.upload(values, "lab values")?;
+    let mut finals = stream.alloc_zeros::<u8>(blocks as usize * targets * size, "lab finals")?;
+    let mut cycles = stream.alloc_zeros::<u64>(blocks as usize * (SHARED_THREADS / 32) as usize, "lab cycles")?;
+    let params = LabSharedParams {
+        values: d_values.view().ptr(cs).cast(),
+        init: init.bits(),
+        step: step.bits(),
+        first_round: input.first_round,
+        threads_per_address: input.threads_per_address,
+        rounds: input.rounds,
+        pad: 0,
+        finals: finals.view_mut().ptr_mut(cs),
+        warp_cycles: cycles.view_mut().ptr_mut(cs),
+    };
+    stream.launch(kernel, LaunchShape::new(blocks, SHARED_THREADS, 0), &params)?;
+    let raw = stream.download(&finals.view())?;
+    let cyc = stream.download(&cycles.view())?;
     Ok((raw, cyc))
 }
 
 /// Runs `op` on `input` once, one block per multiprocessor, and returns what it left.
 pub fn shared_run(dev: &Arc<CudaDevice>, op: SharedOp, input: &SharedInput) -> Result<SharedRun> {
     input.validate()?;
-    let module = dev.module(&LAB, &shared_defines())?;
-    let f = dev.function(&module, op.kernel(), 0)?;
+    let kernel = dev.kernel::<LabSharedParams>(&FAMILY, &shared_defines(), op.kernel(), 0)?;
     let blocks = dev.info().multiprocessors;
     let n = (blocks as usize) * input.targets();
     let (finals, warp_cycles) = match op.value_type() {
         SharedType::U32 => {
             let v: Vec<u32> = input.values.iter().map(|&x| x as u32).collect();
-            let (raw, c) = shared_launch(dev, &f, blocks, &v, input.init as u32, input.step as u32, input)?;
+            let (raw, c) = shared_launch(dev, &kernel, blocks, &v, input.init as u32, input.step as u32, input)?;
             ((0..n).map(|i| CounterType::U32.decode(&raw, i)).collect(), c)
         }
         SharedType::U64 => {
             let v: Vec<u64> = input.values.iter().map(|&x| x as u64).collect();
-            let (raw, c) = shared_launch(dev, &f, blocks, &v, input.init as u64, input.step as u64, input)?;
+            let (raw, c) = shared_launch(dev, &kernel, blocks, &v, input.init as u64, input.step as u64, input)?;
             ((0..n).map(|i| CounterType::U64.decode(&raw, i)).collect(), c)
         }
         SharedType::F32 => {
             let v: Vec<f32> = input.values.iter().map(|&x| x as f32).collect();
-            let (raw, c) = shared_launch(dev, &f, blocks, &v, input.init as f32, input.step as f32, input)?;
+            let (raw, c) = shared_launch(dev, &kernel, blocks, &v, input.init as f32, input.step as f32, input)?;
             ((0..n).map(|i| CounterType::F32.decode(&raw, i)).collect(), c)
         }
     };

@@ -612,26 +612,6 @@ pub(crate) fn shared_defines() -> Vec<(&'static str, String)> {
     vec![("LAB_PART", "1".to_string())]
 }
 
-/// Compiles every lab kernel specialisation for `arch` (e.g. "sm_90") without a device: each
-/// counter type with a run-time address count and with each default one as a constant, and the
-/// shared-memory kernels. Returns the number of programs compiled.
-pub fn compile_all(arch: &str) -> Result<usize> {
-    use crate::kernels::{HEADERS, LAB};
-    use rayon::prelude::*;
-    let mut sets: Vec<Vec<(&'static str, String)>> = Vec::new();
-    for t in CounterType::ALL {
-        for bits in std::iter::once(-1).chain(default_address_bits()) {
-            sets.push(global_defines(t, bits));
-        }
-    }
-    sets.push(shared_defines());
-    sets.par_iter().try_for_each(|defines| {
-        let opts: Vec<String> = defines.iter().map(|(k, v)| format!("-D{k}={v}")).collect();
-        crate::device::nvrtc::compile(LAB.name, LAB.text, HEADERS, arch, &opts).map(|_| ())
-    })?;
-    Ok(sets.len())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,582 @@
+//! The histogram's policy on the GPU: which strategy runs, block sizes, shared-memory layout,
+//! cluster shapes, passes and grid. Pure functions of (device properties, problem, tuning), as
+//! CUB's policies are; the plans in `cuda.rs` and `cuda_general.rs` are the mechanism.
+
+use super::axis::Binning;
+use super::strategy::{self, AutoInputs};
+use super::{Strategy, MAX_CHANNELS};
+use crate::device::DeviceInfo;
+use crate::sample::DType;
+use serde::Serialize;
+
+/// Knobs a caller may set for experiments; every field defaults to the measured choice.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Tuning {
+    /// Slots of global-l2's per-block hot-bin cache (rounded to a power of two in 64..=8192);
+    /// default 4096.
+    pub hot_slots: Option<usize>,
+    /// Keys per pass of the pass strategies; default half the L2 in counters.
+    pub pass_keys: Option<usize>,
+    /// One cluster size for the cluster strategies; default the smallest that holds the bins.
+    pub cluster: Option<u32>,
+    /// Warp aggregation before the pass strategies' atomics; default by the skew probe.
+    pub aggregate: Option<bool>,
+}
+
+impl Tuning {
+    /// Slots of global-l2's hot-bin cache: the kernel's TALLY_HOT_SLOTS, a power of two.
+    pub fn hot_slots(&self) -> usize {
+        self.hot_slots.map(|v| v.next_power_of_two().clamp(64, 8192)).unwrap_or(4096)
+    }
+}
+
+crate::kernel_codes! {
+    /// The histogram kernels' strategies (`TALLY_STRATEGY`); the 16-bit strategies are their
+    /// 32-bit twins with `TALLY_NARROW`.
+    pub enum KernelStrategy as "TALLY_STRATEGY" {
+        /// Every sample one global atomic.
+        GlobalAtomic = 0 => "GLOBAL_ATOMIC",
+        /// One private copy per block.
+        BlockShared = 1 => "BLOCK_SHARED",
+        /// One private copy per warp.
+        WarpPrivate = 2 => "WARP_PRIVATE",
+        /// Warp-aggregated shared atomics on one copy per block.
+        WarpAggregated = 3 => "WARP_AGGREGATED",
+        /// One copy over a cluster's distributed shared memory.
+        ClusterShared = 4 => "CLUSTER_SHARED",
+        /// Global atomics on an L2-sized range of keys per pass.
+        GlobalL2 = 5 => "GLOBAL_L2",
+    }
+}
+
+impl KernelStrategy {
+    /// The kernel strategy that runs `s` (a resolved GPU strategy).
+    pub fn of(s: Strategy) -> KernelStrategy {
+        match s {
+            Strategy::GlobalAtomic => KernelStrategy::GlobalAtomic,
+            Strategy::BlockShared | Strategy::BlockShared16 => KernelStrategy::BlockShared,
+            Strategy::WarpPrivate => KernelStrategy::WarpPrivate,
+            Strategy::WarpAggregated => KernelStrategy::WarpAggregated,
+            Strategy::ClusterShared | Strategy::ClusterShared16 => KernelStrategy::ClusterShared,
+            Strategy::GlobalL2 => KernelStrategy::GlobalL2,
+            Strategy::Auto | Strategy::ThreadPrivate => unreachable!("resolved before compiling"),
+        }
+    }
+}
+
+/// Block sizes the kernels are built for: larger private histograms get larger blocks, so that
+/// the threads a multiprocessor runs share fewer, larger private copies.
+pub const BLOCK_SIZES: [u32; 3] = [256, 512, 1024];
+
+/// 16-byte loads per thread per tile: four for 4- and 8-byte samples; two for 1- and 2-byte
+/// ones, whose 16 or 8 samples per load already make long unrolled bodies.
+pub fn vecs_for(dtype: DType) -> u32 {
+    if dtype.size() <= 2 {
+        2
+    } else {
+        4
+    }
+}
+
+/// Samples one block handles per tile.
+pub fn tile_samples(dtype: DType, block_threads: u32) -> u64 {
+    (block_threads * vecs_for(dtype)) as u64 * (16 / dtype.size()) as u64
+}
+
+/// Threads per block: for one private copy per block, about 64 bytes of it per thread. The
+/// other strategies keep 256 (per-warp copies and per-thread counters only fit at sizes where
+/// 256 is what this rule would give anyway).
+pub fn block_threads_for(strategy: Strategy, private_bytes: usize) -> u32 {
+    let private_bytes = if strategy == Strategy::BlockShared16 { private_bytes / 2 } else { private_bytes };
+    match strategy {
+        Strategy::BlockShared | Strategy::WarpAggregated | Strategy::BlockShared16 => {
+            BLOCK_SIZES.into_iter().find(|&t| private_bytes <= t as usize * 64).unwrap_or(1024)
+        }
+        // A cluster's share of a histogram that needs a cluster is always large.
+        Strategy::ClusterShared | Strategy::ClusterShared16 => 1024,
+        _ => BLOCK_SIZES[0],
+    }
+}
+
+/// Cluster sizes tried, smallest first: the fewer blocks share a histogram, the fewer of its
+/// atomics are remote. 16 is the largest Hopper allows (a "non-portable" size).
+pub const CLUSTER_SIZES: [u32; 5] = [1, 2, 4, 8, 16];
+
+/// Shared memory the kernel declares statically (one u64 per warp for the block reduction, and
+/// block-shared-16's counter of its hot key).
+fn static_shared_bytes(block_threads: u32) -> usize {
+    (block_threads as usize / 32) * 8 + 16
+}
+
+/// Samples the skew probe looks at.
+pub const PROBE_SAMPLES: u32 = 4096;
+
+/// One kernel specialisation: everything the defines encode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Variant {
+    /// The sample type.
+    pub dtype: DType,
+    /// The binning mode.
+    pub binning: Binning,
+    /// Interleaved channels.
+    pub channels: u32,
+    /// 64-bit global counters (from 2^32 samples on).
+    pub wide_counters: bool,
+    /// The (resolved) strategy.
+    pub strategy: Strategy,
+    /// Threads per block.
+    pub block_threads: u32,
+    /// Integer binning with as many bins as values in range: the bin is the offset.
+    pub identity: bool,
+    /// 32-bit integer binning where every value of the sample type lies in range.
+    pub all_in_range: bool,
+    /// block-shared-16 with a dominant key counted apart (skewed input).
+    pub hot_key: bool,
+    /// global-l2's hot-bin cache slots (0 for the other strategies).
+    pub hot_slots: u32,
+}
+
+impl Variant {
+    /// The defines that compile this specialisation.
+    pub fn defines(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("TALLY_SAMPLE", self.dtype.cuda_type().to_string()),
+            ("TALLY_BINNING", self.binning.cpp().to_string()),
+            ("TALLY_CHANNELS", self.channels.to_string()),
+            ("TALLY_COUNTER", if self.wide_counters { "unsigned long long" } else { "unsigned int" }.to_string()),
+            ("TALLY_STRATEGY", KernelStrategy::of(self.strategy).cpp().to_string()),
+            ("TALLY_NARROW", (self.strategy.narrow() as u32).to_string()),
+            ("TALLY_HOT_KEY", (self.hot_key as u32).to_string()),
+            ("TALLY_IDENTITY", (self.identity as u32).to_string()),
+            ("TALLY_ALL_IN_RANGE", (self.all_in_range as u32).to_string()),
+            ("TALLY_BLOCK_THREADS", self.block_threads.to_string()),
+            ("TALLY_VECS", vecs_for(self.dtype).to_string()),
+            ("TALLY_HOT_SLOTS", self.hot_slots.to_string()),
+        ]
+    }
+
+    /// Every specialisation tally can ask NVRTC for on a device of compute capability `cc`
+    /// (e.g. 90) with default tuning (channel counts: 1 and 4 stand for all).
+    pub fn all(cc: u32) -> Vec<Variant> {
+        let mut v = Vec::new();
+        let hot_slots = Tuning::default().hot_slots() as u32;
+        for dtype in DType::ALL {
+            for &binning in super::axis::binnings_of(dtype) {
+                for channels in [1, 4] {
+                    for wide_counters in [false, true] {
+                        for &strategy in &Strategy::GPU[1..] {
+                            if strategy.needs_clusters() && cc < 90 {
+                                continue;
+                            }
+                            // The block sizes a plan can ask for (block_threads_for).
+                            let sizes: &[u32] = match strategy {
+                                Strategy::BlockShared | Strategy::WarpAggregated | Strategy::BlockShared16 => {
+                                    &BLOCK_SIZES
+                                }
+                                Strategy::ClusterShared | Strategy::ClusterShared16 => &BLOCK_SIZES[2..],
+                                _ => &BLOCK_SIZES[..1],
+                            };
+                            let identities: &[bool] = match binning {
+                                Binning::Integer | Binning::Integer32 => &[false, true],
+                                _ => &[false],
+                            };
+                            let all_in: &[bool] = match (dtype, binning) {
+                                (DType::U8 | DType::U16, Binning::Integer32) => &[false, true],
+                                _ => &[false],
+                            };
+                            let hot: &[bool] =
+                                if strategy == Strategy::BlockShared16 { &[false, true] } else { &[false] };
+                            let slots = if strategy == Strategy::GlobalL2 { hot_slots } else { 0 };
+                            for &block_threads in sizes {
+                                for &identity in identities {
+                                    for &all_in_range in all_in {
+                                        for &hot_key in hot {
+                                            v.push(Variant {
+                                                dtype,
+                                                binning,
+                                                channels,
+                                                wide_counters,
+                                                strategy,
+                                                block_threads,
+                                                identity,
+                                                all_in_range,
+                                                hot_key,
+                                                hot_slots: slots,
+                                            });
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        v
+    }
+}
+
+/// What decides the dynamic shared memory of one block.
+#[derive(Clone, Copy, Debug)]
+pub struct SharedLayout {
+    /// The strategy.
+    pub strategy: Strategy,
+    /// The binning mode (a table takes 1 KB).
+    pub binning: Binning,
+    /// Keys: bins times selected channels.
+    pub width: usize,
+    /// Selected channels.
+    pub nslots: usize,
+    /// Edges kept in shared memory (0: read from global memory).
+    pub edges_in_shared: usize,
+    /// Threads per block.
+    pub threads: u32,
+    /// Counters each block of a cluster holds.
+    pub rank_counters: usize,
+    /// global-l2's cache slots.
+    pub hot_slots: usize,
+}
+
+impl SharedLayout {
+    /// Dynamic shared memory of one block: [edges][table][outliers][private counters]. A block's
+    /// private copy holds the bins, the below/above/NaN counts of each slot and one trash
+    /// counter; a cluster block holds `rank_counters` bins of the pass.
+    pub fn bytes(&self) -> usize {
+        let pwidth = self.width + 3 * self.nslots + 1;
+        let warps = self.threads as usize / 32;
+        let edges = (self.edges_in_shared * 8).div_ceil(16) * 16;
+        let table = if self.binning == Binning::Table8 { 256 * 4 } else { 0 };
+        let outliers = MAX_CHANNELS as usize * 3 * 4;
+        let privates = match self.strategy {
+            Strategy::GlobalAtomic => 0,
+            Strategy::GlobalL2 => self.hot_slots * 8,
+            Strategy::WarpPrivate => warps * pwidth * 4,
+            Strategy::BlockShared16 => pwidth.div_ceil(2) * 4,
+            Strategy::ClusterShared => self.rank_counters * 4,
+            Strategy::ClusterShared16 => self.rank_counters * 2,
+            _ => pwidth * 4,
+        };
+        edges + table + outliers + privates
+    }
+}
+
+/// How the cluster strategies split the keys: `cluster` blocks each holding `rank_counters`
+/// counters (even), `slice` keys per pass.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClusterShape {
+    /// Blocks per cluster.
+    pub cluster: u32,
+    /// Counters per block.
+    pub rank_counters: usize,
+    /// Keys per pass.
+    pub slice: usize,
+}
+
+impl ClusterShape {
+    /// The smallest of `sizes` (ascending) that holds all `width` keys in `room` bytes per block,
+    /// or else the largest with as many keys per pass as it holds.
+    pub fn new(width: usize, counter_bytes: usize, room: usize, sizes: &[u32]) -> Option<ClusterShape> {
+        let max_rank = (room / counter_bytes) & !1;
+        if max_rank == 0 || width == 0 || sizes.is_empty() {
+            return None;
+        }
+        let fit = |c: u32| width.div_ceil(c as usize).next_multiple_of(2) <= max_rank;
+        Some(match sizes.iter().copied().find(|&c| fit(c)) {
+            Some(c) => {
+                ClusterShape { cluster: c, rank_counters: width.div_ceil(c as usize).next_multiple_of(2), slice: width }
+            }
+            None => {
+                let c = *sizes.last().expect("not empty");
+                ClusterShape { cluster: c, rank_counters: max_rank, slice: max_rank * c as usize }
+            }
+        })
+    }
+}
+
+/// Keys per pass of the global-l2 strategy: half the L2 cache of counters, so that the other
+/// half still streams the samples.
+pub fn l2_slice(l2_bytes: usize, counter_bytes: usize) -> usize {
+    (l2_bytes / 2 / counter_bytes).max(1 << 16)
+}
+
+/// What fits in the shared memory of a block, or of a cluster, on one device, for histograms
+/// of one binning and channel count. Plans and the stated switch-over points both use it.
+pub struct Capacity {
+    binning: Binning,
+    nslots: usize,
+    optin: usize,
+    clusters: bool,
+    tuning: Tuning,
+}
+
+impl Capacity {
+    /// The capacity of `info`'s device for this binning and channel count.
+    pub fn new(info: &DeviceInfo, binning: Binning, nslots: usize, tuning: &Tuning) -> Capacity {
+        Capacity {
+            binning,
+            nslots,
+            optin: info.smem_per_block_optin,
+            clusters: info.has_clusters(),
+            tuning: tuning.clone(),
+        }
+    }
+
+    /// The shared-memory layout of strategy `s` for `width` keys.
+    pub fn layout(&self, s: Strategy, width: usize, edges_in_shared: usize, rank_counters: usize) -> SharedLayout {
+        SharedLayout {
+            strategy: s,
+            binning: self.binning,
+            width,
+            nslots: self.nslots,
+            edges_in_shared,
+            threads: block_threads_for(s, width * 4),
+            rank_counters,
+            hot_slots: self.tuning.hot_slots(),
+        }
+    }
+
+    /// Dynamic shared memory one block of strategy `s` may use for `width` keys: threads per
+    /// block follow the strategy and the size of one private copy, and the kernel's own static
+    /// shared memory comes first.
+    pub fn room(&self, s: Strategy, width: usize) -> usize {
+        self.optin.saturating_sub(static_shared_bytes(block_threads_for(s, width * 4)))
+    }
+
+    /// Whether a block strategy's private copy of `width` keys (and `edges` edges) fits.
+    pub fn fits(&self, s: Strategy, width: usize, edges: usize) -> bool {
+        self.layout(s, width, edges, 0).bytes() <= self.room(s, width)
+    }
+
+    /// How a cluster strategy splits `width` keys, with clusters of at most `max_cluster` blocks.
+    pub fn cluster_shape(&self, s: Strategy, width: usize, max_cluster: u32) -> Option<ClusterShape> {
+        let fixed = self.layout(s, width, 0, 0).bytes();
+        let counter_bytes = if s.narrow() { 2 } else { 4 };
+        let sizes: Vec<u32> = CLUSTER_SIZES
+            .into_iter()
+            .filter(|&c| c <= max_cluster && self.tuning.cluster.is_none_or(|f| f == c))
+            .collect();
+        ClusterShape::new(width, counter_bytes, self.room(s, width).saturating_sub(fixed), &sizes)
+    }
+
+    /// Whether a cluster of at most 16 blocks holds all `width` keys in one pass (never
+    /// without clusters).
+    fn single_pass(&self, s: Strategy, width: usize) -> bool {
+        self.clusters && self.cluster_shape(s, width, 16).is_some_and(|c| c.slice >= width)
+    }
+
+    /// What `auto` looks at, for `width` keys and a probed top-bin share.
+    pub fn auto_inputs(&self, width: usize, top_bin_fraction: f64, compute_capability: (i32, i32)) -> AutoInputs {
+        AutoInputs {
+            block_shared_fits: self.fits(Strategy::BlockShared, width, 0),
+            block_shared16_fits: self.fits(Strategy::BlockShared16, width, 0),
+            top_bin_fraction,
+            compute_capability,
+        }
+    }
+
+    /// The strategy that runs for `requested` on this device: a strategy that cannot run here
+    /// degrades (per-warp copies to one copy per block, a block copy that does not fit to plain
+    /// global atomics, clusters before sm_90 to L2-sized passes of global atomics). `Auto` must
+    /// have been resolved by `strategy::choose` first.
+    pub fn degrade(&self, requested: Strategy, width: usize) -> Strategy {
+        match requested {
+            s if s.needs_clusters() && !self.clusters => Strategy::GlobalL2,
+            Strategy::WarpPrivate if !self.fits(Strategy::WarpPrivate, width, 0) => {
+                if self.fits(Strategy::BlockShared, width, 0) {
+                    Strategy::BlockShared
+                } else {
+                    Strategy::GlobalAtomic
+                }
+            }
+            s @ (Strategy::BlockShared | Strategy::WarpAggregated | Strategy::BlockShared16)
+                if !self.fits(s, width, 0) =>
+            {
+                Strategy::GlobalAtomic
+            }
+            s => s,
+        }
+    }
+
+    /// Keys per pass of a pass strategy with `counter_bytes`-byte counters, or `width`.
+    pub fn pass_keys(&self, info: &DeviceInfo, strategy: Strategy, width: usize, counter_bytes: usize) -> usize {
+        let slice = if strategy == Strategy::GlobalL2 {
+            self.tuning.pass_keys.unwrap_or_else(|| l2_slice(info.l2_bytes, counter_bytes))
+        } else {
+            width
+        };
+        slice.clamp(1, width.max(1))
+    }
+
+    /// Warp aggregation before each atomic (v9 measurements, H200): the cluster strategies
+    /// always (Zipf, 1M bins: 6.3 against 8.6 ms without); global-l2, behind its hot-bin
+    /// cache, only where one bin holds a large share (hot90, 1M bins: 0.72 against 1.15 ms;
+    /// Zipf 2.04 against 1.75 ms; uniform about the same).
+    pub fn aggregate(&self, strategy: Strategy, skewed: bool) -> bool {
+        self.tuning.aggregate.unwrap_or(strategy.needs_clusters() || (strategy == Strategy::GlobalL2 && skewed))
+    }
+}
+
+/// (first key, keys) of each pass over `width` keys, `slice` at a time.
+pub fn passes(width: usize, slice: usize) -> Vec<(u32, u32)> {
+    (0..width.max(1)).step_by(slice.max(1)).map(|lo| (lo as u32, slice.min(width - lo) as u32)).collect()
+}
+
+/// Blocks of a plain launch: enough to fill the device (`max_grid` resident), no more than
+/// there are tiles, and enough that no block's 32-bit private counters can overflow.
+pub fn grid(n: u64, tile: u64, max_grid: u64) -> u64 {
+    n.div_ceil(tile).clamp(1, max_grid.max(1)).max(n.div_ceil(1 << 31))
+}
+
+/// The bin counts (one channel, integer samples) where strategies change on a device: where
+/// `auto` moves on, and where the cluster strategies start a second pass.
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
+pub struct SwitchOver {
+    /// Largest histogram in one block's shared memory, 32-bit counters: auto's block-shared.
+    pub block_shared: usize,
+    /// The same in 16-bit counters: auto's block-shared-16.
+    pub block_shared16: usize,
+    /// Largest single-pass histogram of cluster-shared-16 (16-block clusters; None before
+    /// sm_90). `auto` does not use it.
+    pub cluster_shared16: Option<usize>,
+    /// The same with 32-bit counters.
+    pub cluster_shared: Option<usize>,
+    /// Keys per pass of global-l2 (32-bit counters).
+    pub global_l2_pass: usize,
+}
+
+impl SwitchOver {
+    /// The switch-over points of `info`'s device with default tuning.
+    pub fn for_device(info: &DeviceInfo) -> SwitchOver {
+        let cap = Capacity::new(info, Binning::Integer32, 1, &Tuning::default());
+        // The largest width in [1, 2^31) for which `ok` holds (it holds for all smaller ones).
+        let largest = |ok: &dyn Fn(usize) -> bool| {
+            let (mut lo, mut hi) = (0usize, 1usize << 31);
+            while hi - lo > 1 {
+                let mid = lo + (hi - lo) / 2;
+                if ok(mid) {
+                    lo = mid
+                } else {
+                    hi = mid
+                }
+            }
+            lo
+        };
+        let cluster = |s: Strategy| cap.clusters.then(|| largest(&|w| cap.single_pass(s, w)));
+        SwitchOver {
+            block_shared: largest(&|w| cap.fits(Strategy::BlockShared, w, 0)),
+            block_shared16: largest(&|w| cap.fits(Strategy::BlockShared16, w, 0)),
+            cluster_shared: cluster(Strategy::ClusterShared),
+            cluster_shared16: cluster(Strategy::ClusterShared16),
+            global_l2_pass: l2_slice(info.l2_bytes, 4),
+        }
+    }
+}
+
+/// `auto`'s choice for `width` keys on `info`'s device with a probed top-bin share.
+pub fn choose(cap: &Capacity, info: &DeviceInfo, width: usize, top_bin_fraction: f64) -> Strategy {
+    strategy::choose(cap.auto_inputs(width, top_bin_fraction, info.compute_capability))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every specialisation a plan can ask for is in Variant::all, which CI compiles.
+    #[test]
+    fn plans_only_ask_for_listed_variants() {
+        let all = Variant::all(90);
+        for strategy in &Strategy::GPU[1..] {
+            for width in (0..=24).map(|e| 1usize << e).chain([3, 48, 255, 257, 4095, 4097, 12000, 56000]) {
+                let threads = block_threads_for(*strategy, width * 4);
+                let v = Variant {
+                    dtype: DType::I32,
+                    binning: Binning::Integer32,
+                    channels: 1,
+                    wide_counters: false,
+                    strategy: *strategy,
+                    block_threads: threads,
+                    identity: true,
+                    all_in_range: false,
+                    hot_key: false,
+                    hot_slots: if *strategy == Strategy::GlobalL2 { 4096 } else { 0 },
+                };
+                assert!(all.contains(&v), "{v:?} (width {width}) is not compiled by the CI check");
+            }
+        }
+        assert!(Variant::all(80).iter().all(|v| !v.strategy.needs_clusters()));
+    }
+
+    pub(crate) fn h200() -> DeviceInfo {
+        DeviceInfo {
+            name: "test".into(),
+            compute_capability: (9, 0),
+            multiprocessors: 132,
+            l2_bytes: 50 << 20,
+            smem_per_block_optin: 227 << 10,
+            smem_per_multiprocessor: 228 << 10,
+            total_memory: 140 << 30,
+            nvrtc_version: (13, 0),
+            target: "sm_90".into(),
+            cache_dir: None,
+        }
+    }
+
+    #[test]
+    fn cluster_shapes() {
+        // 1M keys, 16-bit, 128 KB per block: 16 blocks of 65,536 counters, one pass.
+        let c = ClusterShape::new(1 << 20, 2, 128 << 10, &CLUSTER_SIZES).unwrap();
+        assert_eq!(c, ClusterShape { cluster: 16, rank_counters: 1 << 16, slice: 1 << 20 });
+        // Small histograms take the smallest cluster; odd shares round up to whole words.
+        let c = ClusterShape::new(1001, 4, 128 << 10, &CLUSTER_SIZES).unwrap();
+        assert_eq!((c.cluster, c.rank_counters, c.slice), (1, 1002, 1001));
+        // 25,000 counters per block: 100,000 keys fit 4 blocks, 100,001 need 8.
+        let c = ClusterShape::new(100_000, 4, 100_000, &CLUSTER_SIZES).unwrap();
+        assert_eq!((c.cluster, c.rank_counters), (4, 25_000));
+        let c = ClusterShape::new(100_001, 4, 100_000, &CLUSTER_SIZES).unwrap();
+        assert_eq!((c.cluster, c.rank_counters), (8, 12_502));
+        // Too many keys: the largest cluster, several passes.
+        let c = ClusterShape::new(1 << 24, 2, 128 << 10, &CLUSTER_SIZES).unwrap();
+        assert_eq!((c.cluster, c.slice), (16, 1 << 20));
+        assert!(ClusterShape::new(10, 4, 2, &CLUSTER_SIZES).is_none());
+    }
+
+    #[test]
+    fn switch_over_points_are_where_auto_changes() {
+        let info = h200();
+        let s = SwitchOver::for_device(&info);
+        // 32-bit copies: about 58,000 bins in 227 KB; 16-bit twice that; a 16-block cluster
+        // 16x the 16-bit block; global-l2 passes of half the L2 in 32-bit counters.
+        assert!((57_000..58_200).contains(&s.block_shared), "{s:?}");
+        assert!((2 * s.block_shared..2 * s.block_shared + 100).contains(&s.block_shared16), "{s:?}");
+        let c16 = s.cluster_shared16.unwrap();
+        assert!((16 * 115_900..16 * 116_300).contains(&c16), "{s:?}");
+        assert_eq!(s.global_l2_pass, (50 << 20) / 8);
+        let cap = Capacity::new(&info, Binning::Integer32, 1, &Tuning::default());
+        let auto = |w: usize| choose(&cap, &info, w, 0.0);
+        assert_eq!(auto(s.block_shared), Strategy::BlockShared);
+        assert_eq!(auto(s.block_shared + 1), Strategy::BlockShared16);
+        assert_eq!(auto(s.block_shared16), Strategy::BlockShared16);
+        assert_eq!(auto(s.block_shared16 + 1), Strategy::GlobalL2);
+        assert_eq!(auto(c16), Strategy::GlobalL2);
+        let sm80 = DeviceInfo { compute_capability: (8, 0), smem_per_block_optin: 163 << 10, ..h200() };
+        let s80 = SwitchOver::for_device(&sm80);
+        assert_eq!((s80.cluster_shared, s80.cluster_shared16), (None, None));
+        let cap80 = Capacity::new(&sm80, Binning::Integer32, 1, &Tuning::default());
+        assert_eq!(choose(&cap80, &sm80, s80.block_shared16 + 1, 0.0), Strategy::GlobalL2);
+    }
+
+    #[test]
+    fn strategies_that_cannot_run_degrade() {
+        let info = h200();
+        let cap = Capacity::new(&info, Binning::Integer32, 1, &Tuning::default());
+        assert_eq!(cap.degrade(Strategy::WarpPrivate, 256), Strategy::WarpPrivate);
+        assert_eq!(cap.degrade(Strategy::WarpPrivate, 20_000), Strategy::BlockShared);
+        assert_eq!(cap.degrade(Strategy::BlockShared, 1 << 20), Strategy::GlobalAtomic);
+        let sm80 = DeviceInfo { compute_capability: (8, 0), ..h200() };
+        let cap80 = Capacity::new(&sm80, Binning::Integer32, 1, &Tuning::default());
+        assert_eq!(cap80.degrade(Strategy::ClusterShared16, 1 << 20), Strategy::GlobalL2);
+        assert_eq!(passes(10, 4), vec![(0, 4), (4, 4), (8, 2)]);
+        assert_eq!(grid(0, 4096, 264), 1);
+        assert_eq!(grid(1 << 40, 4096, 264), 512);
+    }
+}
