@@ -5,8 +5,8 @@
 use std::sync::Arc;
 use tally::data::{samples, splitmix64, Distribution};
 use tally::device::CudaDevice;
-use tally::histogram::cuda::{Plan, SwitchOver};
 use tally::histogram::reference;
+use tally::histogram::{HistogramPlan, SwitchOver};
 use tally::{Backend, Channels, HistogramSpec, Sample, Strategy};
 
 mod common;
@@ -23,14 +23,15 @@ fn check<T: Sample>(
     strategy: Strategy,
     offset: usize,
 ) -> Strategy {
-    let buf = dev.upload(host, "test samples").unwrap();
+    let stream = dev.stream();
+    let buf = stream.upload(host, "test samples").unwrap();
     let view = &host[offset.min(host.len())..];
-    let ptr = dev.ptr(&buf) + (offset.min(host.len()) * std::mem::size_of::<T>()) as u64;
-    let mut plan = Plan::new::<T>(dev, ptr, view.len(), spec, strategy).unwrap();
-    let poison = vec![0xA5u8; plan.counters_mut().len()];
-    dev.stream().memcpy_htod(&poison, plan.counters_mut()).unwrap();
-    plan.launch().unwrap();
-    let got = plan.read().unwrap();
+    let device_view = buf.view();
+    let samples = device_view.slice(offset.min(host.len())..).unwrap();
+    let mut plan = HistogramPlan::new(dev, &samples, spec, strategy, &Default::default()).unwrap();
+    plan.fill_outputs(stream, 0xA5).unwrap();
+    plan.launch(stream, &samples).unwrap();
+    let got = plan.read(stream).unwrap();
     let want = reference::histogram(view, spec);
     assert!(
         got.same_counts(&want),
@@ -266,7 +267,7 @@ fn cuda_rejects_bad_specs_without_launching() {
 fn cuda_out_of_memory_is_an_error_not_a_panic() {
     let Some(dev) = gpu() else { return };
     let too_much = dev.info().total_memory * 2;
-    match dev.alloc::<u8>(too_much, "test buffer") {
+    match dev.stream().alloc::<u8>(too_much, "test buffer") {
         Err(tally::Error::OutOfMemory { bytes, what }) => {
             assert_eq!(bytes, too_much);
             assert_eq!(what, "test buffer");

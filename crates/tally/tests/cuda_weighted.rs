@@ -6,9 +6,9 @@
 use std::sync::Arc;
 use tally::data::splitmix64;
 use tally::device::CudaDevice;
-use tally::histogram::cuda_general::{upload_pairs, GeneralInput, GeneralPlan, GeneralSpec};
-use tally::histogram::weighted::{prepare, ValueKind, Weight};
+use tally::histogram::weighted::Weight;
 use tally::histogram::{reference, Histogram2d, WeightedHistogram};
+use tally::histogram::{GeneralInput, GeneralPlan};
 use tally::{
     Accumulation, Backend, Bins, Channels, Histogram2dSpec, HistogramSpec, Pairs, Sample, SharedAtomics, Strategy,
     WeightedOptions,
@@ -26,13 +26,6 @@ fn unit(r: u64) -> f64 {
     (r >> 11) as f64 / (1u64 << 53) as f64
 }
 
-fn poison(dev: &Arc<CudaDevice>, plan: &mut GeneralPlan) {
-    for buf in plan.accumulators_mut() {
-        let bad = vec![0xA5A5_A5A5_A5A5_A5A5u64; buf.len()];
-        dev.stream().memcpy_htod(&bad, buf).unwrap();
-    }
-}
-
 /// One weighted 1-D histogram on resident data, accumulators poisoned first.
 fn weighted_on_gpu<T: Sample, W: Weight>(
     dev: &Arc<CudaDevice>,
@@ -43,16 +36,15 @@ fn weighted_on_gpu<T: Sample, W: Weight>(
     accumulation: Accumulation,
     flavour: SharedAtomics,
 ) -> WeightedHistogram {
-    let bx = dev.upload(xs, "x").unwrap();
-    let bw = dev.upload(ws, "w").unwrap();
-    let kind = ValueKind::new(accumulation, prepare(xs.len(), ws, accumulation).unwrap());
-    let input = GeneralInput { x: dev.ptr(&bx), y: 0, stride: 1, weights: dev.ptr(&bw), n: xs.len() };
-    let mut plan =
-        GeneralPlan::new::<T>(dev, input, &GeneralSpec::OneD(spec.clone()), Some(W::DTYPE), kind, strategy, flavour)
-            .unwrap();
-    poison(dev, &mut plan);
-    plan.launch().unwrap();
-    plan.read_weighted(spec).unwrap()
+    let stream = dev.stream();
+    let bx = stream.upload(xs, "x").unwrap();
+    let bw = stream.upload(ws, "w").unwrap();
+    let input = GeneralInput { x: bx.view(), y: None, interleaved: false, weights: Some(bw.view()) };
+    let options = WeightedOptions { strategy, accumulation, shared_atomics: flavour };
+    let mut plan = GeneralPlan::<T, W>::weighted(dev, &input, spec, options).unwrap();
+    plan.fill_outputs(stream, 0xA5).unwrap();
+    plan.launch(stream, &input).unwrap();
+    plan.read_weighted(stream, spec).unwrap()
 }
 
 fn hist2d_on_gpu<W: Weight>(
@@ -63,28 +55,23 @@ fn hist2d_on_gpu<W: Weight>(
     strategy: Strategy,
     flavour: SharedAtomics,
 ) -> Histogram2d {
-    let (_coords, mut input) = upload_pairs(dev, pairs).unwrap();
-    let bw = ws.map(|w| dev.upload(w, "w").unwrap());
-    if let Some(b) = &bw {
-        input.weights = dev.ptr(b);
-    }
-    let kind = match ws {
-        Some(w) => ValueKind::new(Accumulation::FixedPoint, prepare(pairs.len(), w, Accumulation::FixedPoint).unwrap()),
-        None => ValueKind::Count,
+    let stream = dev.stream();
+    let (bx, by, interleaved) = match pairs {
+        Pairs::Split(x, y) => (stream.upload(x, "x").unwrap(), Some(stream.upload(y, "y").unwrap()), false),
+        Pairs::Interleaved(v) => (stream.upload(v, "pairs").unwrap(), None, true),
     };
-    let mut plan = GeneralPlan::new::<f32>(
-        dev,
-        input,
-        &GeneralSpec::TwoD(spec.clone()),
-        ws.map(|_| W::DTYPE),
-        kind,
-        strategy,
-        flavour,
-    )
-    .unwrap();
-    poison(dev, &mut plan);
-    plan.launch().unwrap();
-    plan.read_2d(spec).unwrap()
+    let bw = ws.map(|w| stream.upload(w, "w").unwrap());
+    let input = GeneralInput {
+        x: bx.view(),
+        y: by.as_ref().map(|b| b.view()),
+        interleaved,
+        weights: bw.as_ref().map(|b| b.view()),
+    };
+    let options = WeightedOptions { strategy, accumulation: Accumulation::FixedPoint, shared_atomics: flavour };
+    let mut plan = GeneralPlan::<f32, W>::two_d(dev, &input, spec, options).unwrap();
+    plan.fill_outputs(stream, 0xA5).unwrap();
+    plan.launch(stream, &input).unwrap();
+    plan.read_2d(stream, spec).unwrap()
 }
 
 fn samples_f32(n: usize, seed: u64) -> Vec<f32> {

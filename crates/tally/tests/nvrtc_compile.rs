@@ -1,14 +1,25 @@
-//! Every kernel specialisation must compile under NVRTC for sm_80 and sm_90. Needs libnvrtc
-//! only, no GPU: CI installs the NVRTC wheel and sets TALLY_REQUIRE_NVRTC=1 so that a missing
-//! library fails instead of skipping.
+//! Every kernel specialisation of every registered family must compile under NVRTC for sm_80
+//! and sm_90, with the generated layout checks of its parameter structs. Needs libnvrtc only,
+//! no GPU: CI installs the NVRTC wheel and sets TALLY_REQUIRE_NVRTC=1 so that a missing library
+//! fails instead of skipping.
+
+use tally::device::params::ParamLayout;
+use tally::device::registry::{self, KernelFamily};
+
+fn nvrtc_or_skip(what: &str) -> bool {
+    if tally::device::nvrtc::available() {
+        return true;
+    }
+    if std::env::var("TALLY_REQUIRE_NVRTC").as_deref() == Ok("1") {
+        panic!("TALLY_REQUIRE_NVRTC=1 but libnvrtc could not be loaded (LD_LIBRARY_PATH?)");
+    }
+    eprintln!("skipping {what}: libnvrtc not found");
+    false
+}
 
 #[test]
 fn every_kernel_variant_compiles_for_sm80_and_sm90() {
-    if !tally::device::nvrtc::available() {
-        if std::env::var("TALLY_REQUIRE_NVRTC").as_deref() == Ok("1") {
-            panic!("TALLY_REQUIRE_NVRTC=1 but libnvrtc could not be loaded (LD_LIBRARY_PATH?)");
-        }
-        eprintln!("skipping the NVRTC compile check: libnvrtc not found");
+    if !nvrtc_or_skip("the NVRTC compile check") {
         return;
     }
     let (major, minor) = tally::device::nvrtc::version().expect("nvrtcVersion");
@@ -16,12 +27,9 @@ fn every_kernel_variant_compiles_for_sm80_and_sm90() {
     let archs = std::env::var("TALLY_NVRTC_ARCHS").unwrap_or_else(|_| "sm_80,sm_90".into());
     for arch in archs.split(',') {
         let t = std::time::Instant::now();
-        let n = match tally::histogram::cuda::compile_all(arch) {
-            Ok(n) => n,
-            Err(e) => panic!("{e}"),
-        };
+        let n = tally::kernels::compile_all(arch).unwrap_or_else(|e| panic!("{e}"));
         eprintln!("NVRTC {major}.{minor}: {n} kernels compiled for {arch} in {:.1} s", t.elapsed().as_secs_f64());
-        assert!(n > 100, "expected every specialisation, compiled {n}");
+        assert!(n > 1000, "expected every specialisation, compiled {n}");
     }
 }
 
@@ -30,10 +38,11 @@ fn a_broken_kernel_is_reported_with_its_log() {
     if !tally::device::nvrtc::available() {
         return;
     }
+    let no_headers: &[(&str, &str)] = &[];
     let err = tally::device::nvrtc::compile(
         "broken.cu",
         "extern \"C\" __global__ void k() { undeclared(); }",
-        &[],
+        no_headers,
         "sm_90",
         &[],
     )
@@ -42,21 +51,25 @@ fn a_broken_kernel_is_reported_with_its_log() {
     assert!(msg.contains("broken.cu") && msg.contains("undeclared"), "{msg}");
 }
 
+/// A parameter struct whose C++ side has drifted from the Rust side fails to compile.
 #[test]
-fn every_lab_kernel_compiles_for_sm80_and_sm90() {
+fn a_parameter_struct_that_differs_from_the_rust_side_does_not_compile() {
     if !tally::device::nvrtc::available() {
-        if std::env::var("TALLY_REQUIRE_NVRTC").as_deref() == Ok("1") {
-            panic!("TALLY_REQUIRE_NVRTC=1 but libnvrtc could not be loaded (LD_LIBRARY_PATH?)");
-        }
-        eprintln!("skipping the NVRTC compile check of the lab: libnvrtc not found");
         return;
     }
-    let archs = std::env::var("TALLY_NVRTC_ARCHS").unwrap_or_else(|_| "sm_80,sm_90".into());
-    for arch in archs.split(',') {
-        let t = std::time::Instant::now();
-        let n = tally::lab::compile_all(arch).unwrap_or_else(|e| panic!("{e}"));
-        eprintln!("lab: {n} programs compiled for {arch} in {:.1} s", t.elapsed().as_secs_f64());
-        // Four counter types x (run-time count + six compile-time counts), and the shared kernels.
-        assert_eq!(n, 4 * 7 + 1);
-    }
+    static DRIFTED: KernelFamily = KernelFamily {
+        name: "drifted.cu",
+        source: "struct P { unsigned int a; unsigned long long b; };\nextern \"C\" __global__ void k(const P p) {}\n",
+        params: || vec![ParamLayout { cpp_name: "P", size: 16, fields: vec![("a", 0), ("b", 4)] }],
+        variants: |_| vec![vec![]],
+    };
+    let err = registry::compile_all(&[&DRIFTED], "sm_90").expect_err("the offset of b differs");
+    assert!(err.to_string().contains("P::b: offset differs from the Rust side"), "{err}");
+    static MATCHING: KernelFamily = KernelFamily {
+        name: "matching.cu",
+        source: DRIFTED.source,
+        params: || vec![ParamLayout { cpp_name: "P", size: 16, fields: vec![("a", 0), ("b", 8)] }],
+        variants: |_| vec![vec![]],
+    };
+    assert_eq!(registry::compile_all(&[&MATCHING], "sm_90").unwrap(), 1);
 }

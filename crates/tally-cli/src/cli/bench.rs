@@ -9,10 +9,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use std::sync::Arc;
 use tally::data::{self, Distribution, FromBin};
-use tally::device::CudaDevice;
-use tally::histogram::cuda_general::{upload_pairs, GeneralInput, GeneralPlan, GeneralSpec};
-use tally::histogram::weighted::{prepare, ValueKind};
-use tally::histogram::{cpu, cuda::Plan};
+use tally::device::{CudaDevice, DeviceView};
+use tally::histogram::{cpu, GeneralInput, GeneralPlan, HistogramPlan};
 use tally::{
     Accumulation, Backend, DType, Histogram2dSpec, HistogramSpec, Pairs, Sample, SharedAtomics, Strategy,
     WeightedOptions,
@@ -307,11 +305,11 @@ impl Sweep<'_> {
                 self.bar.inc(1);
             }
             Backend::Cuda(dev) => {
-                let buf = dev.upload(&host, "benchmark samples")?;
+                let buf = dev.stream().upload(&host, "benchmark samples")?;
                 drop(host);
                 for &s in &self.strategies.clone() {
                     self.bar.set_message(format!("{} {} {} bins: {}", T::DTYPE, dist.name(), bins, s));
-                    let t = time_plan::<T>(dev, dev.ptr(&buf), self.n, &spec, s, self.reps)?;
+                    let t = time_plan::<T>(dev, &buf.view(), &spec, s, self.reps)?;
                     push(s, t.ran, t.ms, t.histogram.same_counts(&reference), t.passes, t.cluster);
                     self.bar.inc(1);
                 }
@@ -321,30 +319,31 @@ impl Sweep<'_> {
     }
 }
 
-struct Timed {
-    ms: f64,
-    ran: Strategy,
-    histogram: tally::Histogram,
-    passes: usize,
-    cluster: Option<u32>,
+/// One timed plan: the median, the strategy that ran, the last result.
+pub(crate) struct Timed {
+    pub ms: f64,
+    pub ran: Strategy,
+    pub histogram: tally::Histogram,
+    pub passes: usize,
+    pub cluster: Option<u32>,
 }
 
 /// Median milliseconds of zeroing the counters plus the kernel, with the result of the last run.
-fn time_plan<T: Sample>(
+pub(crate) fn time_plan<T: Sample>(
     dev: &Arc<CudaDevice>,
-    ptr: u64,
-    n: usize,
+    samples: &DeviceView<'_, T>,
     spec: &HistogramSpec,
     s: Strategy,
     reps: usize,
-) -> anyhow::Result<Timed> {
-    let mut plan = Plan::new::<T>(dev, ptr, n, spec, s)?;
-    let timer = dev.timer()?;
-    let once = timer.time_ms(|| plan.launch())?;
+) -> tally::Result<Timed> {
+    let mut plan = HistogramPlan::new(dev, samples, spec, s, dev.tuning())?;
+    let stream = dev.stream();
+    let timer = stream.timer()?;
+    let once = timer.time_ms(|| plan.launch(stream, samples))?;
     let reps = if once > 20.0 { reps.min(5) } else { reps };
-    let ms = timer.median_ms(reps, || plan.launch())?;
-    let histogram = plan.read()?;
-    Ok(Timed { ms, ran: plan.strategy, histogram, passes: plan.passes(), cluster: plan.cluster_size() })
+    let ms = timer.median_ms(reps, || plan.launch(stream, samples))?;
+    let histogram = plan.read(stream)?;
+    Ok(Timed { ms, ran: plan.strategy(), histogram, passes: plan.passes(), cluster: plan.cluster_size() })
 }
 
 // ---- weighted and 2-D -------------------------------------------------------------------------
@@ -377,11 +376,17 @@ fn accumulation_name(a: Accumulation, s: SharedAtomics, ran: Strategy) -> String
 }
 
 /// Median milliseconds of a plan's launch (zeroing included), CUDA events.
-fn time_general(dev: &Arc<CudaDevice>, plan: &mut GeneralPlan, reps: usize) -> anyhow::Result<f64> {
-    let timer = dev.timer()?;
-    let once = timer.time_ms(|| plan.launch())?;
+fn time_general(
+    dev: &Arc<CudaDevice>,
+    plan: &mut GeneralPlan<f32, f32>,
+    input: &GeneralInput<'_, f32, f32>,
+    reps: usize,
+) -> anyhow::Result<f64> {
+    let stream = dev.stream();
+    let timer = stream.timer()?;
+    let once = timer.time_ms(|| plan.launch(stream, input))?;
     let reps = if once > 20.0 { reps.min(5) } else { reps };
-    Ok(timer.median_ms(reps, || plan.launch())?)
+    Ok(timer.median_ms(reps, || plan.launch(stream, input))?)
 }
 
 fn close(a: &[f64], b: &[f64]) -> bool {
@@ -501,29 +506,21 @@ fn weighted(a: BenchWeightedArgs) -> anyhow::Result<()> {
                     }
                 }
                 Backend::Cuda(dev) => {
-                    let bx = dev.upload(&xs, "benchmark samples")?;
-                    let bw = dev.upload(&ws, "benchmark weights")?;
-                    let input = GeneralInput { x: dev.ptr(&bx), y: 0, stride: 1, weights: dev.ptr(&bw), n };
+                    let bx = dev.stream().upload(&xs, "benchmark samples")?;
+                    let bw = dev.stream().upload(&ws, "benchmark weights")?;
+                    let input = GeneralInput { x: bx.view(), y: None, interleaved: false, weights: Some(bw.view()) };
                     for &s in &a.strategies {
                         for &(acc, flavour) in &accs {
-                            let kind = ValueKind::new(acc, prepare(n, &ws, acc)?);
-                            let mut plan = GeneralPlan::new::<f32>(
-                                dev,
-                                input,
-                                &GeneralSpec::OneD(spec.clone()),
-                                Some(DType::F32),
-                                kind,
-                                s,
-                                flavour,
-                            )?;
+                            let options = WeightedOptions { strategy: s, accumulation: acc, shared_atomics: flavour };
+                            let mut plan = GeneralPlan::weighted(dev, &input, &spec, options)?;
                             if acc == Accumulation::FixedPoint
                                 && flavour == SharedAtomics::Native64
-                                && plan.strategy != Strategy::BlockShared
+                                && plan.strategy() != Strategy::BlockShared
                             {
                                 continue; // the same kernel as halves there
                             }
-                            let ms = time_general(dev, &mut plan, a.reps)?;
-                            let h = plan.read_weighted(&spec)?;
+                            let ms = time_general(dev, &mut plan, &input, a.reps)?;
+                            let h = plan.read_weighted(dev.stream(), &spec)?;
                             let ok = if acc == Accumulation::FixedPoint {
                                 h.same_bits(&reference)
                             } else {
@@ -531,8 +528,8 @@ fn weighted(a: BenchWeightedArgs) -> anyhow::Result<()> {
                             };
                             push(
                                 s,
-                                plan.strategy,
-                                accumulation_name(acc, flavour, plan.strategy),
+                                plan.strategy(),
+                                accumulation_name(acc, flavour, plan.strategy()),
                                 ms,
                                 ok,
                                 plan.passes(),
@@ -619,31 +616,20 @@ fn hist2d(a: BenchHist2dArgs) -> anyhow::Result<()> {
                     );
                 }
                 Backend::Cuda(dev) => {
-                    let (_coords, mut input): (_, GeneralInput) = upload_pairs(dev, pairs)?;
-                    let bw = match w {
-                        Some(w) => Some(dev.upload(w, "benchmark weights")?),
-                        None => None,
-                    };
-                    if let Some(b) = &bw {
-                        input.weights = dev.ptr(b);
-                    }
-                    let kind = match w {
-                        Some(w) => ValueKind::new(Accumulation::FixedPoint, prepare(n, w, Accumulation::FixedPoint)?),
-                        None => ValueKind::Count,
+                    let coords = dev.stream().upload(&xy, "benchmark pairs")?;
+                    let bw = w.map(|w| dev.stream().upload(w, "benchmark weights")).transpose()?;
+                    let input = GeneralInput {
+                        x: coords.view(),
+                        y: None,
+                        interleaved: true,
+                        weights: bw.as_ref().map(|b| b.view()),
                     };
                     for &s in &a.strategies {
-                        let mut plan = GeneralPlan::new::<f32>(
-                            dev,
-                            input,
-                            &GeneralSpec::TwoD(spec.clone()),
-                            w.map(|_| DType::F32),
-                            kind,
-                            s,
-                            SharedAtomics::Halves,
-                        )?;
-                        let ms = time_general(dev, &mut plan, a.reps)?;
-                        let h = plan.read_2d(&spec)?;
-                        push(s, plan.strategy, ms, h.same_bits(&reference), plan.passes());
+                        let mut plan =
+                            GeneralPlan::two_d(dev, &input, &spec, WeightedOptions::default().with_strategy(s))?;
+                        let ms = time_general(dev, &mut plan, &input, a.reps)?;
+                        let h = plan.read_2d(dev.stream(), &spec)?;
+                        push(s, plan.strategy(), ms, h.same_bits(&reference), plan.passes());
                     }
                 }
             }

@@ -22,7 +22,7 @@ pub fn run(a: InfoArgs) -> anyhow::Result<()> {
     let value = match &backend {
         Backend::Cuda(dev) => {
             let gbs = dev.read_bandwidth(bytes, 20)?;
-            let switch = tally::histogram::cuda::SwitchOver::for_device(dev.info());
+            let switch = tally::histogram::SwitchOver::for_device(dev.info());
             json!({ "backend": "cuda", "device": dev.info(), "read_bandwidth_gbs": gbs, "histogram_switch_over": switch })
         }
         Backend::Cpu => {
@@ -58,7 +58,7 @@ pub fn run(a: InfoArgs) -> anyhow::Result<()> {
             println!("device memory      {} GiB", i.total_memory >> 30);
             println!("NVRTC              {}.{} (target {})", i.nvrtc_version.0, i.nvrtc_version.1, i.target);
             println!("kernel cache       {}", i.cache_dir.as_deref().unwrap_or("(none: no cache directory)"));
-            let s = tally::histogram::cuda::SwitchOver::for_device(i);
+            let s = tally::histogram::SwitchOver::for_device(i);
             let bins = |v: Option<usize>| v.map_or("-".to_string(), |b| b.to_string());
             println!(
                 "auto histogram     block-shared up to {} bins, block-shared-16 up to {}, then global-l2 in passes of {} bins",

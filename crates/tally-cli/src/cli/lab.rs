@@ -133,8 +133,8 @@ enum Target {
 fn target(backend: &BackendArg, lab: &str) -> anyhow::Result<Option<Target>> {
     match backend.backend {
         BackendKind::Cpu => Ok(Some(Target::Cpu)),
-        BackendKind::Cuda => Ok(Some(Target::Gpu(CudaDevice::new(0)?))),
-        BackendKind::Auto => match CudaDevice::new(0) {
+        BackendKind::Cuda => Ok(Some(Target::Gpu(CudaDevice::with_options(super::device_options())?))),
+        BackendKind::Auto => match CudaDevice::with_options(super::device_options()) {
             Ok(d) => Ok(Some(Target::Gpu(d))),
             Err(e) => {
                 let cpu = if lab == "global" { " (`--backend cpu` runs its CPU version)" } else { "" };

@@ -11,7 +11,7 @@ use tally::data::splitmix64;
 use tally::device::cache::fnv1a;
 use tally::device::CudaDevice;
 use tally::error::{Error, Result};
-use tally::histogram::{cpu, cuda::Plan};
+use tally::histogram::cpu;
 use tally::lab::Progress;
 use tally::{HistogramSpec, Strategy};
 
@@ -150,23 +150,6 @@ fn counts_fnv(counts: &[u64]) -> u64 {
     fnv1a(&bytes)
 }
 
-fn time_plan(
-    dev: &Arc<CudaDevice>,
-    ptr: u64,
-    n: usize,
-    spec: &HistogramSpec,
-    s: Strategy,
-    reps: usize,
-) -> Result<(f64, Strategy, tally::Histogram)> {
-    let mut plan = Plan::new::<i32>(dev, ptr, n, spec, s)?;
-    let timer = dev.timer()?;
-    let once = timer.time_ms(|| plan.launch())?;
-    let reps = if once > 20.0 { reps.min(5) } else { reps };
-    let ms = timer.median_ms(reps, || plan.launch())?;
-    let h = plan.read()?;
-    Ok((ms, plan.strategy, h))
-}
-
 pub fn run(dev: &Arc<CudaDevice>, config: &HistogramConfig, progress: Progress) -> Result<HistogramReport> {
     config.validate()?;
     let cases = config.cases();
@@ -185,7 +168,7 @@ pub fn run(dev: &Arc<CudaDevice>, config: &HistogramConfig, progress: Progress) 
         let spec = HistogramSpec::even(bins, 0.0, bins as f64);
         let reference = cpu::histogram(&host, &spec)?;
         fnvs.push(counts_fnv(&reference.counts[0]));
-        let buf = dev.upload(&host, "lab samples")?;
+        let buf = dev.stream().upload(&host, "lab samples")?;
         drop(host);
         for &s in &config.strategies {
             progress(done, total, &format!("{bins} bins, {:.0}% hot: {s}", hot * 100.0));
@@ -199,8 +182,8 @@ pub fn run(dev: &Arc<CudaDevice>, config: &HistogramConfig, progress: Progress) 
                 verified: false,
                 error: None,
             };
-            match time_plan(dev, dev.ptr(&buf), n, &spec, s, config.reps) {
-                Ok((ms, ran, h)) => {
+            match super::bench::time_plan::<i32>(dev, &buf.view(), &spec, s, config.reps) {
+                Ok(super::bench::Timed { ms, ran, histogram: h, .. }) => {
                     row.ran = Some(ran);
                     if h.same_counts(&reference) {
                         row.verified = true;

@@ -11,7 +11,7 @@ pub mod lab_histogram;
 pub mod output;
 
 use clap::{Parser, Subcommand};
-use tally::{Backend, BackendKind};
+use tally::{Backend, BackendKind, CudaDevice, DeviceOptions};
 
 #[derive(Parser, Debug)]
 #[command(name = "tally", version, about = "GPU histograms and friends, with a CPU fall-back")]
@@ -47,9 +47,44 @@ fn parse_backend(s: &str) -> Result<BackendKind, String> {
 }
 
 impl BackendArg {
+    /// The backend asked for; `auto` without a usable GPU says why on one line of stderr.
     pub fn open(&self) -> anyhow::Result<Backend> {
-        Ok(Backend::new(self.backend)?)
+        match self.backend {
+            BackendKind::Cpu => Ok(Backend::Cpu),
+            BackendKind::Cuda => Ok(Backend::Cuda(CudaDevice::with_options(device_options())?)),
+            BackendKind::Auto => match CudaDevice::with_options(device_options()) {
+                Ok(dev) => Ok(Backend::Cuda(dev)),
+                Err(e) => {
+                    eprintln!("tally: no usable GPU ({e}); using the CPU backend");
+                    Ok(Backend::Cpu)
+                }
+            },
+        }
     }
+}
+
+/// How the CLI opens a device. The one place where tally reads its environment variables:
+/// - `TALLY_CACHE_DIR`: the kernel cache (default `$XDG_CACHE_HOME/tally`, else `~/.cache/tally`);
+/// - `TALLY_NVRTC_OPTIONS`: extra NVRTC options for every kernel (experiments);
+/// - `TALLY_HOT_SLOTS`, `TALLY_PASS_KEYS`, `TALLY_CLUSTER`, `TALLY_AGGREGATE` (0 or 1): the
+///   histogram's tuning knobs ([`tally::Tuning`]), for experiments.
+pub fn device_options() -> DeviceOptions {
+    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+    let number = |name: &str| var(name).and_then(|v| v.parse::<u64>().ok());
+    let mut options = DeviceOptions::default();
+    if let Some(dir) = var("TALLY_CACHE_DIR") {
+        options.cache_dir = Some(dir.into());
+    }
+    if let Some(extra) = var("TALLY_NVRTC_OPTIONS") {
+        options.nvrtc_options = extra.split_whitespace().map(String::from).collect();
+    }
+    options.tuning = tally::Tuning {
+        hot_slots: number("TALLY_HOT_SLOTS").map(|v| v as usize),
+        pass_keys: number("TALLY_PASS_KEYS").map(|v| v as usize),
+        cluster: number("TALLY_CLUSTER").map(|v| v as u32),
+        aggregate: number("TALLY_AGGREGATE").map(|v| v != 0),
+    };
+    options
 }
 
 pub fn run() -> anyhow::Result<()> {

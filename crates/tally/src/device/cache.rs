@@ -18,11 +18,9 @@ pub fn fnv1a(data: &[u8]) -> u64 {
     h
 }
 
-/// `TALLY_CACHE_DIR`, else `$XDG_CACHE_HOME/tally`, else `~/.cache/tally`; None if none is set.
+/// The platform's cache directory: `$XDG_CACHE_HOME/tally`, else `~/.cache/tally`; None if
+/// neither is set. (The CLI also honours `TALLY_CACHE_DIR`.)
 pub fn default_dir() -> Option<PathBuf> {
-    if let Some(d) = std::env::var_os("TALLY_CACHE_DIR") {
-        return Some(PathBuf::from(d));
-    }
     if let Some(d) = std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()) {
         return Some(PathBuf::from(d).join("tally"));
     }

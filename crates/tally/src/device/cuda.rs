@@ -491,6 +491,17 @@ impl Stream {
         Ok(b)
     }
 
+    /// Copies `data` into `view` (the same length), in stream order.
+    pub fn copy_to_device<T: DeviceRepr>(&self, data: &[T], view: &mut DeviceViewMut<'_, T>) -> Result<()> {
+        if data.len() != view.len() {
+            return Err(Error::invalid(format!("{} elements do not fit a view of {}", data.len(), view.len())));
+        }
+        if data.is_empty() {
+            return Ok(());
+        }
+        self.inner.memcpy_htod(data, view.inner_mut()).map_err(driver("cuMemcpyHtoDAsync"))
+    }
+
     /// Waits for the stream's work and copies `view` back.
     pub fn download<T: DeviceRepr + Default + Clone>(&self, view: &DeviceView<'_, T>) -> Result<Vec<T>> {
         let mut out = vec![T::default(); view.len()];

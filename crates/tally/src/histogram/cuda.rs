@@ -290,6 +290,13 @@ impl<T: Sample> HistogramPlan<T> {
         Ok(h)
     }
 
+    /// Fills the counters with `byte`: tests poison them before a launch, so that counters the
+    /// launch leaves unwritten show.
+    pub fn fill_outputs(&mut self, stream: &Stream, byte: u8) -> Result<()> {
+        stream.copy_to_device(&vec![byte; self.counts.len()], &mut self.counts.view_mut())?;
+        stream.copy_to_device(&vec![u64::from_ne_bytes([byte; 8]); self.outliers.len()], &mut self.outliers.view_mut())
+    }
+
     /// Launches on the device's default stream and reads the result.
     pub fn run(&mut self, samples: &DeviceView<'_, T>) -> Result<Histogram> {
         let dev = self.dev.clone();

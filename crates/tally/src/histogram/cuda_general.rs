@@ -529,6 +529,16 @@ impl<T: Sample, W: Weight> GeneralPlan<T, W> {
         ))
     }
 
+    /// Fills the accumulators with `byte`: tests poison them before a launch, so that values
+    /// the launch leaves unwritten show.
+    pub fn fill_outputs(&mut self, stream: &Stream, byte: u8) -> Result<()> {
+        let word = u64::from_ne_bytes([byte; 8]);
+        for buf in [&mut self.values, &mut self.outlier_values, &mut self.outlier_counts] {
+            stream.copy_to_device(&vec![word; buf.len()], &mut buf.view_mut())?;
+        }
+        Ok(())
+    }
+
     /// The device this plan runs on.
     pub fn device(&self) -> &Arc<CudaDevice> {
         &self.dev

@@ -277,22 +277,10 @@ impl Backend {
             (Backend::Cpu, _, _) => Err(Error::WrongBackend { buffer: "cuda", backend: "cpu" }),
             (Backend::Cuda(dev), samples, weights) => {
                 let stream = dev.stream();
-                let n = samples.len();
-                let scale = weighted::prepare(n, &host_copy(dev, &weights)?, options.accumulation)?;
-                let kind = weighted::ValueKind::new(options.accumulation, scale);
                 let xs = DeviceInput::new(stream, samples, "samples")?;
                 let ws = DeviceInput::new(stream, weights, "weights")?;
                 let input = GeneralInput { x: xs.view(), y: None, interleaved: false, weights: Some(ws.view()) };
-                let mut plan = GeneralPlan::<T, W>::new(
-                    dev,
-                    n,
-                    &GeneralSpec::OneD(spec.clone()),
-                    true,
-                    kind,
-                    options.strategy,
-                    options.shared_atomics,
-                    dev.tuning(),
-                )?;
+                let mut plan = GeneralPlan::<T, W>::weighted(dev, &input, spec, options)?;
                 plan.launch(stream, &input)?;
                 plan.read_weighted(stream, spec)
             }
@@ -341,14 +329,6 @@ impl Backend {
             (Backend::Cpu, PairsInput::Device(_)) => Err(Error::WrongBackend { buffer: "cuda", backend: "cpu" }),
             (Backend::Cuda(dev), pairs) => {
                 let stream = dev.stream();
-                let n = pairs.len();
-                let kind = match &weights {
-                    Some(w) => weighted::ValueKind::new(
-                        options.accumulation,
-                        weighted::prepare(n, &host_copy(dev, w)?, options.accumulation)?,
-                    ),
-                    None => weighted::ValueKind::Count,
-                };
                 let (xs, ys, interleaved) = match pairs {
                     PairsInput::Host(Pairs::Split(x, y)) => (
                         DeviceInput::new(stream, Input::Host(x), "x")?,
@@ -370,16 +350,7 @@ impl Backend {
                     interleaved,
                     weights: ws.as_ref().map(|w| w.view()),
                 };
-                let mut plan = GeneralPlan::<T, W>::new(
-                    dev,
-                    n,
-                    &GeneralSpec::TwoD(spec.clone()),
-                    input.weights.is_some(),
-                    kind,
-                    options.strategy,
-                    options.shared_atomics,
-                    dev.tuning(),
-                )?;
+                let mut plan = GeneralPlan::<T, W>::two_d(dev, &input, spec, options)?;
                 plan.launch(stream, &input)?;
                 plan.read_2d(stream, spec)
             }
@@ -387,11 +358,48 @@ impl Backend {
     }
 }
 
-/// The weights on the host, for the fixed-point scale (their largest magnitude). Device-resident
-/// weights are copied back for it: one read of the weights, until a device reduction takes it.
-fn host_copy<'a, W: Weight>(dev: &Arc<CudaDevice>, w: &'a Input<'_, W>) -> Result<std::borrow::Cow<'a, [W]>> {
-    Ok(match w {
-        Input::Host(s) => std::borrow::Cow::Borrowed(*s),
-        Input::Device(v) => std::borrow::Cow::Owned(dev.stream().download(v)?),
-    })
+impl<T: Sample, W: Weight> GeneralPlan<T, W> {
+    /// A weighted 1-D histogram of `input` (samples and weights on the device); the weights'
+    /// largest magnitude sets the fixed-point scale.
+    pub fn weighted(
+        dev: &Arc<CudaDevice>,
+        input: &GeneralInput<'_, T, W>,
+        spec: &HistogramSpec,
+        options: WeightedOptions,
+    ) -> Result<Self> {
+        let weights = input.weights.as_ref().ok_or_else(|| Error::invalid("a weighted histogram needs weights"))?;
+        let scale = weighted::prepare(input.len(), &dev.stream().download(weights)?, options.accumulation)?;
+        let kind = weighted::ValueKind::new(options.accumulation, scale);
+        let general = GeneralSpec::OneD(spec.clone());
+        GeneralPlan::new(dev, input.len(), &general, true, kind, options.strategy, options.shared_atomics, dev.tuning())
+    }
+
+    /// A 2-D histogram of `input`'s pairs, counted (no weights) or weighted.
+    pub fn two_d(
+        dev: &Arc<CudaDevice>,
+        input: &GeneralInput<'_, T, W>,
+        spec: &Histogram2dSpec,
+        options: WeightedOptions,
+    ) -> Result<Self> {
+        let kind = match &input.weights {
+            // The scale needs the weights' largest magnitude: one read of them back to the host.
+            Some(w) => weighted::ValueKind::new(
+                options.accumulation,
+                weighted::prepare(input.len(), &dev.stream().download(w)?, options.accumulation)?,
+            ),
+            None => weighted::ValueKind::Count,
+        };
+        let general = GeneralSpec::TwoD(spec.clone());
+        let weighted = input.weights.is_some();
+        GeneralPlan::new(
+            dev,
+            input.len(),
+            &general,
+            weighted,
+            kind,
+            options.strategy,
+            options.shared_atomics,
+            dev.tuning(),
+        )
+    }
 }
