@@ -16,7 +16,8 @@ pub struct ParamLayout {
 }
 
 impl ParamLayout {
-    /// C++ `static_assert`s that hold exactly when the C++ struct has this layout.
+    /// C++ `static_assert`s that hold exactly when the C++ struct has this layout. NVRTC has
+    /// no `offsetof`; its front end's `__INTADDR__` folds the classic null-pointer form.
     pub fn static_asserts(&self) -> String {
         let name = self.cpp_name;
         let mut s = format!(
@@ -25,7 +26,7 @@ impl ParamLayout {
         );
         for (field, offset) in &self.fields {
             s.push_str(&format!(
-                "static_assert(__builtin_offsetof({name}, {field}) == {offset}, \"{name}::{field}: offset differs from the Rust side ({offset})\");\n"
+                "static_assert(__INTADDR__(&(({name}*)0)->{field}) == {offset}, \"{name}::{field}: offset differs from the Rust side ({offset})\");\n"
             ));
         }
         s
@@ -108,7 +109,7 @@ mod tests {
         assert_eq!(l.fields, vec![("a", 0), ("b", 8), ("p", 16), ("c", 24)]);
         let asserts = l.static_asserts();
         assert!(asserts.contains("sizeof(Example) == 40"));
-        assert!(asserts.contains("__builtin_offsetof(Example, c) == 24"));
+        assert!(asserts.contains("__INTADDR__(&((Example*)0)->c) == 24"));
         let _ = Example::default();
     }
 }
