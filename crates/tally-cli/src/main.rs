@@ -14,7 +14,9 @@ fn main() {
         Ok(()) => 0,
         Err(e) if is_broken_pipe(&e) => 0,
         Err(e) => {
-            eprintln!("tally: {e:#}");
+            // One line, whatever a library's message looks like.
+            let line = format!("{e:#}").lines().map(str::trim).collect::<Vec<_>>().join(" ");
+            eprintln!("tally: {line}");
             2
         }
     };

@@ -29,7 +29,7 @@ fn npy_i64(name: &str, v: &[i64]) -> PathBuf {
 /// A .npy file with this header dictionary and `data` bytes after it (format version 1.0).
 fn npy_raw(name: &str, dict: &str, data: &[u8]) -> PathBuf {
     let mut header = dict.to_string();
-    while (10 + header.len() + 1) % 64 != 0 {
+    while !(10 + header.len() + 1).is_multiple_of(64) {
         header.push(' ');
     }
     header.push('\n');
@@ -153,6 +153,7 @@ fn oversized_requests_are_refused_before_allocating() {
 }
 
 /// Peak memory of a child, from wait4.
+#[allow(clippy::zombie_processes)] // reaped by wait4 below
 fn peak_rss_mib(args: &[&str]) -> (i32, i64) {
     let child = std::process::Command::new(common::tally_bin())
         .args(args)

@@ -557,7 +557,11 @@ fn parse_cells<T: std::str::FromStr>(path: &Path, dtype: DType, cells: &[(usize,
 fn load_image(path: &Path, bytes: &[u8], channels: Option<&[char]>) -> anyhow::Result<Loaded> {
     use image::ColorType;
     // The format is sniffed from the content, so a mislabelled .jpg that is a PNG still loads.
-    let img = image::load_from_memory(bytes).map_err(|e| anyhow!("{}: cannot decode image: {e}", path.display()))?;
+    let img = image::load_from_memory(bytes).map_err(|e| {
+        // Some decoder messages span lines; the CLI prints one.
+        let e = e.to_string().split_whitespace().collect::<Vec<_>>().join(" ");
+        anyhow!("{}: cannot decode image: {e}", path.display())
+    })?;
     let wide = match img.color() {
         ColorType::L8 | ColorType::La8 | ColorType::Rgb8 | ColorType::Rgba8 => false,
         ColorType::L16 | ColorType::La16 | ColorType::Rgb16 | ColorType::Rgba16 => true,
@@ -917,5 +921,139 @@ mod tests {
         assert!(err(&t.0, &o).contains("--channels applies only to images"));
         let o = InputOptions { column: Some("a".into()), dtype: Some(DType::U8), ..Default::default() };
         assert!(err(&t.0, &o).contains("--column applies only to .csv"));
+    }
+
+    // ---- fuzzing: every parser over arbitrary bytes and arbitrary headers ---------------------
+    // No input may panic; what loads must be consistent with the bytes. Cases per property:
+    // PROPTEST_CASES (default 256). Executions and findings: docs/RELIABILITY.md.
+
+    use proptest::prelude::*;
+
+    fn fuzz_config() -> ProptestConfig {
+        let cases = std::env::var("PROPTEST_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(256);
+        ProptestConfig { cases, failure_persistence: None, ..ProptestConfig::default() }
+    }
+
+    fn path(name: &str) -> PathBuf {
+        PathBuf::from(name)
+    }
+
+    /// A .npy file from parts that may each be wrong: version, descr, order, shape, data length.
+    fn npy_bytes(version: u8, descr: &str, fortran: bool, shape: &[u64], data: &[u8], cut: Option<usize>) -> Vec<u8> {
+        let dims: Vec<String> = shape.iter().map(u64::to_string).collect();
+        let shape = if dims.len() == 1 { format!("({},)", dims[0]) } else { format!("({})", dims.join(", ")) };
+        let order = if fortran { "True" } else { "False" };
+        let dict = format!("{{'descr': '{descr}', 'fortran_order': {order}, 'shape': {shape}, }}\n");
+        let mut b = b"\x93NUMPY".to_vec();
+        b.push(version);
+        b.push(0);
+        if version == 1 {
+            b.extend((dict.len() as u16).to_le_bytes());
+        } else {
+            b.extend((dict.len() as u32).to_le_bytes());
+        }
+        b.extend(dict.as_bytes());
+        b.extend(data);
+        if let Some(c) = cut {
+            b.truncate(c % (b.len() + 1));
+        }
+        b
+    }
+
+    proptest! {
+        #![proptest_config(fuzz_config())]
+
+        #[test]
+        fn fuzz_raw(bytes in prop::collection::vec(any::<u8>(), 0..256), d in 0usize..7) {
+            let dtype = DType::ALL[d];
+            match load_raw(&path("f.bin"), &bytes, Some(dtype), "--dtype") {
+                Ok(s) => {
+                    prop_assert_eq!(bytes.len() % dtype.size(), 0);
+                    prop_assert_eq!(s.len(), bytes.len() / dtype.size());
+                }
+                Err(e) => prop_assert!(bytes.len() % dtype.size() != 0 && !e.to_string().contains('\n')),
+            }
+        }
+
+        #[test]
+        fn fuzz_npy_bytes(bytes in prop::collection::vec(any::<u8>(), 0..300), magic in any::<bool>()) {
+            let mut b = if magic { b"\x93NUMPY\x01\x00".to_vec() } else { Vec::new() };
+            b.extend(bytes);
+            if let Err(e) = load_npy(&path("f.npy"), &b) {
+                prop_assert!(!e.to_string().contains('\n'));
+            }
+        }
+
+        #[test]
+        fn fuzz_npy_headers(
+            version in prop::sample::select(vec![1u8, 2, 3, 4]),
+            descr in prop::sample::select(vec!["<f8", "<f4", ">i2", "|u1", "<i8", "<u8", "|O", "<c16", "|b1", "<U3", "<f2", "x"]),
+            fortran in any::<bool>(),
+            shape in prop::collection::vec(prop_oneof![0u64..5, Just(u64::MAX), Just(1 << 63), Just(1 << 32), any::<u64>()], 0..4),
+            data in prop::collection::vec(any::<u8>(), 0..128),
+            cut in prop::option::of(any::<usize>()),
+        ) {
+            let b = npy_bytes(version, descr, fortran, &shape, &data, cut);
+            match load_npy(&path("f.npy"), &b) {
+                Ok(s) => {
+                    // What loads has exactly the shape's elements.
+                    let n: u64 = shape.iter().product();
+                    prop_assert_eq!(s.len() as u64, n);
+                }
+                Err(e) => prop_assert!(!e.to_string().contains('\n'), "{}", e),
+            }
+        }
+
+        #[test]
+        fn fuzz_csv(text in "[0-9a-z,.\"\\-+ \n\r]{0,200}", col in prop::option::of("[0-3a-z]{1,2}"), d in prop::option::of(0usize..7)) {
+            let opts = InputOptions { column: col, dtype: d.map(|d| DType::ALL[d]), ..Default::default() };
+            if let Err(e) = load_csv(&path("f.csv"), text.as_bytes(), &opts) {
+                prop_assert!(!e.to_string().contains('\n'));
+            }
+        }
+
+        #[test]
+        fn fuzz_csv_bytes(bytes in prop::collection::vec(any::<u8>(), 0..200)) {
+            let _ = load_csv(&path("f.csv"), &bytes, &InputOptions::default());
+        }
+
+        #[test]
+        fn fuzz_images(bytes in prop::collection::vec(any::<u8>(), 0..300), png in any::<bool>(), ch in any::<bool>()) {
+            // Real signatures in front, so that the decoders get past their first check.
+            let mut b = if png { b"\x89PNG\r\n\x1a\n".to_vec() } else { vec![0xff, 0xd8, 0xff, 0xe0] };
+            b.extend(bytes);
+            let channels = ch.then(|| vec!['r', 'a']);
+            if let Err(e) = load_image(&path("f.png"), &b, channels.as_deref()) {
+                prop_assert!(!e.to_string().contains('\n'));
+            }
+        }
+
+        #[test]
+        fn fuzz_small_valid_images(w in 1u32..6, h in 1u32..6, deep in any::<bool>(), seed in any::<u64>()) {
+            // Valid images of any size and depth load with one sample per pixel (or four).
+            let t = Tmp::new(&format!("fz-{w}-{h}-{deep}-{seed}.png"));
+            let n = (w * h) as usize;
+            if deep {
+                let v: Vec<u16> = (0..n).map(|i| (seed as usize).wrapping_mul(i + 1) as u16).collect();
+                image::ImageBuffer::<image::Luma<u16>, _>::from_raw(w, h, v).unwrap().save(&t.0).unwrap();
+            } else {
+                let v: Vec<u8> = (0..3 * n).map(|i| (seed as usize).wrapping_mul(i + 7) as u8).collect();
+                image::RgbImage::from_raw(w, h, v).unwrap().save(&t.0).unwrap();
+            }
+            let l = load(&t.0, &opts(None)).unwrap();
+            prop_assert_eq!(l.samples.len(), n);
+            prop_assert_eq!(l.samples.dtype(), if deep { DType::U16 } else { DType::U8 });
+            let o = InputOptions { channels: Some(vec!['g']), ..Default::default() };
+            prop_assert_eq!(load(&t.0, &o).unwrap().samples.len(), 4 * n);
+        }
+
+        #[test]
+        fn fuzz_any_extension(bytes in prop::collection::vec(any::<u8>(), 0..64), e in 0usize..8) {
+            let ext = ["bin", "npy", "csv", "png", "jpg", "gif", "", "tiff"][e];
+            let t = Tmp::with(&format!("fz-any-{e}-{}.{ext}", bytes.len()), &bytes);
+            if let Err(err) = load(&t.0, &opts(Some(DType::U8))) {
+                prop_assert!(!err.to_string().contains('\n'));
+            }
+        }
     }
 }
