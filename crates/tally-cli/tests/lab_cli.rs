@@ -110,9 +110,10 @@ fn lab_without_a_gpu_says_so_and_shows_no_table() {
 
 #[test]
 fn gpu_only_labs_on_the_cpu_backend_say_so() {
+    // Asked for the CPU explicitly, a GPU-only lab refuses (exit 2) instead of succeeding idle.
     for lab in ["shared", "histogram"] {
         let o = tally(&["lab", lab, "--backend", "cpu"]);
-        assert_eq!(o.status.code(), Some(0), "{lab}: {}", stderr(&o));
+        assert_eq!(o.status.code(), Some(2), "{lab}: {}", stderr(&o));
         assert!(stdout(&o).is_empty());
         assert!(stderr(&o).contains("GPU only"), "{}", stderr(&o));
     }
@@ -124,6 +125,9 @@ fn lab_bad_arguments_are_one_line_and_exit_2() {
         (&["lab", "global", "--backend", "cpu", "--ops", "1000"], "power of two"),
         (&["lab", "global", "--backend", "cpu", "--addresses", "3"], "power of two"),
         (&["lab", "global", "--backend", "cpu", "--ops", "4096", "--modes", "warp-aggregated"], "one mode"),
+        (&["lab", "global", "--backend", "cpu", "--ops", "1024", "--addresses", "4096"], "nothing to run"),
+        (&["lab", "global", "--backend", "cpu", "--reps", "0"], "at least 1"),
+        (&["lab", "shared", "--backend", "cpu", "--reps", "0"], "at least 1"),
     ];
     for (args, needle) in cases {
         let o = tally(args);

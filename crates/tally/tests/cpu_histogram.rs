@@ -356,7 +356,8 @@ fn even_bins() -> impl proptest::strategy::Strategy<Value = Bins> {
                 (-0.5, 255.5),
                 (0.1, 0.7),
                 (-1e300, 1e300),
-                (f64::MIN / 2.0, f64::MAX / 2.0),
+                // As wide as 5000 bins allow: (HI - LO) * bins must stay finite.
+                (f64::MIN / 16384.0, f64::MAX / 16384.0),
                 (1e-300, 2e-300),
                 (i64::MIN as f64, i64::MAX as f64),
                 (0.0, 4_294_967_296.0),
@@ -818,5 +819,84 @@ fn thread_count_does_not_change_counts() {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
         let got = pool.install(|| cpu::histogram(&samples, &spec)).unwrap();
         assert!(got.same_counts(&want), "{threads} threads: {}", explain(&samples, &spec, &want, &got));
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Hardening: ranges too wide for the f64 rule, and printed edges that are the rule's own.
+
+/// `(x - lower) * bins` overflowed to infinity for ranges wider than f64::MAX / bins and the
+/// clamp put the sample in the last bin; such ranges are now refused, and the widest accepted
+/// ones bin as the rule says.
+#[test]
+fn ranges_too_wide_for_the_bins_are_refused() {
+    for (bins, lo, hi) in [(4u32, 1e307, 1.5e308), (4, 0.0, 1e308), (2, -1e308, 0.0), (1 << 20, 0.0, 1e303)] {
+        let spec = HistogramSpec::even(bins, lo, hi);
+        let e = cpu::histogram(&[lo], &spec).unwrap_err().to_string();
+        assert!(e.contains("too wide") && e.contains("bins"), "{e}");
+        assert!(!e.contains("00000000000000000000"), "numbers in short form: {e}");
+    }
+    // Just inside the limit every sample lands where numpy puts it.
+    let spec = HistogramSpec::even(4, 0.0, 4e307);
+    let h = cpu::histogram(&[0.5e307, 1.5e307, 2.5e307, 3.5e307, 3.9999e307], &spec).unwrap();
+    assert_eq!(h.counts, vec![vec![1, 1, 1, 2]]);
+    assert_same(&[0.5e307f64, 1.5e307, 2.5e307, 3.5e307, 3.9999e307, 1e307, 2e307, 3e307], &spec);
+}
+
+#[test]
+fn edge_errors_name_the_right_edge() {
+    let e = HistogramSpec::edges(vec![f64::NEG_INFINITY, 0.0, 1.0]).validate().unwrap_err().to_string();
+    assert!(e.contains("edge 0 "), "{e}");
+    let e = HistogramSpec::edges(vec![0.0, 1.0, f64::NAN]).validate().unwrap_err().to_string();
+    assert!(e.contains("edge 2 "), "{e}");
+}
+
+/// Every printed edge is where the rule starts the bin: the edge itself is in bin i, the value
+/// just below it is not.
+fn check_rule_edges(bins: &Bins, dtype: tally::DType) {
+    use tally::histogram::{rule_edge, Edge};
+    let n = bins.count();
+    for i in 1..n {
+        match rule_edge(bins, dtype, i) {
+            Edge::Float(e) => {
+                let (at, below) = (reference::place(bins, e), reference::place(bins, e.next_down()));
+                let bin = |p| match p {
+                    reference::Place::Bin(b) => b,
+                    reference::Place::Above => n,
+                    _ => 0,
+                };
+                assert!(bin(at) >= i && bin(below) < i, "{bins:?} edge {i} = {e:e}: {at:?}, below {below:?}");
+            }
+            Edge::Int(v) => {
+                let place = |x: i64| reference::place(bins, x);
+                assert_eq!(place(v), reference::Place::Bin(i), "{bins:?} edge {i} = {v}");
+                assert_eq!(place(v - 1), reference::Place::Bin(i - 1), "{bins:?} edge {i} = {v}");
+            }
+        }
+    }
+}
+
+#[test]
+fn printed_edges_are_the_rules_boundaries() {
+    // 0.8999999999999999 * 10 rounds to 9: it is in bin 9, so bin 9 starts below 0.9.
+    let bins = Bins::even(10, 0.0, 1.0);
+    let h =
+        cpu::histogram(&[0.8999999999999999f64], &HistogramSpec { bins: bins.clone(), channels: Channels::single() })
+            .unwrap();
+    assert_eq!(h.counts[0][9], 1);
+    let edges = bin_edges(&bins);
+    assert!(edges[9] <= 0.8999999999999999, "edge 9 printed as {}", edges[9]);
+    for b in [
+        Bins::even(10, 0.0, 1.0),
+        Bins::even(7, -3.3, 1e-3),
+        Bins::even(1000, -1e300, 1e300),
+        Bins::even(3, 5.0, 5.000000000000002),
+        Bins::even(256, 0.1, 0.7),
+        Bins::even(100, 1e-300, 3e-300),
+    ] {
+        check_rule_edges(&b, tally::DType::F64);
+    }
+    for b in [Bins::even(3, 0.0, 7.0), Bins::even(7, -100.0, 1000.0), Bins::even(3, -1.0, 3.0 * 2f64.powi(59))] {
+        check_rule_edges(&b, tally::DType::I64);
     }
 }

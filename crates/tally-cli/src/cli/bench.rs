@@ -172,11 +172,34 @@ fn parse_strategy(s: &str) -> Result<Strategy, String> {
 }
 
 pub fn run(a: BenchArgs) -> anyhow::Result<()> {
+    validate(&a)?;
     match a.what {
         BenchWhat::Hist(h) => hist(h),
         BenchWhat::Weighted(w) => weighted(w),
         BenchWhat::Hist2d(h) => hist2d(h),
     }
+}
+
+/// Every argument checked before anything runs: a sweep that would time nothing, have no rows,
+/// or not fit in memory is refused with a message.
+fn validate(a: &BenchArgs) -> anyhow::Result<()> {
+    use super::limits::{check_memory, check_reps};
+    let (reps, size, bytes_per_sample) = match &a.what {
+        BenchWhat::Hist(h) => {
+            let u8_only = h.dtypes.iter().all(|d| d.trim() == "u8");
+            if h.dtypes.is_empty() || h.distributions.is_empty() || (u8_only && h.bins.iter().all(|&b| b > 256)) {
+                bail!("nothing to run: no (dtype, bins, distribution) case (u8 samples take at most 256 bins)");
+            }
+            (h.reps, h.size, 24u128)
+        }
+        BenchWhat::Weighted(w) => (w.reps, w.size, 24),
+        BenchWhat::Hist2d(h) => (h.reps, h.size, 32),
+    };
+    check_reps(reps)?;
+    if let Some(n) = size {
+        check_memory((n as u128).checked_mul(bytes_per_sample), &format!("--size {n}"))?;
+    }
+    Ok(())
 }
 
 struct Sweep<'a> {

@@ -2,10 +2,11 @@
 
 use super::input::{self, with_type, with_vec, with_weights, InputOptions, Loaded, Samples, Weights};
 use super::output::{self, Format};
-use super::{parse_list, BackendArg};
+use super::{limits, parse_list, BackendArg};
 use anyhow::{bail, Context};
 use std::path::PathBuf;
 use tally::data::Distribution;
+use tally::histogram::short;
 use tally::{Accumulation, Bins, Channels, DType, HistogramSpec, Sample, SharedAtomics, Strategy, WeightedOptions};
 
 #[derive(clap::Args, Debug)]
@@ -31,20 +32,30 @@ pub struct HistArgs {
     /// CSV column, by header name or 0-based index.
     #[arg(long)]
     pub column: Option<String>,
-    /// Images: one histogram per channel, e.g. r,g,b (default: brightness).
+    /// Images: one histogram per channel, e.g. r,g,b or rgb (default: brightness).
     #[arg(long, value_delimiter = ',')]
-    pub channels: Option<Vec<char>>,
+    pub channels: Option<Vec<String>>,
     /// Number of equal-width bins.
     #[arg(long, default_value_t = 256, conflicts_with = "edges")]
     pub bins: u32,
     /// Range LO,HI of the bins: [LO, HI). Default: [0, 256) for 8-bit data and --demo's [0, bins); else the data's min and max.
-    #[arg(long, value_parser = parse_range, allow_hyphen_values = true)]
+    #[arg(long, value_parser = parse_range, allow_hyphen_values = true, conflicts_with = "edges")]
     pub range: Option<(f64, f64)>,
     /// Custom bin edges a,b,c,... (strictly increasing).
     #[arg(long, value_delimiter = ',', allow_hyphen_values = true)]
     pub edges: Option<Vec<f64>>,
-    /// auto, global-atomic, block-shared, warp-private, warp-aggregated.
-    #[arg(long, default_value = "auto", value_parser = parse_strategy)]
+    /// How to count (GPU; the CPU backend always runs thread-private):
+    ///   auto               choose from the bins, the device and a skew probe
+    ///   global-atomic      one global atomic per sample (the naive kernel)
+    ///   block-shared       a private histogram per block in shared memory
+    ///   warp-private       a private histogram per warp in shared memory
+    ///   warp-aggregated    lanes hitting one bin combine first (__match_any_sync)
+    ///   block-shared-16    16-bit shared counters that spill before they wrap: twice the bins
+    ///   cluster-shared     one histogram over a thread-block cluster's shared memory (sm_90)
+    ///   cluster-shared-16  cluster-shared with 16-bit counters
+    ///   global-l2          global atomics behind a hot-bin cache, in L2-sized passes
+    ///   thread-private     the CPU backend's private histogram per worker
+    #[arg(long, default_value = "auto", value_parser = parse_strategy, verbatim_doc_comment)]
     pub strategy: Strategy,
     #[command(flatten)]
     pub out: OutputArgs,
@@ -63,7 +74,7 @@ pub struct OutputArgs {
     /// Print CSV (one row per bin) instead of a table.
     #[arg(long)]
     pub csv: bool,
-    /// Also draw the histogram to this SVG file (a heat map for hist2d).
+    /// Also draw the histogram to FILE.svg (SVG) or FILE.png (PNG) (a heat map for hist2d).
     #[arg(long)]
     pub plot: Option<PathBuf>,
 }
@@ -87,6 +98,9 @@ pub struct WeightArgs {
     /// f32, anything else is read as f64). Sums are 64-bit fixed point: bitwise deterministic.
     #[arg(long)]
     pub weights: Option<PathBuf>,
+    /// Type of a raw binary weights file (default: the samples' --dtype).
+    #[arg(long, value_parser = parse_dtype, requires = "weights")]
+    pub weights_dtype: Option<DType>,
     /// CSV column of the weights, by header name or 0-based index.
     #[arg(long, requires = "weights")]
     pub weights_column: Option<String>,
@@ -99,10 +113,16 @@ pub struct WeightArgs {
 }
 
 impl WeightArgs {
-    pub fn load(&self) -> anyhow::Result<Option<Weights>> {
+    /// The weights; a raw file is read as `--weights-dtype`, else as `samples_dtype`.
+    pub fn load(&self, samples_dtype: Option<DType>) -> anyhow::Result<Option<Weights>> {
         let Some(path) = &self.weights else { return Ok(None) };
-        let loaded =
-            input::load(path, &InputOptions { dtype: None, column: self.weights_column.clone(), channels: None })?;
+        let opts = InputOptions {
+            raw_dtype: self.weights_dtype.or(samples_dtype),
+            raw_flag: Some("--weights-dtype"),
+            column: self.weights_column.clone(),
+            ..Default::default()
+        };
+        let loaded = input::load(path, &opts)?;
         Ok(Some(Weights::from_samples(loaded.samples)))
     }
 
@@ -140,32 +160,47 @@ pub fn parse_range(s: &str) -> Result<(f64, f64), String> {
 }
 
 pub fn run(a: HistArgs) -> anyhow::Result<()> {
+    if a.file.as_deref().is_some_and(|f| f.as_os_str() == "-")
+        && a.weights.weights.as_deref().is_some_and(|f| f.as_os_str() == "-")
+    {
+        bail!("the samples and the weights cannot both come from standard input ('-')");
+    }
     let loaded = if a.demo {
         demo(&a)?
     } else {
         let path = a.file.as_ref().expect("clap requires FILE without --demo");
-        input::load(path, &InputOptions { dtype: a.dtype, column: a.column.clone(), channels: a.channels.clone() })?
+        let channels = a.channels.as_deref().map(input::parse_channels).transpose()?;
+        input::load(path, &InputOptions { dtype: a.dtype, column: a.column.clone(), channels, ..Default::default() })?
     };
+    if let Some(note) = &loaded.note {
+        eprintln!("tally: note: {note}");
+    }
     let bins = match (&a.edges, a.range) {
         (Some(e), _) => Bins::Edges(e.clone()),
         (None, Some((lo, hi))) => Bins::even(a.bins, lo, hi),
-        (None, None) => {
-            let (lo, hi) = if a.demo { (0.0, a.bins as f64) } else { default_range(&loaded.samples) };
-            Bins::even(a.bins, lo, hi)
-        }
+        (None, None) if a.demo => Bins::even(a.bins, 0.0, a.bins as f64),
+        (None, None) => default_bins(&loaded.samples, a.bins)?,
     };
     let spec =
         HistogramSpec { bins, channels: Channels { interleave: loaded.interleave, selected: loaded.selected.clone() } };
     spec.validate()?;
-    let weights = a.weights.load()?;
+    let counters = spec.bins.count() as u128 * spec.channels.selected.len() as u128;
+    limits::check_memory(Some(limits::counting_bytes(counters)), &format!("a histogram of {counters} counters"))?;
+    let weights = a.weights.load(a.dtype.or(Some(loaded.samples.dtype())))?;
+    let weights = match weights {
+        Some(w) => Some(weights_per_sample(w, &loaded, a.weights.weights.as_deref())?),
+        None => None,
+    };
     let opened = std::time::Instant::now();
     let backend = a.out.backend.open()?;
+    let format = a.out.format();
+    output::check_plot_path(a.out.plot.as_deref())?;
     if let Some(weights) = weights {
         let start = std::time::Instant::now();
         let opts = a.weights.options(a.strategy);
         let h = with_vec!(&loaded.samples, v => with_weights!(&weights, w => backend.histogram_weighted(v.as_slice(), w, &spec, opts)))?;
         let seconds = start.elapsed().as_secs_f64();
-        let format = a.out.format();
+        let smallest = with_weights!(&weights, w => smallest_nonzero(w));
         let report = output::WeightedReport {
             spec: &spec,
             hist: &h,
@@ -174,10 +209,11 @@ pub fn run(a: HistArgs) -> anyhow::Result<()> {
             weight_dtype: weights.dtype(),
             n: loaded.samples.len(),
             seconds,
+            warning: output::dynamic_range_warning(&h.weighting, smallest),
         };
         output::print_weighted(&report, format)?;
         if let Some(path) = &a.out.plot {
-            output::plot_weighted_svg(&report, path)
+            output::plot_weighted(&report, path)
                 .with_context(|| format!("cannot write the plot {}", path.display()))?;
         }
         return Ok(());
@@ -193,7 +229,6 @@ pub fn run(a: HistArgs) -> anyhow::Result<()> {
             elapsed.as_secs_f64() * 1e3
         );
     }
-    let format = a.out.format();
     let report = output::Report {
         spec: &spec,
         hist: &h,
@@ -204,9 +239,35 @@ pub fn run(a: HistArgs) -> anyhow::Result<()> {
     };
     output::print(&report, format)?;
     if let Some(path) = &a.out.plot {
-        output::plot_svg(&report, path).with_context(|| format!("cannot write the plot {}", path.display()))?;
+        output::plot(&report, path).with_context(|| format!("cannot write the plot {}", path.display()))?;
     }
     Ok(())
+}
+
+/// The smallest nonzero weight magnitude (None: every weight is 0).
+fn smallest_nonzero<W: tally::histogram::Weight>(w: &[W]) -> Option<f64> {
+    w.iter().map(|x| x.to_f64().abs()).filter(|&x| x > 0.0).min_by(f64::total_cmp)
+}
+
+/// One weight per sample: an image counted by channel takes one weight per pixel, applied to
+/// each of its channels (the RGBA samples, alpha included, whatever channels are selected).
+fn weights_per_sample(w: Weights, loaded: &Loaded, path: Option<&std::path::Path>) -> anyhow::Result<Weights> {
+    let (n, k) = (loaded.samples.len(), loaded.interleave as usize);
+    let name = path.map(|p| p.display().to_string()).unwrap_or_default();
+    if w.len() == n {
+        return Ok(w);
+    }
+    if k > 1 && w.len() * k == n {
+        return Ok(w.repeat_each(k));
+    }
+    if k > 1 {
+        bail!(
+            "{name} has {} weights but the image has {} pixels ({n} samples of {k} channels): give one weight per pixel",
+            w.len(),
+            n / k
+        );
+    }
+    Ok(w) // the library names the mismatch
 }
 
 fn demo(a: &HistArgs) -> anyhow::Result<Loaded> {
@@ -223,25 +284,83 @@ fn demo(a: &HistArgs) -> anyhow::Result<Loaded> {
     if a.bins > most {
         bail!("--demo with --dtype {dtype} takes at most {most} bins");
     }
+    // Every limit before anything is allocated: the bins, then the memory of the whole run.
+    match (&a.edges, a.range) {
+        (Some(e), _) => HistogramSpec::edges(e.clone()).validate()?,
+        (None, Some((lo, hi))) => HistogramSpec::even(a.bins, lo, hi).validate()?,
+        (None, None) => HistogramSpec::even(a.bins, 0.0, a.bins as f64).validate()?,
+    }
     let (d, b, n, s) = (a.distribution, a.bins, a.size, a.seed);
+    let table = if d == Distribution::Zipf { b as u128 * 12 } else { 0 };
+    let need = (n as u128).checked_mul(dtype.size() as u128 + 4).map(|x| x + table + limits::counting_bytes(b as u128));
+    limits::check_memory(need, &format!("--demo with {n} samples and {b} bins"))?;
     let samples = with_type!(dtype, T => Samples::from(tally::data::samples::<T>(d, b, n, s)));
-    Ok(Loaded { samples, interleave: 1, selected: vec![0], labels: vec![format!("{}", d.name())] })
+    Ok(Loaded { samples, interleave: 1, selected: vec![0], labels: vec![format!("{}", d.name())], note: None })
 }
 
-/// [min, max] of the data as a half-open range that still holds the maximum.
-pub fn default_range(s: &Samples) -> (f64, f64) {
-    fn span<T: Sample>(v: &[T]) -> Option<(f64, f64)> {
-        let mut it = v.iter().map(|x| x.to_f64()).filter(|x| x.is_finite());
-        let first = it.next()?;
-        Some(it.fold((first, first), |(lo, hi), x| (lo.min(x), hi.max(x))))
+/// Even bins over the data's default range, or an error that says the range came from the data.
+fn default_bins(s: &Samples, bins: u32) -> anyhow::Result<Bins> {
+    with_vec!(s, v => default_bins_of(v.as_slice(), bins))
+}
+
+/// [`default_bins`] of one slice.
+pub fn default_bins_of<T: Sample>(v: &[T], bins: u32) -> anyhow::Result<Bins> {
+    let (lo, hi) = default_range_of(v, bins);
+    let b = Bins::even(bins, lo, hi);
+    if let Err(e) = b.validate() {
+        let (min, max) = finite_span(v).unwrap_or((lo, hi));
+        let e = e.to_string();
+        let e = e.strip_prefix("invalid argument: ").unwrap_or(&e);
+        let e = e.split("; give").next().unwrap_or(e);
+        bail!(
+            "no default range holds this data (its finite values run from {} to {}): {e}; give --range LO,HI or --edges",
+            short(min),
+            short(max)
+        );
     }
-    if s.dtype() == DType::U8 {
+    Ok(b)
+}
+
+/// The smallest and largest finite value, as f64 (rounded for i64 beyond 2^53).
+fn finite_span<T: Sample>(v: &[T]) -> Option<(f64, f64)> {
+    let mut it = v.iter().map(|x| x.to_f64()).filter(|x| x.is_finite());
+    let first = it.next()?;
+    Some(it.fold((first, first), |(lo, hi), x| (lo.min(x), hi.max(x))))
+}
+
+/// A half-open range that holds every finite sample, computed exactly, with `bins` distinct
+/// edges: [0, 256) for 8-bit data; integers: the largest f64 at most the minimum to the smallest
+/// f64 above the maximum (both exact integers); floats: [min, next float above max), widened
+/// where it is too narrow for distinct bin edges ([v - 0.5, v + 0.5) for constant data, as numpy).
+pub fn default_range_of<T: Sample>(v: &[T], bins: u32) -> (f64, f64) {
+    if T::DTYPE == DType::U8 {
         return (0.0, 256.0);
     }
-    let Some((lo, hi)) = with_vec!(s, v => span(v.as_slice())) else { return (0.0, 1.0) };
-    if s.dtype().is_float() {
-        (lo, hi.next_up())
-    } else {
-        (lo, hi + 1.0)
+    if !T::DTYPE.is_float() {
+        let mut it = v.iter().map(|x| x.to_i64().unwrap_or(0));
+        let Some(first) = it.next() else { return (0.0, 1.0) };
+        let (min, max) = it.fold((first, first), |(lo, hi), x| (lo.min(x), hi.max(x)));
+        let mut lo = min as f64;
+        if lo as i128 > min as i128 {
+            lo = lo.next_down();
+        }
+        let m = max as f64;
+        let mut hi = m + 1.0;
+        if hi <= m {
+            hi = m.next_up();
+        }
+        return (lo, hi);
+    }
+    let Some((min, max)) = finite_span(v) else { return (0.0, 1.0) };
+    let (lo, mut hi) = if min == max { (min - 0.5, max + 0.5) } else { (min, max.next_up()) };
+    // Distinct edges: each bin at least 8 ulps of the larger bound wide.
+    let bins = bins.max(1) as f64;
+    loop {
+        let m = lo.abs().max(hi.abs());
+        let ulp = m.next_up() - m;
+        if !hi.is_finite() || (hi - lo) / bins >= 8.0 * ulp {
+            return (lo, hi);
+        }
+        hi = lo + (hi - lo) * 2.0;
     }
 }

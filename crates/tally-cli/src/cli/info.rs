@@ -17,23 +17,32 @@ pub struct InfoArgs {
 }
 
 pub fn run(a: InfoArgs) -> anyhow::Result<()> {
+    if a.bandwidth_mib == 0 || a.bandwidth_mib > 1 << 20 {
+        anyhow::bail!("--bandwidth-mib must be from 1 to 1048576, not {}", a.bandwidth_mib);
+    }
     let backend = a.backend.open()?;
-    let bytes = a.bandwidth_mib.max(1) << 20;
+    // The CPU measurement reads at most 1 GiB; what is printed is what was read.
+    let bytes = match backend {
+        Backend::Cpu => (a.bandwidth_mib << 20).min(1 << 30),
+        Backend::Cuda(_) => a.bandwidth_mib << 20,
+    };
     let value = match &backend {
         Backend::Cuda(dev) => {
             let gbs = dev.read_bandwidth(bytes, 20)?;
             let switch = tally::histogram::SwitchOver::for_device(dev.info());
-            json!({ "backend": "cuda", "device": dev.info(), "read_bandwidth_gbs": gbs, "histogram_switch_over": switch })
+            json!({ "backend": "cuda", "device": dev.info(), "read_bandwidth_gbs": gbs, "read_bandwidth_mib": bytes >> 20,
+                    "histogram_switch_over": switch })
         }
         Backend::Cpu => {
-            let gbs = tally::device::cpu::read_bandwidth(bytes.min(1 << 30), 5);
+            let gbs = tally::device::cpu::read_bandwidth(bytes, 5);
             let nvrtc = if tally::device::nvrtc::available() {
                 tally::device::nvrtc::version().ok().map(|(a, b)| format!("{a}.{b}"))
             } else {
                 None
             };
             json!({ "backend": "cpu", "cpu": tally::device::cpu::info(), "nvrtc_version": nvrtc,
-                    "cache_dir": tally::device::cache::default_dir(), "read_bandwidth_gbs": gbs })
+                    "cache_dir": tally::device::cache::default_dir(), "read_bandwidth_gbs": gbs,
+                    "read_bandwidth_mib": bytes >> 20 })
         }
     };
     if a.json {

@@ -110,12 +110,14 @@ pub struct Loaded {
     pub selected: Vec<u32>,
     /// A label per selected channel ("value", or "r","g","b","a", or "brightness").
     pub labels: Vec<String>,
+    /// Something the user should know about how the file was read (printed on stderr).
+    pub note: Option<String>,
 }
 
 impl Loaded {
     /// Plain, non-interleaved data.
     fn values(samples: Samples) -> Loaded {
-        Loaded { samples, interleave: 1, selected: vec![0], labels: vec!["value".into()] }
+        Loaded { samples, interleave: 1, selected: vec![0], labels: vec!["value".into()], note: None }
     }
 }
 
@@ -124,15 +126,79 @@ pub struct InputOptions {
     /// Required for raw binary files; for CSV the type to parse the column as (default f64);
     /// for .npy and images, the type to convert to (only where lossless).
     pub dtype: Option<DType>,
+    /// The type of a raw binary file when `dtype` is not given (weights: `--weights-dtype`, or
+    /// the samples' type); nothing else is converted to it.
+    pub raw_dtype: Option<DType>,
+    /// The option that gives a raw file its type, for messages (default `--dtype`).
+    pub raw_flag: Option<&'static str>,
     /// CSV: column name (matched against a header row) or 0-based index. Default: column 0.
     pub column: Option<String>,
-    /// Images: channels to histogram, e.g. ['r','g','b']; None = brightness, one u8 channel.
+    /// Images: channels to histogram, e.g. ['r','g','b']; None = brightness, one channel.
     pub channels: Option<Vec<char>>,
 }
 
-/// Loads `path` as samples. A user-facing error: the CLI prints it on one line and exits 2.
+/// Image formats tally does not decode, by extension and by their magic bytes.
+const OTHER_IMAGES: [(&str, &[&str]); 5] = [
+    ("PPM/PGM/PBM", &["ppm", "pgm", "pbm", "pnm", "pam"]),
+    ("BMP", &["bmp", "dib"]),
+    ("GIF", &["gif"]),
+    ("TIFF", &["tif", "tiff"]),
+    ("WebP", &["webp"]),
+];
+
+/// What the first bytes say the content is, where they say it clearly.
+fn sniff(bytes: &[u8]) -> Option<&'static str> {
+    let b = bytes;
+    if b.starts_with(b"\x93NUMPY") {
+        Some("npy")
+    } else if b.starts_with(b"\x89PNG\r\n\x1a\n") {
+        Some("png")
+    } else if b.starts_with(&[0xff, 0xd8, 0xff]) {
+        Some("jpeg")
+    } else if b.starts_with(b"GIF87a") || b.starts_with(b"GIF89a") {
+        Some("GIF")
+    } else if b.starts_with(b"II*\0") || b.starts_with(b"MM\0*") {
+        Some("TIFF")
+    } else if b.len() >= 12 && &b[..4] == b"RIFF" && &b[8..12] == b"WEBP" {
+        Some("WebP")
+    } else if b.len() >= 14 && &b[..2] == b"BM" && u32::from_le_bytes([b[2], b[3], b[4], b[5]]) as usize == b.len() {
+        Some("BMP")
+    } else {
+        None
+    }
+}
+
+/// Reads `path`, or standard input for `-`.
+fn read_input(path: &Path) -> anyhow::Result<Vec<u8>> {
+    if path.as_os_str() == "-" {
+        let mut v = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut v)
+            .map_err(|e| anyhow!("cannot read standard input: {e}"))?;
+        return Ok(v);
+    }
+    // The OS reason goes in the message itself: the CLI prints only the top-level message.
+    std::fs::read(path).map_err(|e| anyhow!("cannot read {}: {e}", path.display()))
+}
+
+/// Loads `path` as samples (`-`: standard input, its format told by its content: .npy, PNG or
+/// JPEG, CSV text with --column, else raw binary). A user-facing error: the CLI prints it on one
+/// line and exits 2.
 pub fn load(path: &Path, opts: &InputOptions) -> anyhow::Result<Loaded> {
-    let ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).unwrap_or_default();
+    let stdin = path.as_os_str() == "-";
+    let mut ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).unwrap_or_default();
+    if let Some((name, _)) = OTHER_IMAGES.iter().find(|(_, exts)| exts.contains(&ext.as_str())) {
+        bail!("{}: {name} images are not supported (PNG and JPEG are); convert it to PNG", path.display());
+    }
+    let bytes = read_input(path)?;
+    if stdin {
+        ext = match sniff(&bytes) {
+            Some("npy") => "npy".into(),
+            Some("png") => "png".into(),
+            Some("jpeg") => "jpg".into(),
+            _ if opts.column.is_some() => "csv".into(),
+            _ => String::new(),
+        };
+    }
     let is_image = matches!(ext.as_str(), "png" | "jpg" | "jpeg");
     // Reject options that would otherwise be silently ignored.
     if opts.channels.is_some() && !is_image {
@@ -141,14 +207,26 @@ pub fn load(path: &Path, opts: &InputOptions) -> anyhow::Result<Loaded> {
     if opts.column.is_some() && ext != "csv" {
         bail!("--column applies only to .csv files, not {}", path.display());
     }
-
-    // The OS reason goes in the message itself: the CLI prints only the top-level message.
-    let bytes = std::fs::read(path).map_err(|e| anyhow!("cannot read {}: {e}", path.display()))?;
     let loaded = match ext.as_str() {
         "npy" => Loaded::values(load_npy(path, &bytes)?),
         "csv" => Loaded::values(load_csv(path, &bytes, opts)?),
         _ if is_image => load_image(path, &bytes, opts.channels.as_deref())?,
-        _ => Loaded::values(load_raw(path, &bytes, opts.dtype)?),
+        _ => {
+            // A file that is plainly something else is not read as raw numbers.
+            match sniff(&bytes) {
+                Some(kind @ ("npy" | "png" | "jpeg")) => bail!(
+                    "{}: the content is {kind} but the name does not say so; name it .{}",
+                    path.display(),
+                    if kind == "jpeg" { "jpg" } else { kind }
+                ),
+                Some(kind) => {
+                    bail!("{}: {kind} images are not supported (PNG and JPEG are); convert it to PNG", path.display())
+                }
+                None => {}
+            }
+            let flag = opts.raw_flag.unwrap_or("--dtype");
+            Loaded::values(load_raw(path, &bytes, opts.dtype.or(opts.raw_dtype), flag)?)
+        }
     };
     match opts.dtype {
         Some(to) if to != loaded.samples.dtype() => {
@@ -165,10 +243,103 @@ pub fn load(path: &Path, opts: &InputOptions) -> anyhow::Result<Loaded> {
 
 /// The shape of a `.npy` file (for `(n, 2)` arrays of pairs).
 pub fn npy_shape(path: &Path) -> anyhow::Result<Vec<u64>> {
-    let bytes = std::fs::read(path).map_err(|e| anyhow!("cannot read {}: {e}", path.display()))?;
-    let npy =
-        npyz::NpyFile::new(&bytes[..]).map_err(|e| anyhow!("{}: not a readable .npy file: {e}", path.display()))?;
-    Ok(npy.header().shape().to_vec())
+    let bytes = read_input(path)?;
+    Ok(npy_header(path, &bytes)?.shape)
+}
+
+/// What tally reads of a `.npy` header before handing the file to the decoder: the shape, and
+/// that the data is as long as the shape and the item size say.
+struct NpyHeader {
+    shape: Vec<u64>,
+}
+
+/// Checks a `.npy` header: magic, version, header length, dtype (not Python objects), shape (a
+/// tuple of integers whose product fits), and the data's length against shape x item size.
+fn npy_header(path: &Path, bytes: &[u8]) -> anyhow::Result<NpyHeader> {
+    let bad = |why: String| anyhow!("{}: not a readable .npy file: {why}", path.display());
+    if !bytes.starts_with(b"\x93NUMPY") {
+        return Err(bad("it does not begin with the .npy magic bytes".into()));
+    }
+    if bytes.len() < 10 {
+        return Err(bad("truncated: the file ends inside the header".into()));
+    }
+    let (len_at, len_size) = match bytes[6] {
+        1 => (8, 2),
+        2 | 3 => (8, 4),
+        v => return Err(bad(format!("unknown format version {v}"))),
+    };
+    if bytes.len() < len_at + len_size {
+        return Err(bad("truncated: the file ends inside the header".into()));
+    }
+    let header_len = bytes[len_at..len_at + len_size].iter().rev().fold(0usize, |acc, &b| acc << 8 | b as usize);
+    let data_at = len_at + len_size + header_len;
+    if bytes.len() < data_at {
+        return Err(bad(format!("truncated: the header says {header_len} bytes, the file ends before them")));
+    }
+    let text = String::from_utf8_lossy(&bytes[len_at + len_size..data_at]);
+    let value_of = |key: &str| -> Option<String> {
+        let at = text.find(&format!("'{key}'")).or_else(|| text.find(&format!("\"{key}\"")))?;
+        let rest = text[at + key.len() + 2..].trim_start().strip_prefix(':')?.trim_start();
+        Some(rest.to_string())
+    };
+    // The dtype: a string such as '<f8' (a list is a structured array, left to the decoder).
+    let descr = value_of("descr").ok_or_else(|| bad("the header has no 'descr'".into()))?;
+    let item_size = match descr.chars().next() {
+        Some(q @ ('\'' | '"')) => {
+            let inner: String = descr[1..].chars().take_while(|&c| c != q).collect();
+            let code = inner.trim_start_matches(['<', '>', '|', '=']);
+            if code.starts_with('O') {
+                bail!(
+                    "{}: an object array (dtype '{inner}') holds Python objects, not numbers; save it with a numeric dtype",
+                    path.display()
+                );
+            }
+            code.trim_start_matches(|c: char| c.is_ascii_alphabetic()).parse::<u64>().ok()
+        }
+        _ => None,
+    };
+    let shape_text = value_of("shape").ok_or_else(|| bad("the header has no 'shape'".into()))?;
+    let inside =
+        shape_text.strip_prefix('(').and_then(|r| r.split_once(')')).map(|(t, _)| t).ok_or_else(|| {
+            bad(format!("the shape is not a tuple: {}", shape_text.chars().take(40).collect::<String>()))
+        })?;
+    let mut shape = Vec::new();
+    for dim in inside.split(',').map(str::trim).filter(|d| !d.is_empty()) {
+        let d = dim.trim_end_matches('L');
+        match d.parse::<u64>() {
+            Ok(v) => shape.push(v),
+            Err(_) if !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()) => {
+                return Err(bad(format!("the shape's dimension {d} is too large")))
+            }
+            Err(_) => return Err(bad(format!("the shape has a dimension that is not an integer: '{dim}'"))),
+        }
+    }
+    // Every partial product must fit (the decoder forms them), zero dimensions or not.
+    let shown = format!("({})", shape.iter().map(u64::to_string).collect::<Vec<_>>().join(", "));
+    shape
+        .iter()
+        .try_fold(1u64, |acc, &d| acc.checked_mul(d.max(1)))
+        .ok_or_else(|| bad(format!("the shape {shown} has more elements than any file can hold")))?;
+    let elements: u64 = shape.iter().product();
+    if let Some(size) = item_size {
+        let have = (bytes.len() - data_at) as u64;
+        let need = elements.checked_mul(size);
+        match need {
+            Some(need) if need == have => {}
+            Some(need) if need > have => {
+                return Err(bad(format!(
+                    "truncated: the shape {shown} of {size}-byte items needs {need} bytes of data, the file has {have}"
+                )))
+            }
+            Some(need) => {
+                return Err(bad(format!(
+                    "the shape {shown} of {size}-byte items needs {need} bytes of data, but the file has {have}"
+                )))
+            }
+            None => return Err(bad(format!("the shape {shown} has more bytes than any file can hold"))),
+        }
+    }
+    Ok(NpyHeader { shape })
 }
 
 /// Weights, as the library takes them: f32 stays f32, every other type becomes f64.
@@ -193,6 +364,24 @@ impl Weights {
             Weights::F64(_) => DType::F64,
         }
     }
+
+    pub fn len(&self) -> usize {
+        match self {
+            Weights::F32(v) => v.len(),
+            Weights::F64(v) => v.len(),
+        }
+    }
+
+    /// Each weight `k` times in a row (one weight per pixel onto its `k` channels).
+    pub fn repeat_each(self, k: usize) -> Weights {
+        fn rep<T: Copy>(v: Vec<T>, k: usize) -> Vec<T> {
+            v.into_iter().flat_map(|w| std::iter::repeat_n(w, k)).collect()
+        }
+        match self {
+            Weights::F32(v) => Weights::F32(rep(v, k)),
+            Weights::F64(v) => Weights::F64(rep(v, k)),
+        }
+    }
 }
 
 /// Runs `$body` with `$w` bound to the weights' slice, whatever their type.
@@ -213,13 +402,13 @@ macro_rules! with_weights {
 pub(crate) use with_weights;
 
 /// Raw little-endian binary of `dtype`.
-fn load_raw(path: &Path, bytes: &[u8], dtype: Option<DType>) -> anyhow::Result<Samples> {
+fn load_raw(path: &Path, bytes: &[u8], dtype: Option<DType>, flag: &str) -> anyhow::Result<Samples> {
     let Some(dtype) = dtype else {
-        bail!("raw binary input needs --dtype (u8, u16, i32, u32, i64, f32, f64)");
+        bail!("{}: raw binary input needs {flag} (u8, u16, i32, u32, i64, f32, f64)", path.display());
     };
     if !bytes.len().is_multiple_of(dtype.size()) {
         bail!(
-            "{}: file length {} bytes is not a multiple of the {dtype} size ({} bytes)",
+            "{}: file length {} bytes is not a multiple of the {dtype} size ({} bytes); give its type with {flag}",
             path.display(),
             bytes.len(),
             dtype.size()
@@ -232,6 +421,7 @@ fn load_npy(path: &Path, bytes: &[u8]) -> anyhow::Result<Samples> {
     use npyz::TypeChar::{Float, Int, Uint};
 
     let bad = |e: std::io::Error| anyhow!("{}: not a readable .npy file: {e}", path.display());
+    npy_header(path, bytes)?;
     let npy = npyz::NpyFile::new(bytes).map_err(bad)?;
     let header = npy.header().clone();
     let npyz::DType::Plain(ts) = header.dtype() else {
@@ -363,21 +553,33 @@ fn parse_cells<T: std::str::FromStr>(path: &Path, dtype: DType, cells: &[(usize,
         .collect()
 }
 
+/// Images: 8-bit images as u8, 16-bit ones as u16 (every bit kept; `Loaded::note` says so).
 fn load_image(path: &Path, bytes: &[u8], channels: Option<&[char]>) -> anyhow::Result<Loaded> {
+    use image::ColorType;
     // The format is sniffed from the content, so a mislabelled .jpg that is a PNG still loads.
-    let img = image::load_from_memory(bytes).map_err(|e| anyhow!("{}: cannot decode image: {e}", path.display()))?;
+    let img = image::load_from_memory(bytes).map_err(|e| {
+        // Some decoder messages span lines; the CLI prints one.
+        let e = e.to_string().split_whitespace().collect::<Vec<_>>().join(" ");
+        anyhow!("{}: cannot decode image: {e}", path.display())
+    })?;
+    let wide = match img.color() {
+        ColorType::L8 | ColorType::La8 | ColorType::Rgb8 | ColorType::Rgba8 => false,
+        ColorType::L16 | ColorType::La16 | ColorType::Rgb16 | ColorType::Rgba16 => true,
+        other => bail!("{}: {other:?} images are not supported (8- and 16-bit integer images are)", path.display()),
+    };
+    let note = wide.then(|| format!("{} is a 16-bit image: its samples are read as u16", path.display()));
     let Some(channels) = channels else {
-        let brightness = if img.color().has_color() {
-            img.to_rgb8().pixels().map(|p| ((p[0] as u16 + p[1] as u16 + p[2] as u16) / 3) as u8).collect()
-        } else {
-            img.to_luma8().into_raw()
+        let samples = match (wide, img.color().has_color()) {
+            (false, true) => Samples::U8(
+                img.to_rgb8().pixels().map(|p| ((p[0] as u16 + p[1] as u16 + p[2] as u16) / 3) as u8).collect(),
+            ),
+            (false, false) => Samples::U8(img.to_luma8().into_raw()),
+            (true, true) => Samples::U16(
+                img.to_rgb16().pixels().map(|p| ((p[0] as u32 + p[1] as u32 + p[2] as u32) / 3) as u16).collect(),
+            ),
+            (true, false) => Samples::U16(img.to_luma16().into_raw()),
         };
-        return Ok(Loaded {
-            samples: Samples::U8(brightness),
-            interleave: 1,
-            selected: vec![0],
-            labels: vec!["brightness".into()],
-        });
+        return Ok(Loaded { samples, interleave: 1, selected: vec![0], labels: vec!["brightness".into()], note });
     };
 
     if channels.is_empty() {
@@ -396,7 +598,21 @@ fn load_image(path: &Path, bytes: &[u8], channels: Option<&[char]>) -> anyhow::R
         selected.push(index as u32);
         labels.push(c.to_string());
     }
-    Ok(Loaded { samples: Samples::U8(img.to_rgba8().into_raw()), interleave: 4, selected, labels })
+    let samples = if wide { Samples::U16(img.to_rgba16().into_raw()) } else { Samples::U8(img.to_rgba8().into_raw()) };
+    Ok(Loaded { samples, interleave: 4, selected, labels, note })
+}
+
+/// `--channels`: `r,g,b`, or letters run together (`rgb`).
+pub fn parse_channels(items: &[String]) -> anyhow::Result<Vec<char>> {
+    let mut out = Vec::new();
+    for item in items {
+        let item = item.trim();
+        if item.chars().count() > 1 && !item.chars().all(|c| "rgbaRGBA".contains(c)) {
+            bail!("unknown channel '{item}' (channels are r, g, b, a: e.g. --channels r,g,b or rgb)");
+        }
+        out.extend(item.chars());
+    }
+    Ok(out)
 }
 
 /// A sample value, exactly: every integer dtype fits in i128 and every float in f64.
@@ -556,7 +772,7 @@ mod tests {
     fn raw_needs_dtype() {
         let t = Tmp::with("nodtype.bin", &[0u8; 4]);
         let e = err(&t.0, &opts(None));
-        assert_eq!(e, "raw binary input needs --dtype (u8, u16, i32, u32, i64, f32, f64)");
+        assert!(e.ends_with("nodtype.bin: raw binary input needs --dtype (u8, u16, i32, u32, i64, f32, f64)"), "{e}");
     }
 
     #[test]
@@ -705,5 +921,139 @@ mod tests {
         assert!(err(&t.0, &o).contains("--channels applies only to images"));
         let o = InputOptions { column: Some("a".into()), dtype: Some(DType::U8), ..Default::default() };
         assert!(err(&t.0, &o).contains("--column applies only to .csv"));
+    }
+
+    // ---- fuzzing: every parser over arbitrary bytes and arbitrary headers ---------------------
+    // No input may panic; what loads must be consistent with the bytes. Cases per property:
+    // PROPTEST_CASES (default 256). Executions and findings: docs/RELIABILITY.md.
+
+    use proptest::prelude::*;
+
+    fn fuzz_config() -> ProptestConfig {
+        let cases = std::env::var("PROPTEST_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(256);
+        ProptestConfig { cases, failure_persistence: None, ..ProptestConfig::default() }
+    }
+
+    fn path(name: &str) -> PathBuf {
+        PathBuf::from(name)
+    }
+
+    /// A .npy file from parts that may each be wrong: version, descr, order, shape, data length.
+    fn npy_bytes(version: u8, descr: &str, fortran: bool, shape: &[u64], data: &[u8], cut: Option<usize>) -> Vec<u8> {
+        let dims: Vec<String> = shape.iter().map(u64::to_string).collect();
+        let shape = if dims.len() == 1 { format!("({},)", dims[0]) } else { format!("({})", dims.join(", ")) };
+        let order = if fortran { "True" } else { "False" };
+        let dict = format!("{{'descr': '{descr}', 'fortran_order': {order}, 'shape': {shape}, }}\n");
+        let mut b = b"\x93NUMPY".to_vec();
+        b.push(version);
+        b.push(0);
+        if version == 1 {
+            b.extend((dict.len() as u16).to_le_bytes());
+        } else {
+            b.extend((dict.len() as u32).to_le_bytes());
+        }
+        b.extend(dict.as_bytes());
+        b.extend(data);
+        if let Some(c) = cut {
+            b.truncate(c % (b.len() + 1));
+        }
+        b
+    }
+
+    proptest! {
+        #![proptest_config(fuzz_config())]
+
+        #[test]
+        fn fuzz_raw(bytes in prop::collection::vec(any::<u8>(), 0..256), d in 0usize..7) {
+            let dtype = DType::ALL[d];
+            match load_raw(&path("f.bin"), &bytes, Some(dtype), "--dtype") {
+                Ok(s) => {
+                    prop_assert_eq!(bytes.len() % dtype.size(), 0);
+                    prop_assert_eq!(s.len(), bytes.len() / dtype.size());
+                }
+                Err(e) => prop_assert!(bytes.len() % dtype.size() != 0 && !e.to_string().contains('\n')),
+            }
+        }
+
+        #[test]
+        fn fuzz_npy_bytes(bytes in prop::collection::vec(any::<u8>(), 0..300), magic in any::<bool>()) {
+            let mut b = if magic { b"\x93NUMPY\x01\x00".to_vec() } else { Vec::new() };
+            b.extend(bytes);
+            if let Err(e) = load_npy(&path("f.npy"), &b) {
+                prop_assert!(!e.to_string().contains('\n'));
+            }
+        }
+
+        #[test]
+        fn fuzz_npy_headers(
+            version in prop::sample::select(vec![1u8, 2, 3, 4]),
+            descr in prop::sample::select(vec!["<f8", "<f4", ">i2", "|u1", "<i8", "<u8", "|O", "<c16", "|b1", "<U3", "<f2", "x"]),
+            fortran in any::<bool>(),
+            shape in prop::collection::vec(prop_oneof![0u64..5, Just(u64::MAX), Just(1 << 63), Just(1 << 32), any::<u64>()], 0..4),
+            data in prop::collection::vec(any::<u8>(), 0..128),
+            cut in prop::option::of(any::<usize>()),
+        ) {
+            let b = npy_bytes(version, descr, fortran, &shape, &data, cut);
+            match load_npy(&path("f.npy"), &b) {
+                Ok(s) => {
+                    // What loads has exactly the shape's elements.
+                    let n: u64 = shape.iter().product();
+                    prop_assert_eq!(s.len() as u64, n);
+                }
+                Err(e) => prop_assert!(!e.to_string().contains('\n'), "{}", e),
+            }
+        }
+
+        #[test]
+        fn fuzz_csv(text in "[0-9a-z,.\"\\-+ \n\r]{0,200}", col in prop::option::of("[0-3a-z]{1,2}"), d in prop::option::of(0usize..7)) {
+            let opts = InputOptions { column: col, dtype: d.map(|d| DType::ALL[d]), ..Default::default() };
+            if let Err(e) = load_csv(&path("f.csv"), text.as_bytes(), &opts) {
+                prop_assert!(!e.to_string().contains('\n'));
+            }
+        }
+
+        #[test]
+        fn fuzz_csv_bytes(bytes in prop::collection::vec(any::<u8>(), 0..200)) {
+            let _ = load_csv(&path("f.csv"), &bytes, &InputOptions::default());
+        }
+
+        #[test]
+        fn fuzz_images(bytes in prop::collection::vec(any::<u8>(), 0..300), png in any::<bool>(), ch in any::<bool>()) {
+            // Real signatures in front, so that the decoders get past their first check.
+            let mut b = if png { b"\x89PNG\r\n\x1a\n".to_vec() } else { vec![0xff, 0xd8, 0xff, 0xe0] };
+            b.extend(bytes);
+            let channels = ch.then(|| vec!['r', 'a']);
+            if let Err(e) = load_image(&path("f.png"), &b, channels.as_deref()) {
+                prop_assert!(!e.to_string().contains('\n'));
+            }
+        }
+
+        #[test]
+        fn fuzz_small_valid_images(w in 1u32..6, h in 1u32..6, deep in any::<bool>(), seed in any::<u64>()) {
+            // Valid images of any size and depth load with one sample per pixel (or four).
+            let t = Tmp::new(&format!("fz-{w}-{h}-{deep}-{seed}.png"));
+            let n = (w * h) as usize;
+            if deep {
+                let v: Vec<u16> = (0..n).map(|i| (seed as usize).wrapping_mul(i + 1) as u16).collect();
+                image::ImageBuffer::<image::Luma<u16>, _>::from_raw(w, h, v).unwrap().save(&t.0).unwrap();
+            } else {
+                let v: Vec<u8> = (0..3 * n).map(|i| (seed as usize).wrapping_mul(i + 7) as u8).collect();
+                image::RgbImage::from_raw(w, h, v).unwrap().save(&t.0).unwrap();
+            }
+            let l = load(&t.0, &opts(None)).unwrap();
+            prop_assert_eq!(l.samples.len(), n);
+            prop_assert_eq!(l.samples.dtype(), if deep { DType::U16 } else { DType::U8 });
+            let o = InputOptions { channels: Some(vec!['g']), ..Default::default() };
+            prop_assert_eq!(load(&t.0, &o).unwrap().samples.len(), 4 * n);
+        }
+
+        #[test]
+        fn fuzz_any_extension(bytes in prop::collection::vec(any::<u8>(), 0..64), e in 0usize..8) {
+            let ext = ["bin", "npy", "csv", "png", "jpg", "gif", "", "tiff"][e];
+            let t = Tmp::with(&format!("fz-any-{e}-{}.{ext}", bytes.len()), &bytes);
+            if let Err(err) = load(&t.0, &opts(Some(DType::U8))) {
+                prop_assert!(!err.to_string().contains('\n'));
+            }
+        }
     }
 }

@@ -199,6 +199,9 @@ pub fn run(a: LabArgs) -> anyhow::Result<()> {
 // global
 
 fn global(a: GlobalArgs) -> anyhow::Result<()> {
+    if let Some(r) = a.reps {
+        super::limits::check_reps(r)?;
+    }
     let Some(target) = target(&a.common.backend, "global")? else { return Ok(()) };
     let mut config = match target {
         Target::Gpu(_) => GlobalConfig::gpu_default(),
@@ -215,6 +218,7 @@ fn global(a: GlobalArgs) -> anyhow::Result<()> {
     if let Some(r) = a.reps {
         config.reps = r;
     }
+    config.validate()?;
     let report = with_progress(|p| match &target {
         Target::Gpu(dev) => lab::cuda::global(dev, &config, p),
         Target::Cpu => lab::cpu::global(&config, p),
@@ -418,16 +422,18 @@ fn plot_global(r: &GlobalReport, path: &Path) -> anyhow::Result<()> {
 // ---------------------------------------------------------------------------------------------
 // shared
 
-fn gpu_only(lab: &str) {
-    eprintln!("tally lab {lab}: measures the GPU only; the CPU backend has no version of it (nothing run)");
+/// `--backend cpu` for a lab that only the GPU runs: an error, not a silent success.
+fn gpu_only(lab: &str) -> anyhow::Result<()> {
+    bail!("lab {lab} measures the GPU only; the CPU backend has no version of it (use --backend cuda or auto)")
 }
 
 fn shared(a: SharedArgs) -> anyhow::Result<()> {
+    super::limits::check_reps(a.reps)?;
+    if a.common.backend.backend == BackendKind::Cpu {
+        gpu_only("shared")?;
+    }
     let Some(target) = target(&a.common.backend, "shared")? else { return Ok(()) };
-    let Target::Gpu(dev) = target else {
-        gpu_only("shared");
-        return Ok(());
-    };
+    let Target::Gpu(dev) = target else { unreachable!("--backend cpu is refused above") };
     let config = SharedConfig { ops: a.ops, threads_per_address: a.threads, rounds: a.rounds, reps: a.reps };
     let report = with_progress(|p| lab::cuda::shared(&dev, &config, p))?;
     if write_outputs(&a.common, &report, |p| plot_shared(&report, p))? {
@@ -507,11 +513,12 @@ fn plot_shared(r: &SharedReport, path: &Path) -> anyhow::Result<()> {
 // histogram
 
 fn histogram(a: HistogramArgs) -> anyhow::Result<()> {
+    super::limits::check_reps(a.reps)?;
+    if a.common.backend.backend == BackendKind::Cpu {
+        gpu_only("histogram")?;
+    }
     let Some(target) = target(&a.common.backend, "histogram")? else { return Ok(()) };
-    let Target::Gpu(dev) = target else {
-        gpu_only("histogram");
-        return Ok(());
-    };
+    let Target::Gpu(dev) = target else { unreachable!("--backend cpu is refused above") };
     let config = HistogramConfig {
         samples: a.samples,
         table_bins: a.bins,

@@ -8,6 +8,7 @@ pub mod info;
 pub mod input;
 pub mod lab;
 pub mod lab_histogram;
+pub mod limits;
 pub mod output;
 
 use clap::{Parser, Subcommand};

@@ -1,12 +1,14 @@
-//! Printing a histogram: an aligned table, JSON, CSV, or an SVG chart.
+//! Printing a histogram: an aligned table, JSON, CSV, or an SVG chart. Outputs are streamed:
+//! nothing the size of the histogram is built besides the histogram itself.
 
-use anyhow::Context;
+use anyhow::{bail, Context};
+use plotters::chart::MeshStyle;
+use plotters::coord::ranged1d::Ranged;
 use plotters::prelude::*;
-use serde_json::json;
 use std::io::Write;
 use std::path::Path;
-use tally::histogram::{bin_edges, Weighting};
-use tally::{DType, Histogram, Histogram2d, Histogram2dSpec, HistogramSpec, WeightedHistogram};
+use tally::histogram::{bin_edges, rule_edge, short, Edge, Weighting};
+use tally::{Bins, DType, Histogram, Histogram2d, Histogram2dSpec, HistogramSpec, WeightedHistogram};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
@@ -24,55 +26,188 @@ pub struct Report<'a> {
     pub seconds: f64,
 }
 
-/// One value per selected channel: the value itself for one channel, an array for several.
-fn per_channel<T: serde::Serialize>(v: &[T]) -> serde_json::Value {
-    if v.len() == 1 {
-        json!(v[0])
+// ---- writing numbers --------------------------------------------------------------------------
+
+/// A float in JSON: a number where finite, else the string "inf", "-inf" or "nan" (the table
+/// and the CSV print the same words).
+fn json_f64(out: &mut dyn Write, x: f64) -> std::io::Result<()> {
+    if x.is_finite() {
+        serde_json::to_writer(out, &x).map_err(std::io::Error::other)
     } else {
-        json!(v)
+        write!(out, "\"{}\"", short(x))
     }
 }
 
+fn json_edge(out: &mut dyn Write, e: Edge) -> std::io::Result<()> {
+    match e {
+        Edge::Int(i) => write!(out, "{i}"),
+        Edge::Float(x) => json_f64(out, x),
+    }
+}
+
+fn json_value(out: &mut dyn Write, v: &impl serde::Serialize) -> std::io::Result<()> {
+    serde_json::to_writer(out, v).map_err(std::io::Error::other)
+}
+
+/// `[a, b, ...]`, one element written at a time: nothing the size of the histogram is built.
+fn json_array<T>(
+    out: &mut dyn Write,
+    items: impl IntoIterator<Item = T>,
+    mut each: impl FnMut(&mut dyn Write, T) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    out.write_all(b"[")?;
+    for (i, x) in items.into_iter().enumerate() {
+        if i > 0 {
+            out.write_all(b",")?;
+        }
+        each(out, x)?;
+    }
+    out.write_all(b"]")
+}
+
+/// One value per selected channel: the value itself for one channel, an array for several.
+fn json_per_channel<T: Copy>(
+    out: &mut dyn Write,
+    v: &[T],
+    mut each: impl FnMut(&mut dyn Write, T) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    if v.len() == 1 {
+        each(out, v[0])
+    } else {
+        json_array(out, v.iter().copied(), each)
+    }
+}
+
+fn json_rows<T: Copy>(
+    out: &mut dyn Write,
+    rows: &[Vec<T>],
+    each: impl Fn(&mut dyn Write, T) -> std::io::Result<()> + Copy,
+) -> std::io::Result<()> {
+    if rows.len() == 1 {
+        json_array(out, rows[0].iter().copied(), each)
+    } else {
+        json_array(out, rows, |o, r| json_array(o, r.iter().copied(), each))
+    }
+}
+
+fn write_u64(out: &mut dyn Write, x: u64) -> std::io::Result<()> {
+    write!(out, "{x}")
+}
+
+fn write_f64(out: &mut dyn Write, x: f64) -> std::io::Result<()> {
+    json_f64(out, x)
+}
+
+fn json_edges(out: &mut dyn Write, bins: &Bins, dtype: DType) -> std::io::Result<()> {
+    json_array(out, 0..=bins.count(), |o, i| json_edge(o, rule_edge(bins, dtype, i)))
+}
+
 /// JSON: `counts` is an array for one channel and an array of arrays for several; `below`,
-/// `above` and `nan` follow the same shape.
-pub fn to_json(r: &Report) -> serde_json::Value {
+/// `above` and `nan` follow the same shape. Streamed: the document is never held whole.
+pub fn write_json(out: &mut impl Write, r: &Report) -> std::io::Result<()> {
     let h = r.hist;
-    json!({
-        "counts": per_channel(&h.counts),
-        "below": per_channel(&h.below),
-        "above": per_channel(&h.above),
-        "nan": per_channel(&h.nan),
-        "edges": bin_edges(&r.spec.bins),
-        "channels": r.labels,
-        "backend": h.backend,
-        "strategy": h.strategy.name(),
-        "dtype": r.dtype.name(),
-        "samples": r.n,
-        "seconds": r.seconds,
-    })
+    out.write_all(b"{\"counts\":")?;
+    json_rows(out, &h.counts, write_u64)?;
+    for (key, v) in [("below", &h.below), ("above", &h.above), ("nan", &h.nan)] {
+        write!(out, ",\"{key}\":")?;
+        json_per_channel(out, v, write_u64)?;
+    }
+    out.write_all(b",\"edges\":")?;
+    json_edges(out, &r.spec.bins, r.dtype)?;
+    out.write_all(b",\"channels\":")?;
+    json_value(out, &r.labels)?;
+    write!(
+        out,
+        ",\"backend\":\"{}\",\"strategy\":\"{}\",\"dtype\":\"{}\"",
+        h.backend,
+        h.strategy.name(),
+        r.dtype.name()
+    )?;
+    write!(out, ",\"samples\":{},\"seconds\":", r.n)?;
+    json_f64(out, r.seconds)?;
+    out.write_all(b"}\n")
+}
+
+/// The one table style of `hist`, counted or weighted: right-aligned columns `bin`, `lower`,
+/// `upper` (the rule's own edges) and one column per channel.
+fn write_table(
+    out: &mut impl Write,
+    bins: &Bins,
+    dtype: DType,
+    labels: &[String],
+    value: impl Fn(usize, usize) -> String,
+) -> std::io::Result<()> {
+    let n = bins.count();
+    let edge = |i: usize| rule_edge(bins, dtype, i).to_string();
+    let wl = (0..=n).map(|i| edge(i).len()).max().unwrap_or(1).max(5);
+    let wb = n.to_string().len().max(3);
+    let wc: Vec<usize> = labels
+        .iter()
+        .enumerate()
+        .map(|(k, l)| (0..n).map(|b| value(k, b).len()).max().unwrap_or(1).max(l.len()))
+        .collect();
+    write!(out, "{:>wb$}  {:>wl$}  {:>wl$}", "bin", "lower", "upper")?;
+    for (l, w) in labels.iter().zip(&wc) {
+        write!(out, "  {l:>w$}")?;
+    }
+    writeln!(out)?;
+    let mut lower = edge(0);
+    for b in 0..n {
+        let upper = edge(b + 1);
+        write!(out, "{b:>wb$}  {lower:>wl$}  {upper:>wl$}")?;
+        for (k, w) in wc.iter().enumerate() {
+            write!(out, "  {:>w$}", value(k, b))?;
+        }
+        writeln!(out)?;
+        lower = upper;
+    }
+    Ok(())
+}
+
+fn write_csv(
+    out: &mut impl Write,
+    bins: &Bins,
+    dtype: DType,
+    labels: &[String],
+    value: impl Fn(usize, usize) -> String,
+) -> std::io::Result<()> {
+    write!(out, "bin,lower,upper")?;
+    for l in labels {
+        write!(out, ",{l}")?;
+    }
+    writeln!(out)?;
+    let mut lower = rule_edge(bins, dtype, 0);
+    for b in 0..bins.count() {
+        let upper = rule_edge(bins, dtype, b + 1);
+        write!(out, "{b},{lower},{upper}")?;
+        for k in 0..labels.len() {
+            write!(out, ",{}", value(k, b))?;
+        }
+        writeln!(out)?;
+        lower = upper;
+    }
+    Ok(())
+}
+
+/// Runs `f` on buffered stdout.
+fn to_stdout(f: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> anyhow::Result<()> {
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
+    f(&mut out)?;
+    out.flush()?;
+    Ok(())
 }
 
 pub fn print(r: &Report, format: Format) -> anyhow::Result<()> {
-    let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::new(stdout.lock());
-    let edges = bin_edges(&r.spec.bins);
+    to_stdout(|mut out| write_report(&mut out, r, format))
+}
+
+pub fn write_report(out: &mut impl Write, r: &Report, format: Format) -> std::io::Result<()> {
     let h = r.hist;
+    let value = |k: usize, b: usize| h.counts[k][b].to_string();
     match format {
-        Format::Json => writeln!(out, "{}", serde_json::to_string(&to_json(r))?)?,
-        Format::Csv => {
-            write!(out, "bin,lower,upper")?;
-            for l in r.labels {
-                write!(out, ",{l}")?;
-            }
-            writeln!(out)?;
-            for b in 0..r.spec.bins.count() {
-                write!(out, "{b},{},{}", edges[b], edges[b + 1])?;
-                for c in &h.counts {
-                    write!(out, ",{}", c[b])?;
-                }
-                writeln!(out)?;
-            }
-        }
+        Format::Json => write_json(out, r),
+        Format::Csv => write_csv(out, &r.spec.bins, r.dtype, r.labels, value),
         Format::Table => {
             writeln!(
                 out,
@@ -87,31 +222,105 @@ pub fn print(r: &Report, format: Format) -> anyhow::Result<()> {
             for (k, l) in r.labels.iter().enumerate() {
                 writeln!(out, "# {l}: below {}, above {}, nan {}", h.below[k], h.above[k], h.nan[k])?;
             }
-            let fmt_edge = |x: f64| format!("{x}");
-            let wl = edges.iter().map(|&e| fmt_edge(e).len()).max().unwrap_or(1).max(5);
-            let wb = r.spec.bins.count().to_string().len().max(3);
-            let wc: Vec<usize> = h
-                .counts
-                .iter()
-                .zip(r.labels)
-                .map(|(c, l)| c.iter().max().copied().unwrap_or(0).to_string().len().max(l.len()))
-                .collect();
-            write!(out, "{:>wb$}  {:>wl$}  {:>wl$}", "bin", "lower", "upper")?;
-            for (l, w) in r.labels.iter().zip(&wc) {
-                write!(out, "  {l:>w$}")?;
-            }
-            writeln!(out)?;
-            for b in 0..r.spec.bins.count() {
-                write!(out, "{b:>wb$}  {:>wl$}  {:>wl$}", fmt_edge(edges[b]), fmt_edge(edges[b + 1]))?;
-                for (c, w) in h.counts.iter().zip(&wc) {
-                    write!(out, "  {:>w$}", c[b])?;
-                }
-                writeln!(out)?;
-            }
+            write_table(out, &r.spec.bins, r.dtype, r.labels, value)
         }
     }
-    out.flush()?;
-    Ok(())
+}
+
+// ---- plots ------------------------------------------------------------------------------------
+
+/// `--plot` writes SVG; other names are refused before anything is counted.
+pub fn check_plot_path(path: Option<&Path>) -> anyhow::Result<()> {
+    let Some(path) = path else { return Ok(()) };
+    let ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).unwrap_or_default();
+    match ext.as_str() {
+        "svg" => Ok(()),
+        "png" => bail!(
+            "--plot {}: PNG output is not built into tally (it would need a font rasteriser); write an .svg file",
+            path.display()
+        ),
+        _ => bail!("--plot {}: the plot is written as SVG; name the file .svg", path.display()),
+    }
+}
+
+/// One axis of a plot. Plotting libraries search for tick positions in the data's own units,
+/// which fails (or never ends) for huge, tiny or extremely narrow ranges; such an axis is drawn
+/// in a unit coordinate t in [0, 1] and labelled with the values t stands for. Non-finite
+/// values are clamped to the ends.
+#[derive(Clone, Copy, Debug)]
+pub struct Axis {
+    lo: f64,
+    hi: f64,
+    unit: bool,
+}
+
+impl Axis {
+    /// An axis over [lo, hi] (finite lo < hi; anything else becomes a unit axis over [0, 1]).
+    pub fn new(lo: f64, hi: f64) -> Axis {
+        let (lo, hi) = if lo.is_finite() && hi.is_finite() && lo < hi { (lo, hi) } else { (0.0, 1.0) };
+        let m = lo.abs().max(hi.abs());
+        let tame = m <= 1e15 && (hi - lo) >= m * 1e-9 && (hi - lo) >= 1e-200;
+        Axis { lo, hi, unit: !tame }
+    }
+
+    pub fn range(&self) -> std::ops::Range<f64> {
+        if self.unit {
+            0.0..1.0
+        } else {
+            self.lo..self.hi
+        }
+    }
+
+    /// Where `x` is drawn.
+    pub fn at(&self, x: f64) -> f64 {
+        let x = if x.is_nan() { self.lo } else { x.clamp(self.lo, self.hi) };
+        if self.unit {
+            // Halves first: hi - lo may overflow where hi / 2 - lo / 2 cannot.
+            ((x * 0.5 - self.lo * 0.5) / (self.hi * 0.5 - self.lo * 0.5)).clamp(0.0, 1.0)
+        } else {
+            x
+        }
+    }
+
+    /// The label of a tick at plot coordinate `t`.
+    pub fn label(&self, t: f64) -> String {
+        if self.unit {
+            let x = 2.0 * (self.lo * 0.5 + t * (self.hi * 0.5 - self.lo * 0.5));
+            format!("{x:.3e}")
+        } else {
+            format!("{t}")
+        }
+    }
+
+    /// Sets the tick labels of a unit axis (a plain axis keeps the library's own).
+    fn labels<'b, X: Ranged<ValueType = f64>, Y: Ranged<ValueType = f64>, DB: DrawingBackend>(
+        mesh: &mut MeshStyle<'_, 'b, X, Y, DB>,
+        x: (&Axis, &'b dyn Fn(&f64) -> String),
+        y: (&Axis, &'b dyn Fn(&f64) -> String),
+    ) {
+        if x.0.unit {
+            mesh.x_label_formatter(x.1);
+        }
+        if y.0.unit {
+            mesh.y_label_formatter(y.1);
+        }
+    }
+}
+
+/// The range of finite `values` and 0, padded by 5% where that stays finite.
+fn value_axis(values: impl Iterator<Item = f64>) -> Axis {
+    let (mut lo, mut hi) = (0.0f64, 0.0f64);
+    for v in values.filter(|v| v.is_finite()) {
+        lo = lo.min(v);
+        hi = hi.max(v);
+    }
+    let pad = |x: f64| if (x * 1.05).is_finite() { x * 1.05 } else { x };
+    let (lo, hi) = (pad(lo), pad(hi));
+    if lo == hi {
+        Axis::new(0.0, 1.0)
+    } else {
+        Axis::new(lo, hi)
+    }
 }
 
 const COLOURS: [RGBColor; 5] = [
@@ -123,10 +332,11 @@ const COLOURS: [RGBColor; 5] = [
 ];
 
 /// Bars for one channel, one outline per channel for several; counts on a linear axis.
-pub fn plot_svg(r: &Report, path: &Path) -> anyhow::Result<()> {
+pub fn plot(r: &Report, path: &Path) -> anyhow::Result<()> {
+    check_plot_path(Some(path))?;
     let edges = bin_edges(&r.spec.bins);
-    let (x0, x1) = (edges[0], edges[edges.len() - 1]);
-    let ymax = r.hist.counts.iter().flatten().copied().max().unwrap_or(0).max(1) as f64 * 1.05;
+    let xa = Axis::new(edges[0], edges[edges.len() - 1]);
+    let ya = value_axis(r.hist.counts.iter().flatten().map(|&c| c as f64));
     let root = SVGBackend::new(path, (900, 500)).into_drawing_area();
     root.fill(&WHITE).context("drawing")?;
     let mut chart = ChartBuilder::on(&root)
@@ -134,25 +344,32 @@ pub fn plot_svg(r: &Report, path: &Path) -> anyhow::Result<()> {
         .margin(10)
         .x_label_area_size(40)
         .y_label_area_size(70)
-        .build_cartesian_2d(x0..x1, 0f64..ymax)
+        .build_cartesian_2d(xa.range(), ya.range())
         .context("drawing")?;
-    chart.configure_mesh().x_desc("value").y_desc("count").draw().context("drawing")?;
+    let (xl, yl) = (|t: &f64| xa.label(*t), |t: &f64| ya.label(*t));
+    let mut mesh = chart.configure_mesh();
+    mesh.x_desc("value").y_desc("count");
+    Axis::labels(&mut mesh, (&xa, &xl), (&ya, &yl));
+    mesh.draw().context("drawing")?;
     for (k, counts) in r.hist.counts.iter().enumerate() {
         let colour = COLOURS[k % COLOURS.len()];
         let label = r.labels.get(k).cloned().unwrap_or_default();
         if r.hist.counts.len() == 1 {
             chart
-                .draw_series(
-                    counts
-                        .iter()
-                        .enumerate()
-                        .map(|(b, &c)| Rectangle::new([(edges[b], 0.0), (edges[b + 1], c as f64)], colour.filled())),
-                )
+                .draw_series(counts.iter().enumerate().map(|(b, &c)| {
+                    Rectangle::new(
+                        [(xa.at(edges[b]), ya.at(0.0)), (xa.at(edges[b + 1]), ya.at(c as f64))],
+                        colour.filled(),
+                    )
+                }))
                 .context("drawing")?
                 .label(label)
                 .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], colour.filled()));
         } else {
-            let steps = counts.iter().enumerate().flat_map(|(b, &c)| [(edges[b], c as f64), (edges[b + 1], c as f64)]);
+            let steps = counts
+                .iter()
+                .enumerate()
+                .flat_map(|(b, &c)| [(xa.at(edges[b]), ya.at(c as f64)), (xa.at(edges[b + 1]), ya.at(c as f64))]);
             chart
                 .draw_series(LineSeries::new(steps, colour.stroke_width(2)))
                 .context("drawing")?
@@ -175,38 +392,68 @@ pub struct WeightedReport<'a> {
     pub weight_dtype: DType,
     pub n: usize,
     pub seconds: f64,
+    /// Said with the result (table, JSON and CSV on stderr) when small weights may be lost.
+    pub warning: Option<String>,
+}
+
+/// A warning when the fixed-point error bound exceeds the smallest nonzero weight: weights that
+/// small may vanish from the sums (within the stated bound, but not what one expects).
+pub fn dynamic_range_warning(w: &Weighting, smallest_nonzero: Option<f64>) -> Option<String> {
+    let (bound, smallest) = (w.error_bound?, smallest_nonzero?);
+    (bound > smallest).then(|| {
+        format!(
+            "the weights span a wide range: the error bound {} exceeds the smallest nonzero weight {}, \
+             so the smallest weights may be lost from the sums",
+            short(bound),
+            short(smallest)
+        )
+    })
 }
 
 /// JSON: `sums` an array for one channel and an array of arrays for several; `below`, `above`,
 /// `nan` (summed weights) and their `*_count`s follow the same shape; `weighting` says how the
-/// sums were formed (fixed-point scale and error bound, or float atomics).
-pub fn weighted_json(r: &WeightedReport) -> serde_json::Value {
+/// sums were formed (fixed-point scale and error bound, or float atomics). Non-finite sums are
+/// the strings "inf", "-inf", "nan", as in the table.
+pub fn write_weighted_json(out: &mut impl Write, r: &WeightedReport) -> std::io::Result<()> {
     let h = r.hist;
-    json!({
-        "sums": per_channel(&h.sums),
-        "below": per_channel(&h.below),
-        "above": per_channel(&h.above),
-        "nan": per_channel(&h.nan),
-        "below_count": per_channel(&h.below_count),
-        "above_count": per_channel(&h.above_count),
-        "nan_count": per_channel(&h.nan_count),
-        "edges": bin_edges(&r.spec.bins),
-        "channels": r.labels,
-        "weighting": h.weighting,
-        "backend": h.backend,
-        "strategy": h.strategy.name(),
-        "dtype": r.dtype.name(),
-        "weight_dtype": r.weight_dtype.name(),
-        "samples": r.n,
-        "seconds": r.seconds,
-    })
+    out.write_all(b"{\"sums\":")?;
+    json_rows(out, &h.sums, write_f64)?;
+    for (key, v) in [("below", &h.below), ("above", &h.above), ("nan", &h.nan)] {
+        write!(out, ",\"{key}\":")?;
+        json_per_channel(out, v, write_f64)?;
+    }
+    for (key, v) in [("below_count", &h.below_count), ("above_count", &h.above_count), ("nan_count", &h.nan_count)] {
+        write!(out, ",\"{key}\":")?;
+        json_per_channel(out, v, write_u64)?;
+    }
+    out.write_all(b",\"edges\":")?;
+    json_edges(out, &r.spec.bins, r.dtype)?;
+    out.write_all(b",\"channels\":")?;
+    json_value(out, &r.labels)?;
+    out.write_all(b",\"weighting\":")?;
+    json_value(out, &h.weighting)?;
+    write!(
+        out,
+        ",\"backend\":\"{}\",\"strategy\":\"{}\",\"dtype\":\"{}\"",
+        h.backend,
+        h.strategy.name(),
+        r.dtype.name()
+    )?;
+    write!(out, ",\"weight_dtype\":\"{}\",\"samples\":{},\"seconds\":", r.weight_dtype.name(), r.n)?;
+    json_f64(out, r.seconds)?;
+    if let Some(w) = &r.warning {
+        out.write_all(b",\"warning\":")?;
+        json_value(out, w)?;
+    }
+    out.write_all(b"}\n")
 }
 
 fn weighting_line(w: &Weighting) -> String {
     match (w.fixed, w.error_bound) {
         (Some(f), Some(b)) => format!(
-            "fixed point 2^{} (deterministic), per-bin error at most {b:e} + 2^-53 relative{}",
+            "fixed point 2^{} (deterministic), per-bin error at most {} + 2^-53 relative{}",
             f.log2,
+            short(b),
             w.shared_atomics.map(|s| format!(", shared atomics {}", s.name())).unwrap_or_default()
         ),
         _ => "float atomics (not deterministic)".to_string(),
@@ -214,26 +461,18 @@ fn weighting_line(w: &Weighting) -> String {
 }
 
 pub fn print_weighted(r: &WeightedReport, format: Format) -> anyhow::Result<()> {
-    let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::new(stdout.lock());
-    let edges = bin_edges(&r.spec.bins);
+    if let (Some(w), Format::Csv | Format::Json) = (&r.warning, format) {
+        eprintln!("tally: warning: {w}");
+    }
+    to_stdout(|mut out| write_weighted(&mut out, r, format))
+}
+
+pub fn write_weighted(out: &mut impl Write, r: &WeightedReport, format: Format) -> std::io::Result<()> {
     let h = r.hist;
+    let value = |k: usize, b: usize| short(h.sums[k][b]);
     match format {
-        Format::Json => writeln!(out, "{}", serde_json::to_string(&weighted_json(r))?)?,
-        Format::Csv => {
-            write!(out, "bin,lower,upper")?;
-            for l in r.labels {
-                write!(out, ",{l}")?;
-            }
-            writeln!(out)?;
-            for b in 0..r.spec.bins.count() {
-                write!(out, "{b},{},{}", edges[b], edges[b + 1])?;
-                for c in &h.sums {
-                    write!(out, ",{}", c[b])?;
-                }
-                writeln!(out)?;
-            }
-        }
+        Format::Json => write_weighted_json(out, r),
+        Format::Csv => write_csv(out, &r.spec.bins, r.dtype, r.labels, value),
         Format::Table => {
             writeln!(
                 out,
@@ -247,58 +486,56 @@ pub fn print_weighted(r: &WeightedReport, format: Format) -> anyhow::Result<()> 
                 r.seconds * 1e3
             )?;
             writeln!(out, "# {}", weighting_line(&h.weighting))?;
+            if let Some(w) = &r.warning {
+                writeln!(out, "# warning: {w}")?;
+            }
             for (k, l) in r.labels.iter().enumerate() {
                 writeln!(
                     out,
                     "# {l}: below {} ({} samples), above {} ({}), nan {} ({})",
-                    h.below[k], h.below_count[k], h.above[k], h.above_count[k], h.nan[k], h.nan_count[k]
+                    short(h.below[k]),
+                    h.below_count[k],
+                    short(h.above[k]),
+                    h.above_count[k],
+                    short(h.nan[k]),
+                    h.nan_count[k]
                 )?;
             }
-            write!(out, "bin\tlower\tupper")?;
-            for l in r.labels {
-                write!(out, "\t{l}")?;
-            }
-            writeln!(out)?;
-            for b in 0..r.spec.bins.count() {
-                write!(out, "{b}\t{}\t{}", edges[b], edges[b + 1])?;
-                for c in &h.sums {
-                    write!(out, "\t{}", c[b])?;
-                }
-                writeln!(out)?;
-            }
+            write_table(out, &r.spec.bins, r.dtype, r.labels, value)
         }
     }
-    out.flush()?;
-    Ok(())
 }
 
-/// Bars of the summed weights (first channel; negative sums below the axis).
-pub fn plot_weighted_svg(r: &WeightedReport, path: &Path) -> anyhow::Result<()> {
+/// Bars of the summed weights (first channel; negative sums below the axis; infinite sums
+/// clamped to the axis' end).
+pub fn plot_weighted(r: &WeightedReport, path: &Path) -> anyhow::Result<()> {
+    check_plot_path(Some(path))?;
     let edges = bin_edges(&r.spec.bins);
-    let (x0, x1) = (edges[0], edges[edges.len() - 1]);
+    let xa = Axis::new(edges[0], edges[edges.len() - 1]);
     let sums = &r.hist.sums[0];
-    let lo = sums.iter().copied().fold(0.0f64, f64::min) * 1.05;
-    let hi = sums.iter().copied().fold(0.0f64, f64::max) * 1.05;
-    let (lo, hi) = if lo == hi { (0.0, 1.0) } else { (lo, hi) };
+    let ya = value_axis(sums.iter().copied());
+    let clamped = if sums.iter().any(|s| !s.is_finite()) { " (infinite sums clamped)" } else { "" };
     let root = SVGBackend::new(path, (900, 500)).into_drawing_area();
     root.fill(&WHITE).context("drawing")?;
     let mut chart = ChartBuilder::on(&root)
         .caption(
-            format!("{} samples ({}), {} weights, {} bins", r.n, r.dtype, r.weight_dtype, r.spec.bins.count()),
+            format!("{} samples ({}), {} weights, {} bins{clamped}", r.n, r.dtype, r.weight_dtype, r.spec.bins.count()),
             ("sans-serif", 20),
         )
         .margin(10)
         .x_label_area_size(40)
         .y_label_area_size(80)
-        .build_cartesian_2d(x0..x1, lo..hi)
+        .build_cartesian_2d(xa.range(), ya.range())
         .context("drawing")?;
-    chart.configure_mesh().x_desc("value").y_desc("summed weight").draw().context("drawing")?;
+    let (xl, yl) = (|t: &f64| xa.label(*t), |t: &f64| ya.label(*t));
+    let mut mesh = chart.configure_mesh();
+    mesh.x_desc("value").y_desc("summed weight");
+    Axis::labels(&mut mesh, (&xa, &xl), (&ya, &yl));
+    mesh.draw().context("drawing")?;
     chart
-        .draw_series(
-            sums.iter()
-                .enumerate()
-                .map(|(b, &s)| Rectangle::new([(edges[b], 0.0), (edges[b + 1], s)], COLOURS[0].filled())),
-        )
+        .draw_series(sums.iter().enumerate().map(|(b, &s)| {
+            Rectangle::new([(xa.at(edges[b]), ya.at(0.0)), (xa.at(edges[b + 1]), ya.at(s))], COLOURS[0].filled())
+        }))
         .context("drawing")?;
     root.present().context("writing the SVG")?;
     Ok(())
@@ -329,46 +566,76 @@ impl Report2d<'_> {
 }
 
 /// JSON: `counts` (or `sums`, weighted) as `bins_x` rows of `bins_y` values: `[ix][iy]`.
-pub fn json_2d(r: &Report2d) -> serde_json::Value {
+/// Streamed, one value at a time.
+pub fn write_json_2d(out: &mut impl Write, r: &Report2d) -> std::io::Result<()> {
     let h = r.hist;
-    let rows = |v: &[u64]| v.chunks(h.bins_y.max(1)).map(|c| c.to_vec()).collect::<Vec<_>>();
-    let rows_f = |v: &[f64]| v.chunks(h.bins_y.max(1)).map(|c| c.to_vec()).collect::<Vec<_>>();
-    let mut j = json!({
-        "bins_x": h.bins_x,
-        "bins_y": h.bins_y,
-        "edges_x": bin_edges(&r.spec.x),
-        "edges_y": bin_edges(&r.spec.y),
-        "outliers": h.outliers,
-        "columns": [r.labels.0, r.labels.1],
-        "backend": h.backend,
-        "strategy": h.strategy.name(),
-        "dtype": r.dtype.name(),
-        "samples": r.n,
-        "seconds": r.seconds,
-    });
+    let by = h.bins_y.max(1);
+    write!(out, "{{\"bins_x\":{},\"bins_y\":{}", h.bins_x, h.bins_y)?;
     if h.sums.is_empty() {
-        j["counts"] = json!(rows(&h.counts));
+        out.write_all(b",\"counts\":")?;
+        json_array(out, h.counts.chunks(by), |o, row| json_array(o, row.iter().copied(), write_u64))?;
     } else {
-        j["sums"] = json!(rows_f(&h.sums));
-        j["outlier_sums"] = json!(h.outlier_sums);
-        j["weighting"] = json!(h.weighting);
+        out.write_all(b",\"sums\":")?;
+        json_array(out, h.sums.chunks(by), |o, row| json_array(o, row.iter().copied(), write_f64))?;
     }
-    j
+    out.write_all(b",\"edges_x\":")?;
+    json_edges(out, &r.spec.x, r.dtype)?;
+    out.write_all(b",\"edges_y\":")?;
+    json_edges(out, &r.spec.y, r.dtype)?;
+    out.write_all(b",\"outliers\":")?;
+    json_value(out, &h.outliers)?;
+    if let Some(s) = &h.outlier_sums {
+        out.write_all(b",\"outlier_sums\":{")?;
+        for (i, (k, v)) in [
+            ("x_below", s.x_below),
+            ("x_above", s.x_above),
+            ("y_below", s.y_below),
+            ("y_above", s.y_above),
+            ("nan", s.nan),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            write!(out, "{}\"{k}\":", if i > 0 { "," } else { "" })?;
+            json_f64(out, v)?;
+        }
+        out.write_all(b"}")?;
+    }
+    if let Some(w) = &h.weighting {
+        out.write_all(b",\"weighting\":")?;
+        json_value(out, w)?;
+    }
+    out.write_all(b",\"columns\":")?;
+    json_value(out, &[r.labels.0, r.labels.1])?;
+    write!(
+        out,
+        ",\"backend\":\"{}\",\"strategy\":\"{}\",\"dtype\":\"{}\"",
+        h.backend,
+        h.strategy.name(),
+        r.dtype.name()
+    )?;
+    write!(out, ",\"samples\":{},\"seconds\":", r.n)?;
+    json_f64(out, r.seconds)?;
+    out.write_all(b"}\n")
 }
 
 pub fn print_2d(r: &Report2d, format: Format) -> anyhow::Result<()> {
-    let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::new(stdout.lock());
-    let (ex, ey) = (bin_edges(&r.spec.x), bin_edges(&r.spec.y));
+    to_stdout(|mut out| write_2d(&mut out, r, format))
+}
+
+pub fn write_2d(out: &mut impl Write, r: &Report2d, format: Format) -> std::io::Result<()> {
+    let ex = |i: usize| rule_edge(&r.spec.x, r.dtype, i);
+    let ey = |i: usize| rule_edge(&r.spec.y, r.dtype, i);
     let h = r.hist;
     let what = if h.sums.is_empty() { "count" } else { "sum" };
     match format {
-        Format::Json => writeln!(out, "{}", serde_json::to_string(&json_2d(r))?)?,
+        Format::Json => write_json_2d(out, r)?,
         Format::Csv => {
             writeln!(out, "ix,iy,x_lower,x_upper,y_lower,y_upper,{what}")?;
             for ix in 0..h.bins_x {
                 for iy in 0..h.bins_y {
-                    writeln!(out, "{ix},{iy},{},{},{},{},{}", ex[ix], ex[ix + 1], ey[iy], ey[iy + 1], r.value(ix, iy))?;
+                    let v = short(r.value(ix, iy));
+                    writeln!(out, "{ix},{iy},{},{},{},{},{v}", ex(ix), ex(ix + 1), ey(iy), ey(iy + 1))?;
                 }
             }
         }
@@ -399,7 +666,11 @@ pub fn print_2d(r: &Report2d, format: Format) -> anyhow::Result<()> {
                 writeln!(
                     out,
                     "# their weights: x below {}, x above {}, y below {}, y above {}, nan {}",
-                    s.x_below, s.x_above, s.y_below, s.y_above, s.nan
+                    short(s.x_below),
+                    short(s.x_above),
+                    short(s.y_below),
+                    short(s.y_above),
+                    short(s.nan)
                 )?;
             }
             writeln!(out, "# non-empty bins only")?;
@@ -408,13 +679,13 @@ pub fn print_2d(r: &Report2d, format: Format) -> anyhow::Result<()> {
                 for iy in 0..h.bins_y {
                     let v = r.value(ix, iy);
                     if v != 0.0 {
-                        writeln!(out, "{ix}\t{iy}\t{}\t{}\t{}\t{}\t{v}", ex[ix], ex[ix + 1], ey[iy], ey[iy + 1])?;
+                        let v = short(v);
+                        writeln!(out, "{ix}\t{iy}\t{}\t{}\t{}\t{}\t{v}", ex(ix), ex(ix + 1), ey(iy), ey(iy + 1))?;
                     }
                 }
             }
         }
     }
-    out.flush()?;
     Ok(())
 }
 
@@ -435,7 +706,8 @@ fn viridis(t: f64) -> RGBColor {
 const MAX_CELLS: usize = 256;
 
 /// A heat map of the matrix, with a colour scale legend and axis labels.
-pub fn plot_heatmap_svg(r: &Report2d, path: &Path) -> anyhow::Result<()> {
+pub fn plot_heatmap(r: &Report2d, path: &Path) -> anyhow::Result<()> {
+    check_plot_path(Some(path))?;
     let h = r.hist;
     let (ex, ey) = (bin_edges(&r.spec.x), bin_edges(&r.spec.y));
     let (fx, fy) = (h.bins_x.div_ceil(MAX_CELLS).max(1), h.bins_y.div_ceil(MAX_CELLS).max(1));
@@ -446,9 +718,12 @@ pub fn plot_heatmap_svg(r: &Report2d, path: &Path) -> anyhow::Result<()> {
             cells[(ix / fx) * cy + iy / fy] += r.value(ix, iy);
         }
     }
-    let lo = cells.iter().copied().fold(f64::INFINITY, f64::min).min(0.0);
-    let hi = cells.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let span = if hi > lo { hi - lo } else { 1.0 };
+    // The colour scale over the finite cells; infinite ones take its ends.
+    let finite = || cells.iter().copied().filter(|c| c.is_finite());
+    let lo = finite().fold(f64::INFINITY, f64::min).min(0.0);
+    let hi = finite().fold(f64::NEG_INFINITY, f64::max).max(lo);
+    let scale = Axis::new(lo, if hi > lo { hi } else { lo + 1.0 });
+    let (xa, ya) = (Axis::new(ex[0], ex[h.bins_x]), Axis::new(ey[0], ey[h.bins_y]));
     let root = SVGBackend::new(path, (900, 760)).into_drawing_area();
     root.fill(&WHITE).context("drawing")?;
     let (plot, legend) = root.split_horizontally(780);
@@ -458,15 +733,21 @@ pub fn plot_heatmap_svg(r: &Report2d, path: &Path) -> anyhow::Result<()> {
         .margin(10)
         .x_label_area_size(45)
         .y_label_area_size(70)
-        .build_cartesian_2d(ex[0]..ex[h.bins_x], ey[0]..ey[h.bins_y])
+        .build_cartesian_2d(xa.range(), ya.range())
         .context("drawing")?;
-    chart.configure_mesh().disable_mesh().x_desc(r.labels.0).y_desc(r.labels.1).draw().context("drawing")?;
+    let (xl, yl) = (|t: &f64| xa.label(*t), |t: &f64| ya.label(*t));
+    let mut mesh = chart.configure_mesh();
+    mesh.disable_mesh().x_desc(r.labels.0).y_desc(r.labels.1);
+    Axis::labels(&mut mesh, (&xa, &xl), (&ya, &yl));
+    mesh.draw().context("drawing")?;
+    let range = scale.range();
+    let colour = |v: f64| viridis((scale.at(v) - range.start) / (range.end - range.start));
     chart
         .draw_series((0..cx).flat_map(|i| (0..cy).map(move |j| (i, j))).filter(|&(i, j)| cells[i * cy + j] != 0.0).map(
             |(i, j)| {
                 let (x0, x1) = (ex[i * fx], ex[((i + 1) * fx).min(h.bins_x)]);
                 let (y0, y1) = (ey[j * fy], ey[((j + 1) * fy).min(h.bins_y)]);
-                Rectangle::new([(x0, y0), (x1, y1)], viridis((cells[i * cy + j] - lo) / span).filled())
+                Rectangle::new([(xa.at(x0), ya.at(y0)), (xa.at(x1), ya.at(y1))], colour(cells[i * cy + j]).filled())
             },
         ))
         .context("drawing")?;
@@ -477,12 +758,17 @@ pub fn plot_heatmap_svg(r: &Report2d, path: &Path) -> anyhow::Result<()> {
         .margin_bottom(55)
         .margin_right(10)
         .y_label_area_size(70)
-        .build_cartesian_2d(0.0..1.0, lo..lo + span)
+        .build_cartesian_2d(0.0..1.0, range.clone())
         .context("drawing")?;
-    bar.configure_mesh().disable_mesh().disable_x_axis().y_desc(what).draw().context("drawing")?;
+    let sl = |t: &f64| scale.label(*t);
+    let mut mesh = bar.configure_mesh();
+    mesh.disable_mesh().disable_x_axis().y_desc(what);
+    Axis::labels(&mut mesh, (&Axis::new(0.0, 1.0), &sl), (&scale, &sl));
+    mesh.draw().context("drawing")?;
     let steps = 100;
+    let span = range.end - range.start;
     bar.draw_series((0..steps).map(|s| {
-        let (a, b) = (lo + span * s as f64 / steps as f64, lo + span * (s + 1) as f64 / steps as f64);
+        let (a, b) = (range.start + span * s as f64 / steps as f64, range.start + span * (s + 1) as f64 / steps as f64);
         Rectangle::new([(0.0, a), (1.0, b)], viridis((s as f64 + 0.5) / steps as f64).filled())
     }))
     .context("drawing")?;

@@ -33,3 +33,51 @@ pub fn stdout(o: &Output) -> String {
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
+
+/// Runs tally with `stdin` fed in, killed after `secs` seconds: (exit code or None if killed or
+/// signalled, stdout, stderr, whether it was killed for time).
+pub fn tally_within(args: &[&str], stdin: &[u8], secs: u64) -> (Option<i32>, String, String, bool) {
+    use std::io::{Read, Write};
+    use std::process::Stdio;
+    let mut child = Command::new(tally_bin())
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run tally");
+    let mut input = child.stdin.take().unwrap();
+    let data = stdin.to_vec();
+    let feeder = std::thread::spawn(move || {
+        let _ = input.write_all(&data);
+    });
+    let mut out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = Vec::new();
+        let _ = out.read_to_end(&mut s);
+        s
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut s = Vec::new();
+        let _ = err.read_to_end(&mut s);
+        s
+    });
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    let mut killed = false;
+    let status = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break st;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            killed = true;
+            break child.wait().unwrap();
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let _ = feeder.join();
+    let o = String::from_utf8_lossy(&reader.join().unwrap()).into_owned();
+    let e = String::from_utf8_lossy(&err_reader.join().unwrap()).into_owned();
+    (status.code(), o, e, killed)
+}

@@ -24,7 +24,7 @@ pub use weighted::{Accumulation, FixedScale, SharedAtomics, Weight, WeightedHist
 
 use crate::device::{Backend, CudaDevice, DeviceInput, Input};
 use crate::error::{Error, Result};
-use crate::sample::Sample;
+use crate::sample::{DType, Sample};
 use serde::Serialize;
 use std::sync::Arc;
 
@@ -52,17 +52,28 @@ impl Bins {
     pub fn validate(&self) -> Result<()> {
         match self {
             Bins::Even { bins, lower, upper } => {
+                let (lo, hi) = (short(*lower), short(*upper));
                 if *bins == 0 {
                     return Err(Error::invalid("the bin count must be at least 1"));
                 }
                 if !lower.is_finite() || !upper.is_finite() {
-                    return Err(Error::invalid(format!("the range must be finite, got [{lower}, {upper})")));
+                    return Err(Error::invalid(format!("the range must be finite, got [{lo}, {hi})")));
                 }
                 if lower >= upper {
-                    return Err(Error::invalid(format!("the range needs LO < HI, got [{lower}, {upper})")));
+                    return Err(Error::invalid(format!("the range needs LO < HI, got [{lo}, {hi})")));
                 }
                 if !(upper - lower).is_finite() {
-                    return Err(Error::invalid(format!("the range [{lower}, {upper}) is wider than an f64 can hold")));
+                    return Err(Error::invalid(format!(
+                        "the range [{lo}, {hi}) is wider than an f64 can hold; give a narrower range or custom edges"
+                    )));
+                }
+                // The f64 rule computes (x - lower) * bins: finite for every x in the range
+                // exactly when (upper - lower) * bins is (each step rounds monotonically).
+                if !((upper - lower) * *bins as f64).is_finite() {
+                    return Err(Error::invalid(format!(
+                        "the range [{lo}, {hi}) is too wide for {bins} bins: (HI - LO) * bins overflows an f64; \
+                         give a narrower range, fewer bins, or custom edges"
+                    )));
                 }
             }
             Bins::Edges(edges) => {
@@ -72,23 +83,38 @@ impl Bins {
                 if edges.len() - 1 > u32::MAX as usize / 2 {
                     return Err(Error::invalid("too many edges"));
                 }
+                if let Some(i) = edges.iter().position(|e| !e.is_finite()) {
+                    return Err(Error::invalid(format!("edge {i} ({}) is not finite", short(edges[i]))));
+                }
                 for (i, w) in edges.windows(2).enumerate() {
-                    if !w[0].is_finite() || !w[1].is_finite() {
-                        return Err(Error::invalid(format!("edge {} is not finite", i + 1)));
-                    }
                     if w[0] >= w[1] {
                         return Err(Error::invalid(format!(
                             "edges must be strictly increasing: edge {} ({}) >= edge {} ({})",
                             i,
-                            w[0],
+                            short(w[0]),
                             i + 1,
-                            w[1]
+                            short(w[1])
                         )));
                     }
                 }
             }
         }
         Ok(())
+    }
+}
+
+/// A number for a message or a table: the shortest digits that read back as the same f64, in
+/// exponent form where plain digits would run long (`1e308`, not 309 digits); `inf`, `-inf`,
+/// `nan` for the others.
+pub fn short(x: f64) -> String {
+    if x.is_nan() {
+        "nan".into()
+    } else if x.is_infinite() {
+        if x > 0.0 { "inf" } else { "-inf" }.into()
+    } else if x != 0.0 && (x.abs() >= 1e16 || x.abs() < 1e-5) {
+        format!("{x:e}")
+    } else {
+        format!("{x}")
     }
 }
 
@@ -227,14 +253,124 @@ impl Histogram {
     }
 }
 
-/// The lower and upper edge of every bin, for printing and plotting.
+/// The lower and upper edge of every bin, for printing and plotting: the f64 rule's own
+/// boundaries (see [`rule_edge`]).
 pub fn bin_edges(bins: &Bins) -> Vec<f64> {
-    match bins {
-        Bins::Even { bins, lower, upper } => {
-            (0..=*bins).map(|i| lower + (upper - lower) * (i as f64) / (*bins as f64)).collect()
+    (0..=bins.count()).map(|i| rule_edge(bins, DType::F64, i).to_f64()).collect()
+}
+
+/// A bin boundary: an integer under the exact integer rule, else an f64.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Edge {
+    Int(i64),
+    Float(f64),
+}
+
+impl Edge {
+    pub fn to_f64(self) -> f64 {
+        match self {
+            Edge::Int(i) => i as f64,
+            Edge::Float(x) => x,
         }
-        Bins::Edges(e) => e.clone(),
     }
+}
+
+impl std::fmt::Display for Edge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Edge::Int(i) => write!(f, "{i}"),
+            Edge::Float(x) => f.write_str(&short(*x)),
+        }
+    }
+}
+
+/// Where bin `i` begins (`i == bins.count()`: where the last bin ends) under the rule that bins
+/// samples of `dtype`, so that a printed edge is exactly the rule's boundary:
+/// - custom edges: the edge itself;
+/// - the exact integer rule (integer samples, integral bounds): the least integer of bin `i`,
+///   `lower + ceil(i * (upper - lower) / bins)`;
+/// - the f64 rule: the least f64 `x` with `floor(((x - lower) * bins) / (upper - lower)) >= i`
+///   (found by search, not by a formula that may be an ulp off). Bins that no f64 reaches (more
+///   bins than f64 values in the range) begin where the next one does.
+pub fn rule_edge(bins: &Bins, dtype: DType, i: usize) -> Edge {
+    let Bins::Even { bins: nb, lower, upper } = *bins else {
+        let Bins::Edges(e) = bins else { unreachable!() };
+        return Edge::Float(e[i]);
+    };
+    if !dtype.is_float() {
+        if let Some(b) = binning::int_bounds(bins) {
+            let (num, den) = (i as i128 * b.range as i128, b.bins as i128);
+            let first = b.lower as i128 + (num + den - 1) / den;
+            return Edge::Int(first as i64);
+        }
+    }
+    if i == 0 {
+        return Edge::Float(lower);
+    }
+    if i >= nb as usize {
+        return Edge::Float(upper);
+    }
+    let (range, nbf, target) = (upper - lower, nb as f64, i as f64);
+    let reached = |x: f64| x >= upper || (((x - lower) * nbf) / range).floor() >= target;
+    let guess = (lower + range * (target / nbf)).clamp(lower, upper);
+    Edge::Float(first_reached(lower, upper, guess, reached))
+}
+
+/// The least f64 in `[lo, hi]` for which the monotone `reached` holds (it holds at `hi`),
+/// searched from `guess` outwards, then by bisection: a few steps when the guess is close.
+fn first_reached(lo: f64, hi: f64, guess: f64, reached: impl Fn(f64) -> bool) -> f64 {
+    // Order-preserving map of f64 onto i64 (-0.0 just below +0.0).
+    let key = |x: f64| {
+        let b = x.to_bits() as i64;
+        if b < 0 {
+            !(b & i64::MAX)
+        } else {
+            b
+        }
+    };
+    let val = |k: i64| f64::from_bits(if k < 0 { (!k | i64::MIN) as u64 } else { k as u64 });
+    let (klo, khi, kg) = (key(lo), key(hi), key(guess));
+    // Bracket: `a` not reached (or below the range), `b` reached.
+    let (mut a, mut b);
+    if reached(val(kg)) {
+        b = kg;
+        let mut step = 1i64;
+        loop {
+            let k = b.saturating_sub(step).max(klo);
+            if k == b {
+                return val(b); // b == klo
+            }
+            if reached(val(k)) {
+                b = k;
+                step = step.saturating_mul(2);
+            } else {
+                a = k;
+                break;
+            }
+        }
+    } else {
+        a = kg;
+        let mut step = 1i64;
+        loop {
+            let k = a.saturating_add(step).min(khi);
+            if reached(val(k)) {
+                b = k;
+                break;
+            }
+            a = k;
+            step = step.saturating_mul(2);
+        }
+    }
+    while b - a > 1 {
+        let m = a + (b - a) / 2;
+        if reached(val(m)) {
+            b = m;
+        } else {
+            a = m;
+        }
+    }
+    val(b)
 }
 
 impl Backend {

@@ -175,6 +175,14 @@ impl GlobalConfig {
         if self.ops.is_empty() || self.addresses.is_empty() || self.types.is_empty() || self.modes.is_empty() {
             return Err(Error::invalid("nothing to run: an empty list of operations, addresses, types or modes"));
         }
+        if self.sizes().is_empty() {
+            return Err(Error::invalid(
+                "nothing to run: every address count is larger than every operation count (addresses must be at most the operations)",
+            ));
+        }
+        if self.reps == 0 {
+            return Err(Error::invalid("reps must be at least 1 (nothing would be timed)"));
+        }
         Ok(())
     }
 
