@@ -316,7 +316,14 @@ impl<T: ReduceElement> ReducePlan<T> {
             }
             return super::cpu::reduce::<T>(&[], op, self.options).map(|e| Reduction { backend: "cuda", ..e });
         }
-        let w = stream.download(&self.out.view())?;
+        // Only the words this op writes: a small read is a fast read.
+        let words = match self.variant.op {
+            KernelOp::Exact => OUT_WORDS,
+            KernelOp::Extrema => 5,
+            KernelOp::Sum | KernelOp::Count | KernelOp::Custom => 2,
+        };
+        let out = self.out.view();
+        let w = stream.download(&out.slice(..words).expect("the result words"))?;
         let float = T::TYPE.is_float();
         let skip = self.options.skip_nan;
         match self.variant.op {

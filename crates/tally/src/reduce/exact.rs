@@ -198,7 +198,7 @@ fn round_magnitude(mag: &[u32; SLOTS]) -> f64 {
         m = (m << 1) | bit(i) as u64;
     }
     let round = bit(shift - 1);
-    let sticky = (0..shift - 1).any(|i| bit(i));
+    let sticky = (0..shift - 1).any(bit);
     let mut shift = shift as u64;
     if round && (sticky || m & 1 == 1) {
         m += 1;

@@ -160,10 +160,8 @@ pub struct Reduction {
     /// Minmax over integers: the exact max.
     pub max_exact: Option<i128>,
     /// Argmin, argmax: the index of the first extreme element (of the first NaN, where NaN
-    /// propagates). Minmax: the index of the min.
+    /// propagates).
     pub index: Option<u64>,
-    /// Minmax: the index of the max.
-    pub max_index: Option<u64>,
     /// Count: the elements passing the comparison.
     pub count: Option<u64>,
     /// NaNs skipped (with `skip_nan`; 0 otherwise).
@@ -185,7 +183,6 @@ impl Reduction {
             max: None,
             max_exact: None,
             index: None,
-            max_index: None,
             count: None,
             nan_skipped: 0,
             exact_sum: false,
@@ -209,7 +206,6 @@ impl Reduction {
             && g(self.max, other.max)
             && self.max_exact == other.max_exact
             && self.index == other.index
-            && self.max_index == other.max_index
             && self.count == other.count
             && self.nan_skipped == other.nan_skipped
             && self.exact_sum == other.exact_sum

@@ -157,7 +157,7 @@ pub fn reduce<T: ReduceElement>(xs: &[T], op: ReduceOp, options: ReduceOptions) 
             None => (f64::NAN, None, None),
         };
         if max {
-            (r.max, r.max_exact, r.max_index) = (Some(v), e, i);
+            (r.max, r.max_exact) = (Some(v), e);
         } else {
             (r.value, r.exact, r.index) = (v, e, i);
         }
@@ -190,7 +190,6 @@ pub fn reduce<T: ReduceElement>(xs: &[T], op: ReduceOp, options: ReduceOptions) 
     }
     if matches!(op, ReduceOp::Min | ReduceOp::Max | ReduceOp::MinMax) {
         r.index = None;
-        r.max_index = None;
     }
     Ok(r)
 }
