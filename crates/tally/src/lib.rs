@@ -22,6 +22,7 @@ pub mod error;
 pub mod histogram;
 pub mod kernels;
 pub mod lab;
+pub mod reduce;
 pub mod sample;
 
 pub use device::{
@@ -32,5 +33,8 @@ pub use error::{Error, Result};
 pub use histogram::{
     Accumulation, Bins, Channels, DevicePairs, Histogram, Histogram2d, Histogram2dSpec, HistogramPlan, HistogramSpec,
     Pairs, SharedAtomics, Strategy, Tuning, WeightedHistogram, WeightedOptions,
+};
+pub use reduce::{
+    CmpOp, Compare, CustomOp, ElementType, ExactSum, ReduceElement, ReduceOp, ReduceOptions, ReducePlan, Reduction,
 };
 pub use sample::{DType, Sample};

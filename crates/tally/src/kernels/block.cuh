@@ -55,3 +55,34 @@ TALLY_DEVICE bool narrow16_wrapped(u32 old_word, u32 key, u32 count) {
 
 // Whether a wrap of the low field also wrapped the high one (its carry met 0xffff).
 TALLY_DEVICE bool narrow16_partner_wrapped(u32 old_word) { return (old_word >> 16) == 0xffffu; }
+
+// A block's values combined by `merge` in a fixed order (warp trees, then the warps in order);
+// valid in thread 0. `scratch` holds one T per warp; the block may reuse it after the call.
+template <int BLOCK_THREADS, typename T, typename Merge>
+TALLY_DEVICE T block_reduce(T v, T* scratch, Merge merge) {
+  constexpr int WARPS = BLOCK_THREADS / 32;
+  v = warp_reduce(v, merge);
+  if (lane_id() == 0) scratch[warp_id()] = v;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+#pragma unroll 1
+    for (int w = 1; w < WARPS; ++w) v = merge(v, scratch[w]);
+  }
+  __syncthreads();
+  return v;
+}
+
+// A value another block wrote (after its __threadfence), read past the L1 (which is not
+// coherent across blocks), one 32-bit word at a time.
+template <typename T>
+TALLY_DEVICE T load_cg(const T* p) {
+  union Words {
+    T value;
+    u32 word[sizeof(T) / 4];
+  };
+  static_assert(sizeof(T) % 4 == 0, "load_cg reads whole words");
+  Words w;
+#pragma unroll
+  for (int k = 0; k < (int)(sizeof(T) / 4); ++k) w.word[k] = __ldcg(reinterpret_cast<const u32*>(p) + k);
+  return w.value;
+}

@@ -62,6 +62,7 @@ pub(crate) fn codes_header() -> String {
         crate::histogram::policy::KernelStrategy::cpp_defines(),
         crate::histogram::cuda_general::AccumCode::cpp_defines(),
         crate::histogram::cuda_general::WeightCode::cpp_defines(),
+        crate::reduce::policy::KernelOp::cpp_defines(),
     ] {
         s.push_str(defines);
     }
@@ -75,6 +76,7 @@ pub fn families() -> Vec<&'static KernelFamily> {
         &crate::histogram::cuda_general::FAMILY,
         &bandwidth::FAMILY,
         &crate::lab::cuda::FAMILY,
+        &crate::reduce::cuda::FAMILY,
     ]
 }
 

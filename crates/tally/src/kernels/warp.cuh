@@ -18,3 +18,61 @@ TALLY_DEVICE void warp_aggregated_increment(Counter* counters, int key) {
   const int leader = __ffs(peers) - 1;
   if (key >= 0 && (int)lane_id() == leader) atomicAdd(counters + key, (Counter)__popc(peers));
 }
+
+// Any trivially copyable value moved `offset` lanes down, as whole 32-bit words (structs of
+// several fields shuffle in one call). All 32 lanes must call it together.
+template <typename T>
+TALLY_DEVICE T warp_shfl_down(const T& v, int offset) {
+  union Words {
+    T value;
+    u32 word[(sizeof(T) + 3) / 4];
+  };
+  Words in, out;
+  in.value = v;
+#pragma unroll
+  for (int k = 0; k < (int)((sizeof(T) + 3) / 4); ++k) out.word[k] = __shfl_down_sync(0xffffffffu, in.word[k], offset);
+  return out.value;
+}
+
+// A warp's values combined by `merge` (associative) in a fixed tree: lane i takes lane
+// i + offset's value, so the order depends on the lanes alone. The result is valid in lane 0.
+// Min, max, argmin (a merge that breaks ties by the smaller index) and sums are all this.
+template <typename T, typename Merge>
+TALLY_DEVICE T warp_reduce(T v, Merge merge) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) v = merge(v, warp_shfl_down(v, offset));
+  return v;
+}
+
+// The smallest and the largest value over the warp (integers, or floats without NaN); every
+// lane gets them.
+template <typename T>
+TALLY_DEVICE T warp_reduce_min(T v) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) {
+    const T o = __shfl_xor_sync(0xffffffffu, v, offset);
+    v = o < v ? o : v;
+  }
+  return v;
+}
+template <typename T>
+TALLY_DEVICE T warp_reduce_max(T v) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) {
+    const T o = __shfl_xor_sync(0xffffffffu, v, offset);
+    v = o > v ? o : v;
+  }
+  return v;
+}
+
+// A two's-complement 128-bit integer as two words, for sums that must not wrap.
+struct Wide128 {
+  u64 lo;
+  u64 hi;
+};
+TALLY_DEVICE Wide128 wide_add(Wide128 a, Wide128 b) {
+  const u64 lo = a.lo + b.lo;
+  return Wide128{lo, a.hi + b.hi + (lo < a.lo)};
+}
+TALLY_DEVICE Wide128 wide_from_i64(i64 v) { return Wide128{(u64)v, v < 0 ? ~0ull : 0ull}; }
+TALLY_DEVICE Wide128 wide_from_u64(u64 v) { return Wide128{v, 0ull}; }

@@ -1,0 +1,474 @@
+// Device-wide reductions. One compilation = one specialisation, chosen by defines:
+//   TALLY_ELEM          element type (C++ spelling); TALLY_ELEM_FLOAT, TALLY_ELEM_SIGNED: 0 or 1
+//   TALLY_REDUCE        SUM, EXTREMA, COUNT, EXACT, CUSTOM (codes.cuh)
+//   TALLY_SIDES         extrema: 1 min, 2 max, 3 both
+//   TALLY_WANT_INDEX    extrema: track the first index of the extreme
+//   TALLY_SKIP_NAN      NaNs are counted and left out
+//   TALLY_BLOCK_THREADS, TALLY_VECS (16-byte loads in flight per thread), TALLY_PARTIAL_BYTES
+//   TALLY_CUSTOM_EXPR, TALLY_CUSTOM_IDENTITY  custom: `a OP b` as C++, and its identity
+// One launch: each thread reduces its elements in registers (16-byte loads, several in flight),
+// the block combines its threads (warp shuffles, then shared memory) and writes one partial;
+// the last block to finish (a ticket counter) combines the partials in a fixed order and
+// writes the result, then sets the counter back to zero for the next launch. The order of
+// every combination depends on the launch shape alone, so float results repeat bit for bit.
+#include "common.cuh"
+#include "warp.cuh"
+#include "block.cuh"
+#include "codes.cuh"
+
+#ifndef TALLY_ELEM
+#error "TALLY_ELEM must be defined"
+#endif
+#ifndef TALLY_SKIP_NAN
+#define TALLY_SKIP_NAN 0
+#endif
+#ifndef TALLY_WANT_INDEX
+#define TALLY_WANT_INDEX 0
+#endif
+#ifndef TALLY_SIDES
+#define TALLY_SIDES 3
+#endif
+
+typedef TALLY_ELEM T;
+constexpr int BLOCK_THREADS = TALLY_BLOCK_THREADS;
+constexpr int WARPS = BLOCK_THREADS / 32;
+constexpr int VECS = TALLY_VECS;
+constexpr int VEC_ITEMS = VecItems<T>::value;
+constexpr bool IS_FLOAT = TALLY_ELEM_FLOAT;
+constexpr bool IS_SIGNED = TALLY_ELEM_SIGNED;
+constexpr u64 NO_INDEX = ~0ull;
+
+// The layout is checked against `ReduceParams` in src/reduce/cuda.rs.
+struct ReduceParams {
+  const T* input;
+  u64 n;
+  unsigned char* partials;  // gridDim.x partials of TALLY_PARTIAL_BYTES (workspace)
+  u32* ticket;              // zero between launches
+  u64* out;                 // the result words (see src/reduce/cuda.rs)
+  double lo;                // count, floats: the interval [lo, hi], ends open or closed
+  double hi;
+  i64 lo_int;               // count, integers: the closed interval, as the element's bits
+  i64 hi_int;
+  u32 lo_open;
+  u32 hi_open;
+  u32 negate;               // count: the complement (x != value)
+  u32 pad;
+};
+
+TALLY_DEVICE bool is_nan(T x) {
+  if constexpr (IS_FLOAT) return x != x;
+  else return false;
+}
+
+// The far ends of the element type (infinities for floats). Templates, so that only the
+// branch of the type at hand is instantiated.
+template <typename X>
+TALLY_DEVICE X highest_of() {
+  if constexpr (IS_FLOAT && sizeof(X) == 4) return (X)__int_as_float(0x7f800000);
+  else if constexpr (IS_FLOAT) return (X)__longlong_as_double(0x7ff0000000000000ll);
+  else if constexpr (IS_SIGNED) return (X)((1ull << (8 * sizeof(X) - 1)) - 1);
+  else return (X)~(X)0;
+}
+template <typename X>
+TALLY_DEVICE X lowest_of() {
+  if constexpr (IS_FLOAT) return -highest_of<X>();
+  else if constexpr (IS_SIGNED) return (X)(-highest_of<X>() - 1);
+  else return (X)0;
+}
+TALLY_DEVICE T highest() { return highest_of<T>(); }
+TALLY_DEVICE T lowest() { return lowest_of<T>(); }
+
+// The raw bits of an element, zero-extended: how values are handed back to the host.
+TALLY_DEVICE u64 raw_bits(T x) {
+  union {
+    T value;
+    unsigned char byte[sizeof(T)];
+  } u;
+  u.value = x;
+  u64 bits = 0;
+#pragma unroll
+  for (int k = 0; k < (int)sizeof(T); ++k) bits |= (u64)u.byte[k] << (8 * k);
+  return bits;
+}
+
+// Calls visit(x, i) for every element this thread owns, in increasing index order: a scalar
+// head up to the first 16-byte boundary (any alignment is allowed), the body in 16-byte loads
+// (VECS in flight, grid-stride), then a scalar tail.
+template <typename Visit>
+TALLY_DEVICE void for_each_element(const ReduceParams& p, Visit visit) {
+  const T* __restrict__ in = p.input;
+  const u64 n = p.n;
+  const u64 gtid = (u64)blockIdx.x * BLOCK_THREADS + threadIdx.x;
+  const u64 threads = (u64)gridDim.x * BLOCK_THREADS;
+  u64 head = ((16 - ((u64)in & 15)) & 15) / sizeof(T);
+  head = head < n ? head : n;
+  if (gtid < head) visit(in[gtid], gtid);
+  const T* body = in + head;
+  const u64 nvec = (n - head) / VEC_ITEMS;
+  u64 v = gtid;
+  for (; v + (VECS - 1) * threads < nvec; v += VECS * threads) {
+    Vec16<T> buf[VECS];
+#pragma unroll
+    for (int k = 0; k < VECS; ++k) buf[k] = load_vec16(body, v + k * threads);
+#pragma unroll
+    for (int k = 0; k < VECS; ++k) {
+#pragma unroll
+      for (int j = 0; j < VEC_ITEMS; ++j) visit(buf[k].item[j], head + (v + k * threads) * VEC_ITEMS + j);
+    }
+  }
+  for (; v < nvec; v += threads) {
+    const Vec16<T> b = load_vec16(body, v);
+#pragma unroll
+    for (int j = 0; j < VEC_ITEMS; ++j) visit(b.item[j], head + v * VEC_ITEMS + j);
+  }
+  const u64 tail = head + nvec * VEC_ITEMS;
+  if (gtid < n - tail) visit(in[tail + gtid], tail + gtid);
+}
+
+#if TALLY_REDUCE != TALLY_REDUCE_EXACT
+// ---- the accumulators: Local per thread, Acc to combine ---------------------------------------
+#if TALLY_REDUCE == TALLY_REDUCE_SUM && TALLY_ELEM_FLOAT
+struct Acc {
+  double sum;
+  u64 nan;
+};
+typedef Acc Local;
+TALLY_DEVICE Acc identity() { return Acc{0.0, 0}; }
+TALLY_DEVICE Local local_identity() { return identity(); }
+TALLY_DEVICE void local_add(Local& a, T x, u64, const ReduceParams&) {
+#if TALLY_SKIP_NAN
+  const bool nan = is_nan(x);
+  a.nan += nan;
+  a.sum += nan ? 0.0 : (double)x;
+#else
+  a.sum += (double)x;
+#endif
+}
+TALLY_DEVICE Acc local_finish(const Local& a) { return a; }
+TALLY_DEVICE Acc merge(const Acc& a, const Acc& b) { return Acc{a.sum + b.sum, a.nan + b.nan}; }
+TALLY_DEVICE void write_out(const Acc& a, u64* out) {
+  out[0] = (u64)__double_as_longlong(a.sum);
+  out[1] = a.nan;
+}
+
+#elif TALLY_REDUCE == TALLY_REDUCE_SUM
+// Integers: 64-bit per thread for elements of up to 32 bits (a thread's share cannot reach
+// 2^63), 128-bit per thread for 64-bit elements; 128-bit from the warp on. Never wraps.
+typedef Wide128 Acc;
+constexpr bool WIDE_LOCAL = sizeof(T) == 8;
+struct Local {
+  Wide128 wide;
+  i64 narrow;
+};
+TALLY_DEVICE Acc identity() { return Wide128{0, 0}; }
+TALLY_DEVICE Local local_identity() { return Local{Wide128{0, 0}, 0}; }
+TALLY_DEVICE void local_add(Local& a, T x, u64, const ReduceParams&) {
+  if constexpr (WIDE_LOCAL) {
+    a.wide = wide_add(a.wide, IS_SIGNED ? wide_from_i64((i64)x) : wide_from_u64((u64)x));
+  } else {
+    a.narrow += (i64)x;
+  }
+}
+TALLY_DEVICE Acc local_finish(const Local& a) { return wide_add(a.wide, wide_from_i64(a.narrow)); }
+TALLY_DEVICE Acc merge(const Acc& a, const Acc& b) { return wide_add(a, b); }
+TALLY_DEVICE void write_out(const Acc& a, u64* out) {
+  out[0] = a.lo;
+  out[1] = a.hi;
+}
+
+#elif TALLY_REDUCE == TALLY_REDUCE_EXTREMA
+// NaN propagates: it comes before every number as a min and as a max; ties go to the smaller
+// index. The identity is the far end of the type with no index.
+struct Acc {
+  T min;
+  T max;
+  u64 imin;
+  u64 imax;
+  u64 nan;
+};
+typedef Acc Local;
+TALLY_DEVICE bool before_min(T x, T m) {
+  if constexpr (IS_FLOAT) return is_nan(x) ? !is_nan(m) : x < m;
+  else return x < m;
+}
+TALLY_DEVICE bool before_max(T x, T m) {
+  if constexpr (IS_FLOAT) return is_nan(x) ? !is_nan(m) : x > m;
+  else return x > m;
+}
+TALLY_DEVICE bool same(T x, T m) { return x == m || (is_nan(x) && is_nan(m)); }
+TALLY_DEVICE Acc identity() { return Acc{highest(), lowest(), NO_INDEX, NO_INDEX, 0}; }
+TALLY_DEVICE Local local_identity() { return identity(); }
+TALLY_DEVICE void local_add(Local& a, T x, u64 i, const ReduceParams&) {
+#if TALLY_SKIP_NAN
+  if (is_nan(x)) {
+    a.nan += 1;
+    return;
+  }
+#endif
+#if TALLY_WANT_INDEX
+  // A thread sees its indices in increasing order: only its first element can tie with the
+  // identity and need the index.
+  if ((TALLY_SIDES & 1) && (before_min(x, a.min) || (a.imin == NO_INDEX && same(x, a.min)))) {
+    a.min = x;
+    a.imin = i;
+  }
+  if ((TALLY_SIDES & 2) && (before_max(x, a.max) || (a.imax == NO_INDEX && same(x, a.max)))) {
+    a.max = x;
+    a.imax = i;
+  }
+#else
+  if (TALLY_SIDES & 1) a.min = before_min(x, a.min) ? x : a.min;
+  if (TALLY_SIDES & 2) a.max = before_max(x, a.max) ? x : a.max;
+#endif
+}
+TALLY_DEVICE Acc local_finish(const Local& a) { return a; }
+TALLY_DEVICE Acc merge(const Acc& a, const Acc& b) {
+  Acc r = a;
+  if (before_min(b.min, a.min) || (same(b.min, a.min) && b.imin < a.imin)) {
+    r.min = b.min;
+    r.imin = b.imin;
+  }
+  if (before_max(b.max, a.max) || (same(b.max, a.max) && b.imax < a.imax)) {
+    r.max = b.max;
+    r.imax = b.imax;
+  }
+  r.nan = a.nan + b.nan;
+  return r;
+}
+TALLY_DEVICE void write_out(const Acc& a, u64* out) {
+  out[0] = raw_bits(a.min);
+  out[1] = raw_bits(a.max);
+  out[2] = a.imin;
+  out[3] = a.imax;
+  out[4] = a.nan;
+}
+
+#elif TALLY_REDUCE == TALLY_REDUCE_COUNT
+struct Acc {
+  u64 count;
+  u64 nan;
+};
+typedef Acc Local;
+TALLY_DEVICE Acc identity() { return Acc{0, 0}; }
+TALLY_DEVICE Local local_identity() { return identity(); }
+TALLY_DEVICE void local_add(Local& a, T x, u64, const ReduceParams& p) {
+  bool inside;
+  if constexpr (IS_FLOAT) {
+    const double v = (double)x;
+    inside = (p.lo_open ? v > p.lo : v >= p.lo) && (p.hi_open ? v < p.hi : v <= p.hi);
+  } else {
+    inside = x >= (T)p.lo_int && x <= (T)p.hi_int;
+  }
+  bool pass = inside != (p.negate != 0);
+#if TALLY_SKIP_NAN
+  a.nan += is_nan(x);
+  pass = pass && !is_nan(x);
+#endif
+  a.count += pass;
+}
+TALLY_DEVICE Acc local_finish(const Local& a) { return a; }
+TALLY_DEVICE Acc merge(const Acc& a, const Acc& b) { return Acc{a.count + b.count, a.nan + b.nan}; }
+TALLY_DEVICE void write_out(const Acc& a, u64* out) {
+  out[0] = a.count;
+  out[1] = a.nan;
+}
+
+#elif TALLY_REDUCE == TALLY_REDUCE_CUSTOM
+// The caller's operation; it must be associative and commutative.
+struct Acc {
+  T value;
+};
+typedef Acc Local;
+TALLY_DEVICE T custom_op(T a, T b) { return (T)(TALLY_CUSTOM_EXPR); }
+TALLY_DEVICE Acc identity() { return Acc{(T)(TALLY_CUSTOM_IDENTITY)}; }
+TALLY_DEVICE Local local_identity() { return identity(); }
+TALLY_DEVICE void local_add(Local& a, T x, u64, const ReduceParams&) { a.value = custom_op(a.value, x); }
+TALLY_DEVICE Acc local_finish(const Local& a) { return a; }
+TALLY_DEVICE Acc merge(const Acc& a, const Acc& b) { return Acc{custom_op(a.value, b.value)}; }
+TALLY_DEVICE void write_out(const Acc& a, u64* out) { out[0] = raw_bits(a.value); }
+#else
+#error "unknown TALLY_REDUCE"
+#endif
+
+// Partials are read back word by word: keep them whole words, and within their slot.
+union alignas(8) Partial {
+  Acc acc;
+  u32 word[(sizeof(Acc) + 3) / 4];
+};
+static_assert(sizeof(Partial) <= TALLY_PARTIAL_BYTES, "partial slot too small");
+
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS) tally_reduce(const ReduceParams p) {
+  __shared__ Acc scratch[WARPS];
+  __shared__ bool last;
+  Local local = local_identity();
+  for_each_element(p, [&](T x, u64 i) { local_add(local, x, i, p); });
+  const auto combine = [](const Acc& a, const Acc& b) { return merge(a, b); };
+  Acc acc = block_reduce<BLOCK_THREADS>(local_finish(local), scratch, combine);
+  Partial* partials = reinterpret_cast<Partial*>(p.partials);
+  if (threadIdx.x == 0) {
+    partials[blockIdx.x].acc = acc;
+    __threadfence();
+    last = atomicAdd(p.ticket, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  // The last block: partials in block order per thread, then the block's fixed tree.
+  Acc total = identity();
+  for (u32 b = threadIdx.x; b < gridDim.x; b += BLOCK_THREADS) total = merge(total, load_cg(partials + b).acc);
+  total = block_reduce<BLOCK_THREADS>(total, scratch, combine);
+  if (threadIdx.x == 0) {
+    write_out(total, p.out);
+    *p.ticket = 0;
+  }
+}
+
+#else
+// ---- the exact float sum ------------------------------------------------------------------------
+// A float is m * 2^(q) with an integer m; the sum is an integer multiple of the smallest
+// subnormal, kept as DIGITS digits of DIGIT_BITS bits each, in carry-save form (signed 64-bit
+// per digit, far from wrapping). Each thread has private digit slots in shared memory
+// ([digit][thread]: no bank conflicts), so there are no atomics and no contention:
+//   f32: x = m * 2^(p - 149), m < 2^24, p = max(e, 1) - 1 <= 253. Digit p >> 3 gets
+//        m << (p & 7) < 2^31 as a double: an integer-valued double, exact while the thread's
+//        sum stays below 2^53 (the host keeps each thread below 2^21 elements).
+//   f64: x = m * 2^(p - 1074), m < 2^53, p <= 2045. m << (p & 31) spans three 32-bit digits
+//        from p >> 5; each gets its chunk (< 2^32) as a signed 64-bit add.
+// Blocks sum their threads' digits in 128 bits; the last block sums the blocks' and writes
+// them with the counts of NaN, +inf and -inf. The host carries and rounds once (exact.rs).
+#if TALLY_ELEM_FLOAT == 0
+#error "the exact sum is for floats"
+#endif
+constexpr bool IS_F32 = sizeof(T) == 4;
+constexpr int DIGITS = IS_F32 ? 32 : 66;
+
+struct ExactPartial {
+  u64 lo[DIGITS];
+  u64 hi[DIGITS];
+  u64 special[4];  // NaN, +inf, -inf, unused
+};
+static_assert(sizeof(ExactPartial) <= TALLY_PARTIAL_BYTES, "partial slot too small");
+
+struct Specials {
+  u64 nan, pos_inf, neg_inf;
+};
+
+TALLY_DEVICE Specials add_specials(const Specials& a, const Specials& b) {
+  return Specials{a.nan + b.nan, a.pos_inf + b.pos_inf, a.neg_inf + b.neg_inf};
+}
+
+TALLY_DEVICE void exact_add(i64* mine, T x, Specials& s) {
+  if constexpr (IS_F32) {
+    const u32 bits = __float_as_uint((float)x);
+    const u32 e = (bits >> 23) & 0xff;
+    if (e == 0xff) {
+      if (bits & 0x7fffff) s.nan += 1;
+      else if (bits >> 31) s.neg_inf += 1;
+      else s.pos_inf += 1;
+      return;
+    }
+    const u32 m = (bits & 0x7fffff) | (e ? 0x800000u : 0u);
+    const u32 q = e ? e - 1 : 0;
+    const double v = (double)(m << (q & 7));
+    double* slot = reinterpret_cast<double*>(mine + (q >> 3) * BLOCK_THREADS);
+    *slot += (bits >> 31) ? -v : v;
+  } else {
+    const u64 bits = (u64)__double_as_longlong((double)x);
+    const u32 e = (u32)(bits >> 52) & 0x7ff;
+    if (e == 0x7ff) {
+      if (bits & 0xfffffffffffffull) s.nan += 1;
+      else if (bits >> 63) s.neg_inf += 1;
+      else s.pos_inf += 1;
+      return;
+    }
+    const u64 m = (bits & 0xfffffffffffffull) | (e ? (1ull << 52) : 0ull);
+    const u32 q = e ? e - 1 : 0;
+    const u32 sh = q & 31;
+    const u64 low = m << sh;
+    const i64 c0 = (i64)(low & 0xffffffffull), c1 = (i64)(low >> 32);
+    const i64 c2 = sh ? (i64)((m >> 32) >> (32 - sh)) : 0;
+    i64* d = mine + (q >> 5) * BLOCK_THREADS;
+    if (bits >> 63) {
+      d[0] -= c0;
+      d[BLOCK_THREADS] -= c1;
+      d[2 * BLOCK_THREADS] -= c2;
+    } else {
+      d[0] += c0;
+      d[BLOCK_THREADS] += c1;
+      d[2 * BLOCK_THREADS] += c2;
+    }
+  }
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS) tally_reduce_exact(const ReduceParams p) {
+  extern __shared__ i64 slots[];  // [DIGITS][BLOCK_THREADS]
+  __shared__ Specials scratch[WARPS];
+  __shared__ bool last;
+  for (int k = threadIdx.x; k < DIGITS * BLOCK_THREADS; k += BLOCK_THREADS) slots[k] = 0;  // 0.0 too
+  __syncthreads();
+  i64* mine = slots + threadIdx.x;
+  Specials specials{0, 0, 0};
+  for_each_element(p, [&](T x, u64) { exact_add(mine, x, specials); });
+  if constexpr (IS_F32) {
+    // The thread's integer-valued doubles to integers (exact: below 2^53).
+#pragma unroll 4
+    for (int d = 0; d < DIGITS; ++d) {
+      const double v = __longlong_as_double(mine[d * BLOCK_THREADS]);
+      mine[d * BLOCK_THREADS] = (i64)v;
+    }
+  }
+  __syncthreads();
+  const auto add = [](const Wide128& a, const Wide128& b) { return wide_add(a, b); };
+  ExactPartial* partials = reinterpret_cast<ExactPartial*>(p.partials);
+  ExactPartial* mine_out = partials + blockIdx.x;
+  // One warp per digit: the lanes sum the threads' slots, the warp combines the lanes.
+  for (int d = warp_id(); d < DIGITS; d += WARPS) {
+    Wide128 s{0, 0};
+    for (int t = lane_id(); t < BLOCK_THREADS; t += 32) s = wide_add(s, wide_from_i64(slots[d * BLOCK_THREADS + t]));
+    s = warp_reduce(s, add);
+    if (lane_id() == 0) {
+      mine_out->lo[d] = s.lo;
+      mine_out->hi[d] = s.hi;
+    }
+  }
+  const auto add3 = [](const Specials& a, const Specials& b) { return add_specials(a, b); };
+  specials = block_reduce<BLOCK_THREADS>(specials, scratch, add3);
+  if (threadIdx.x == 0) {
+    mine_out->special[0] = specials.nan;
+    mine_out->special[1] = specials.pos_inf;
+    mine_out->special[2] = specials.neg_inf;
+    mine_out->special[3] = 0;
+  }
+  // Every warp's digit stores must be visible before the ticket is taken.
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) last = atomicAdd(p.ticket, 1u) == gridDim.x - 1;
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  for (int d = warp_id(); d < DIGITS; d += WARPS) {
+    Wide128 s{0, 0};
+    for (u32 b = lane_id(); b < gridDim.x; b += 32) {
+      s = wide_add(s, Wide128{__ldcg(&partials[b].lo[d]), __ldcg(&partials[b].hi[d])});
+    }
+    s = warp_reduce(s, add);
+    if (lane_id() == 0) {
+      p.out[4 + 2 * d] = s.lo;
+      p.out[5 + 2 * d] = s.hi;
+    }
+  }
+  Specials total{0, 0, 0};
+  for (u32 b = threadIdx.x; b < gridDim.x; b += BLOCK_THREADS) {
+    total = add_specials(total, Specials{__ldcg(&partials[b].special[0]), __ldcg(&partials[b].special[1]),
+                                         __ldcg(&partials[b].special[2])});
+  }
+  total = block_reduce<BLOCK_THREADS>(total, scratch, add3);
+  if (threadIdx.x == 0) {
+    p.out[0] = total.nan;
+    p.out[1] = total.pos_inf;
+    p.out[2] = total.neg_inf;
+    p.out[3] = 0;
+    *p.ticket = 0;
+  }
+}
+#endif

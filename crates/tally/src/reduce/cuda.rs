@@ -1,0 +1,443 @@
+//! The CUDA side of the reductions: the kernel family of `reduce.cu`, its parameters, and the
+//! plan that resolves the policy for one problem, loads the specialisation and launches it.
+//!
+//! The kernel writes its result to the plan's `out` words:
+//! - sum: floats `[f64 bits, NaNs]`, integers `[low 64 bits, high 64 bits]` (two's complement);
+//! - extrema: `[min bits, max bits, min index, max index, NaNs]`;
+//! - count: `[count, NaNs]`; custom: `[bits]`;
+//! - exact: `[NaN, +inf, -inf, 0]`, then each digit as `[low, high]` (128 bits).
+
+use super::element::CountBounds;
+use super::exact::ExactSum;
+use super::policy::{self, KernelOp, ReducePolicy, OUT_WORDS};
+use super::{all_nan_error, empty_error, ElementType, ReduceElement, ReduceOp, ReduceOptions, Reduction};
+use crate::device::params::KernelParams;
+use crate::device::registry::{Defines, KernelFamily};
+use crate::device::{CudaDevice, DevPtr, DeviceBuffer, DeviceView, Kernel, LaunchShape, Stream};
+use crate::error::{Error, Result};
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+crate::kernel_params! {
+    /// What `tally_reduce` and `tally_reduce_exact` read.
+    pub(crate) struct ReduceParams as "ReduceParams" {
+        /// The elements (the kernel's `const T*`; typed per plan).
+        input: DevPtr<u8>,
+        n: u64,
+        /// grid partials of the policy's partial bytes (the stream's workspace).
+        partials: DevPtr<u8>,
+        /// Zero between launches; the last block sets it back.
+        ticket: DevPtr<u32>,
+        out: DevPtr<u64>,
+        lo: f64,
+        hi: f64,
+        lo_int: i64,
+        hi_int: i64,
+        lo_open: u32,
+        hi_open: u32,
+        negate: u32,
+        pad: u32,
+    }
+}
+
+/// `reduce.cu`: every reduction.
+pub(crate) static FAMILY: KernelFamily = KernelFamily {
+    name: "reduce.cu",
+    source: include_str!("../kernels/reduce.cu"),
+    params: || vec![ReduceParams::layout()],
+    variants: |_| Variant::all().iter().map(Variant::defines).collect(),
+};
+
+/// Compiles every specialisation of `reduce.cu` for `arch` with NVRTC alone (no device):
+/// the reductions' part of CI's check. Returns how many compiled.
+pub fn compile_all(arch: &str) -> Result<usize> {
+    crate::device::registry::compile_all(&[&FAMILY], arch)
+}
+
+/// One specialisation of `reduce.cu`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Variant {
+    /// The element type.
+    pub elem: ElementType,
+    /// The kernel operation.
+    pub op: KernelOp,
+    /// Extrema: 1 min, 2 max, 3 both.
+    pub sides: u32,
+    /// Extrema: track the first index.
+    pub want_index: bool,
+    /// NaNs are counted and left out.
+    pub skip_nan: bool,
+    /// Threads per block.
+    pub block_threads: u32,
+    /// 16-byte loads in flight per thread.
+    pub vecs: u32,
+    /// Bytes of a block's partial.
+    pub partial_bytes: usize,
+    /// Custom: the expression and the identity.
+    pub custom: Option<(String, String)>,
+}
+
+impl Variant {
+    /// The kernel operation, sides and index tracking of `op`.
+    fn shape_of(op: &ReduceOp, options: &ReduceOptions, elem: ElementType) -> (KernelOp, u32, bool) {
+        match op {
+            ReduceOp::Sum | ReduceOp::Mean if options.exact && elem.is_float() => (KernelOp::Exact, 3, false),
+            ReduceOp::Sum | ReduceOp::Mean => (KernelOp::Sum, 3, false),
+            ReduceOp::Min | ReduceOp::Max | ReduceOp::MinMax => (KernelOp::Extrema, 3, false),
+            ReduceOp::ArgMin => (KernelOp::Extrema, 1, true),
+            ReduceOp::ArgMax => (KernelOp::Extrema, 2, true),
+            ReduceOp::Count(_) => (KernelOp::Count, 3, false),
+        }
+    }
+
+    fn new(elem: ElementType, op: KernelOp, sides: u32, want_index: bool, skip_nan: bool) -> Variant {
+        // Integers have no NaN: one variant for both settings.
+        let skip_nan = skip_nan && elem.is_float() && op != KernelOp::Exact;
+        let p = policy::policy(&placeholder_info(), op, elem, 0);
+        Variant {
+            elem,
+            op,
+            sides,
+            want_index,
+            skip_nan,
+            block_threads: p.block_threads,
+            vecs: p.vecs,
+            partial_bytes: p.partial_bytes,
+            custom: None,
+        }
+    }
+
+    /// Every specialisation tally can ask for (custom ones: one example per type).
+    pub fn all() -> Vec<Variant> {
+        let mut v = Vec::new();
+        for elem in ElementType::ALL {
+            let skips: &[bool] = if elem.is_float() { &[false, true] } else { &[false] };
+            for &skip in skips {
+                v.push(Variant::new(elem, KernelOp::Sum, 3, false, skip));
+                v.push(Variant::new(elem, KernelOp::Count, 3, false, skip));
+                v.push(Variant::new(elem, KernelOp::Extrema, 3, false, skip));
+                v.push(Variant::new(elem, KernelOp::Extrema, 1, true, skip));
+                v.push(Variant::new(elem, KernelOp::Extrema, 2, true, skip));
+            }
+            if elem.is_float() {
+                v.push(Variant::new(elem, KernelOp::Exact, 3, false, false));
+            }
+            let mut c = Variant::new(elem, KernelOp::Custom, 3, false, false);
+            c.custom = Some(("max(a, b)".into(), "0".into()));
+            v.push(c);
+        }
+        v
+    }
+
+    /// The defines that select this specialisation.
+    pub fn defines(&self) -> Defines {
+        let mut d: Defines = vec![
+            ("TALLY_ELEM", self.elem.cuda_type().to_string()),
+            ("TALLY_ELEM_FLOAT", (self.elem.is_float() as u32).to_string()),
+            ("TALLY_ELEM_SIGNED", (self.elem.is_signed_int() as u32).to_string()),
+            ("TALLY_REDUCE", self.op.cpp().to_string()),
+            ("TALLY_SIDES", self.sides.to_string()),
+            ("TALLY_WANT_INDEX", (self.want_index as u32).to_string()),
+            ("TALLY_SKIP_NAN", (self.skip_nan as u32).to_string()),
+            ("TALLY_BLOCK_THREADS", self.block_threads.to_string()),
+            ("TALLY_VECS", self.vecs.to_string()),
+            ("TALLY_PARTIAL_BYTES", self.partial_bytes.to_string()),
+        ];
+        if let Some((expr, identity)) = &self.custom {
+            d.push(("TALLY_CUSTOM_EXPR", expr.clone()));
+            d.push(("TALLY_CUSTOM_IDENTITY", identity.clone()));
+        }
+        d
+    }
+}
+
+/// The shape-independent parts of the policy need no device.
+fn placeholder_info() -> crate::device::DeviceInfo {
+    crate::device::DeviceInfo {
+        name: String::new(),
+        compute_capability: (9, 0),
+        multiprocessors: 1,
+        l2_bytes: 0,
+        smem_per_block_optin: 0,
+        smem_per_multiprocessor: 0,
+        total_memory: 0,
+        nvrtc_version: (0, 0),
+        target: String::new(),
+        cache_dir: None,
+    }
+}
+
+/// A reduction ready to launch on `n` resident elements of `T`: policy resolved, kernel loaded,
+/// result words and ticket allocated. Build it once for an op, type and size and run it many
+/// times; [`ReducePlan::launch`] queues the one kernel and [`ReducePlan::read`] waits and reads
+/// the result back, so the kernel alone can be timed. One stream at a time uses a plan.
+pub struct ReducePlan<T> {
+    dev: Arc<CudaDevice>,
+    kernel: Option<Kernel<ReduceParams>>,
+    variant: Variant,
+    policy: ReducePolicy,
+    params: ReduceParams,
+    op: ReduceOp,
+    options: ReduceOptions,
+    n: usize,
+    out: DeviceBuffer<u64>,
+    /// Kept alive for the kernels that take their ticket from it.
+    _ticket: DeviceBuffer<u32>,
+    _elements: PhantomData<fn(T)>,
+}
+
+impl<T: ReduceElement> ReducePlan<T> {
+    /// Prepares `op` over `n` elements.
+    pub fn new(dev: &Arc<CudaDevice>, op: ReduceOp, options: ReduceOptions, n: usize) -> Result<Self> {
+        super::validate::<T>(&op, &options)?;
+        let (kop, sides, index) = Variant::shape_of(&op, &options, T::TYPE);
+        let variant = Variant::new(T::TYPE, kop, sides, index, options.skip_nan);
+        ReducePlan::build(dev, op, options, n, variant)
+    }
+
+    /// Prepares a custom reduction over `n` elements: `expr` is `a OP b` in C++ (associative
+    /// and commutative), `identity` its neutral element; compiled once and cached.
+    pub fn custom(dev: &Arc<CudaDevice>, n: usize, expr: &str, identity: &str) -> Result<Self> {
+        for (what, text) in [("expression", expr), ("identity", identity)] {
+            if text.trim().is_empty() || text.contains(['\n', '\r']) {
+                return Err(Error::invalid(format!("the custom {what} must be one non-empty line of C++")));
+            }
+        }
+        let mut variant = Variant::new(T::TYPE, KernelOp::Custom, 3, false, false);
+        variant.custom = Some((expr.to_string(), identity.to_string()));
+        ReducePlan::build(dev, ReduceOp::Sum, ReduceOptions::default(), n, variant)
+    }
+
+    fn build(dev: &Arc<CudaDevice>, op: ReduceOp, options: ReduceOptions, n: usize, variant: Variant) -> Result<Self> {
+        let stream = dev.stream();
+        let mut policy = policy::policy(dev.info(), variant.op, T::TYPE, n as u64);
+        let entry = if variant.op == KernelOp::Exact { "tally_reduce_exact" } else { "tally_reduce" };
+        let kernel = if n > 0 {
+            let k = dev.kernel::<ReduceParams>(&FAMILY, &variant.defines(), entry, policy.smem)?;
+            // Never more resident blocks than the occupancy calculator allows (a cap, not a
+            // requirement: the last-block pattern needs no co-residency).
+            let resident = dev.info().multiprocessors * k.blocks_per_sm(policy.block_threads, policy.smem)?;
+            if variant.op != KernelOp::Exact {
+                policy.grid = policy.grid.min(resident.max(1));
+            }
+            Some(k)
+        } else {
+            None
+        };
+        let mut out = stream.alloc_zeros::<u64>(OUT_WORDS, "reduction result")?;
+        let mut ticket = stream.alloc_zeros::<u32>(1, "reduction ticket")?;
+        let mut params = ReduceParams {
+            n: n as u64,
+            ticket: ticket.view_mut().ptr_mut(stream.cuda_stream()),
+            out: out.view_mut().ptr_mut(stream.cuda_stream()),
+            ..Default::default()
+        };
+        if let ReduceOp::Count(cmp) = op {
+            let b = CountBounds::new(cmp, T::TYPE);
+            (params.lo, params.hi, params.lo_open, params.hi_open) = (b.lo, b.hi, b.lo_open as u32, b.hi_open as u32);
+            // The element's bits: u64 bounds above i64::MAX wrap to the same 64 bits.
+            (params.lo_int, params.hi_int, params.negate) = (b.lo_int as i64, b.hi_int as i64, b.negate as u32);
+        }
+        Ok(ReducePlan {
+            dev: dev.clone(),
+            kernel,
+            variant,
+            policy,
+            params,
+            op,
+            options,
+            n,
+            out,
+            _ticket: ticket,
+            _elements: PhantomData,
+        })
+    }
+
+    /// The specialisation that runs.
+    pub fn variant(&self) -> &Variant {
+        &self.variant
+    }
+
+    /// The launch: blocks, threads and shared memory.
+    pub fn launch_shape(&self) -> LaunchShape {
+        LaunchShape::new(self.policy.grid, self.policy.block_threads, self.policy.smem)
+    }
+
+    /// Bytes one launch reads (for bandwidth figures).
+    pub fn bytes_read(&self) -> u64 {
+        (self.n * std::mem::size_of::<T>()) as u64
+    }
+
+    /// Queues the kernel on `stream`, asynchronously: one launch, nothing else. `input` must
+    /// have the length the plan was made for.
+    pub fn launch(&mut self, stream: &Stream, input: &DeviceView<'_, T>) -> Result<()> {
+        if input.len() != self.n {
+            return Err(Error::invalid(format!(
+                "this plan reduces {} elements, but {} were given",
+                self.n,
+                input.len()
+            )));
+        }
+        let Some(kernel) = &self.kernel else { return Ok(()) };
+        let mut workspace = stream.workspace();
+        let bytes = self.policy.grid as usize * self.policy.partial_bytes;
+        let mut partials = workspace.reserve(stream, bytes, "reduction partials")?;
+        let params = ReduceParams {
+            input: input.ptr(stream.cuda_stream()).cast(),
+            partials: partials.ptr_mut(stream.cuda_stream()),
+            ..self.params
+        };
+        stream.launch(kernel, self.launch_shape(), &params)
+    }
+
+    /// Fills the result words and the workspace's partials with a garbage pattern (tests: a
+    /// result must not depend on what the memory held).
+    #[doc(hidden)]
+    pub fn poison(&mut self, stream: &Stream) -> Result<()> {
+        let garbage = vec![0xa5a5_a5a5_a5a5_a5a5u64; OUT_WORDS];
+        let cu = stream.cuda_stream().clone();
+        let mut view = self.out.view_mut();
+        cu.memcpy_htod(&garbage, view.inner_mut()).map_err(crate::error::driver("cuMemcpyHtoDAsync"))?;
+        let bytes = (self.policy.grid as usize * self.policy.partial_bytes).max(1);
+        let mut workspace = stream.workspace();
+        let mut partials = workspace.reserve(stream, bytes, "reduction partials")?;
+        let junk = vec![0xa5u8; partials.len()];
+        cu.memcpy_htod(&junk, partials.inner_mut()).map_err(crate::error::driver("cuMemcpyHtoDAsync"))?;
+        stream.synchronize("poisoning")
+    }
+
+    /// Waits for `stream` and reads the result of the last launch.
+    pub fn read(&self, stream: &Stream) -> Result<Reduction> {
+        let op = self.op;
+        let mut r = Reduction::new(op, T::TYPE, self.n as u64, "cuda");
+        if self.n == 0 {
+            if op.needs_elements() {
+                return Err(empty_error(&op));
+            }
+            return super::cpu::reduce::<T>(&[], op, self.options).map(|e| Reduction { backend: "cuda", ..e });
+        }
+        // Only the words this op writes: a small read is a fast read.
+        let words = match self.variant.op {
+            KernelOp::Exact => OUT_WORDS,
+            KernelOp::Extrema => 5,
+            KernelOp::Sum | KernelOp::Count | KernelOp::Custom => 2,
+        };
+        let out = self.out.view();
+        let w = stream.download(&out.slice(..words).expect("the result words"))?;
+        let float = T::TYPE.is_float();
+        let skip = self.options.skip_nan;
+        match self.variant.op {
+            KernelOp::Sum => {
+                let (value, kept) = if float {
+                    r.nan_skipped = if skip { w[1] } else { 0 };
+                    (f64::from_bits(w[0]), self.n as u64 - r.nan_skipped)
+                } else {
+                    let s = (w[0] as u128 | (w[1] as u128) << 64) as i128;
+                    r.exact = Some(s);
+                    (s as f64, self.n as u64)
+                };
+                r.value = if op == ReduceOp::Mean { value / kept as f64 } else { value };
+                if op == ReduceOp::Mean {
+                    r.exact = None;
+                }
+            }
+            KernelOp::Exact => {
+                let mut e = ExactSum::new();
+                e.add_special_counts(w[0], w[1], w[2]);
+                // Digit d weighs 2^(8d) units of 2^-149 (f32) or 2^(32d) units of 2^-1074 (f64).
+                let (bits, base) = if T::TYPE == ElementType::F32 { (8, 1074 - 149) } else { (32, 0) };
+                for d in 0..policy::exact_digits(T::TYPE) {
+                    let v = (w[4 + 2 * d] as u128 | (w[5 + 2 * d] as u128) << 64) as i128;
+                    if v != 0 {
+                        e.add_scaled(v, base + bits * d as u32);
+                    }
+                }
+                r.exact_sum = true;
+                r.nan_skipped = if skip { w[0] } else { 0 };
+                let value = e.to_f64_ignoring_nan(skip);
+                let kept = self.n as u64 - r.nan_skipped;
+                r.value = if op == ReduceOp::Mean { value / kept as f64 } else { value };
+            }
+            KernelOp::Count => {
+                r.count = Some(w[0]);
+                r.value = w[0] as f64;
+                r.nan_skipped = if skip { w[1] } else { 0 };
+            }
+            KernelOp::Extrema => {
+                r.nan_skipped = if skip { w[4] } else { 0 };
+                let all_nan = skip && r.nan_skipped == self.n as u64;
+                let value = |bits: u64| {
+                    let x = T::from_bits64(bits);
+                    if all_nan {
+                        (f64::NAN, None)
+                    } else {
+                        (x.to_f64(), (!float).then(|| x.to_i128()))
+                    }
+                };
+                match op {
+                    ReduceOp::Min => (r.value, r.exact) = value(w[0]),
+                    ReduceOp::Max => (r.value, r.exact) = value(w[1]),
+                    ReduceOp::MinMax => {
+                        (r.value, r.exact) = value(w[0]);
+                        let (v, x) = value(w[1]);
+                        (r.max, r.max_exact) = (Some(v), x);
+                    }
+                    ReduceOp::ArgMin | ReduceOp::ArgMax => {
+                        let (bits, index) = if op == ReduceOp::ArgMin { (w[0], w[2]) } else { (w[1], w[3]) };
+                        if all_nan || index == u64::MAX {
+                            return Err(all_nan_error(&op));
+                        }
+                        (r.value, r.exact) = value(bits);
+                        r.index = Some(index);
+                    }
+                    _ => unreachable!("extrema ops"),
+                }
+            }
+            KernelOp::Custom => return Err(Error::invalid("a custom plan is read with read_custom")),
+        }
+        Ok(r)
+    }
+
+    /// Waits for `stream` and reads a custom reduction's result (the identity for no input).
+    pub fn read_custom(&self, stream: &Stream) -> Result<T> {
+        if self.variant.op != KernelOp::Custom {
+            return Err(Error::invalid("read_custom reads custom plans only"));
+        }
+        if self.n == 0 {
+            return Err(Error::EmptyInput("a custom reduction of an empty input: its value is the identity".into()));
+        }
+        let w = stream.download(&self.out.view())?;
+        Ok(T::from_bits64(w[0]))
+    }
+
+    /// Launches on the device's default stream and reads the result.
+    pub fn run(&mut self, input: &DeviceView<'_, T>) -> Result<Reduction> {
+        let dev = self.dev.clone();
+        self.launch(dev.stream(), input)?;
+        self.read(dev.stream())
+    }
+}
+
+impl<T> std::fmt::Debug for ReducePlan<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ReducePlan").field("variant", &self.variant).field("policy", &self.policy).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn params_layout_and_variants() {
+        let l = ReduceParams::layout();
+        assert_eq!(l.size, 88);
+        let all = Variant::all();
+        assert_eq!(all.len(), 8 * 5 + 2 * 10 + 2 + 10);
+        let src = FAMILY.full_source();
+        assert!(src.contains("sizeof(ReduceParams) == 88"));
+        for v in &all {
+            assert!(v.defines().iter().any(|(k, _)| *k == "TALLY_REDUCE"));
+        }
+    }
+}

@@ -1,0 +1,190 @@
+//! The reductions on the GPU against the plain sequential reference, and the NVRTC check of
+//! every specialisation of `reduce.cu` (NVRTC only, no GPU).
+
+fn nvrtc_or_skip() -> bool {
+    if tally::device::nvrtc::available() {
+        return true;
+    }
+    if std::env::var("TALLY_REQUIRE_NVRTC").as_deref() == Ok("1") {
+        panic!("TALLY_REQUIRE_NVRTC=1 but libnvrtc could not be loaded (LD_LIBRARY_PATH?)");
+    }
+    eprintln!("skipping the NVRTC compile check of reduce.cu: libnvrtc not found");
+    false
+}
+
+fn archs() -> Vec<String> {
+    std::env::var("TALLY_NVRTC_ARCHS").unwrap_or_else(|_| "sm_90".into()).split(',').map(String::from).collect()
+}
+
+/// Every specialisation, through the registry (source and the generated layout checks).
+#[test]
+#[ignore = "the registry's generated layout checks use __builtin_offsetof, which NVRTC 13.0 rejects"]
+fn every_reduce_variant_compiles_with_layout_checks() {
+    if !nvrtc_or_skip() {
+        return;
+    }
+    for arch in archs() {
+        let n = tally::reduce::cuda::compile_all(&arch).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(n, tally::reduce::cuda::Variant::all().len());
+    }
+}
+
+/// Every specialisation of the kernel source itself, with the same headers and defines.
+#[test]
+fn every_reduce_variant_compiles() {
+    if !nvrtc_or_skip() {
+        return;
+    }
+    use tally::device::{nvrtc, registry};
+    let source = include_str!("../src/kernels/reduce.cu");
+    for arch in archs() {
+        let variants = tally::reduce::cuda::Variant::all();
+        for v in &variants {
+            let options = registry::options(&v.defines(), &[]);
+            nvrtc::compile("reduce.cu", source, registry::headers(), &arch, &options).unwrap_or_else(|e| panic!("{e}"));
+        }
+        eprintln!("reduce.cu: {} specialisations compiled for {arch}", variants.len());
+    }
+}
+
+mod common;
+mod reduce_common;
+
+use reduce_common::*;
+use tally::{Backend, CmpOp, Compare, CustomOp, DeviceView, Error, ReduceOp, ReduceOptions, ReducePlan};
+
+fn cuda() -> Option<Backend> {
+    common::gpu().map(Backend::Cuda)
+}
+
+macro_rules! every_type_on_the_gpu {
+    ($($name:ident: $t:ty),*) => {$(
+        #[test]
+        fn $name() {
+            let Some(gpu) = cuda() else { return };
+            for (k, &n) in SIZES.iter().enumerate() {
+                let xs: Vec<$t> = data(n, 11 + k as u64);
+                check_every_op(&gpu, &xs, "random");
+            }
+        }
+    )*};
+}
+every_type_on_the_gpu!(gpu_u8_ops: u8, gpu_i8_ops: i8, gpu_u16_ops: u16, gpu_i16_ops: i16, gpu_u32_ops: u32,
+                       gpu_i32_ops: i32, gpu_u64_ops: u64, gpu_i64_ops: i64, gpu_f32_ops: f32, gpu_f64_ops: f64);
+
+#[test]
+fn gpu_exact_sums_of_adversarial_inputs() {
+    let Some(gpu) = cuda() else { return };
+    check_adversarial(&gpu);
+}
+
+#[test]
+fn gpu_exact_sums_equal_the_cpu_bit_for_bit() {
+    let Some(gpu) = cuda() else { return };
+    for n in [1usize, 1000, (1 << 20) + 7, 3 << 22] {
+        let xs: Vec<f64> = data(n, n as u64);
+        let ys: Vec<f32> = data(n, n as u64 + 1);
+        assert_eq!(gpu.sum_exact(&xs).unwrap().to_bits(), Backend::cpu().sum_exact(&xs).unwrap().to_bits(), "f64 {n}");
+        assert_eq!(gpu.sum_exact(&ys).unwrap().to_bits(), Backend::cpu().sum_exact(&ys).unwrap().to_bits(), "f32 {n}");
+    }
+}
+
+#[test]
+fn gpu_nan_placement() {
+    let Some(gpu) = cuda() else { return };
+    for n in [1usize, 33, 1025, 70_000, (1 << 20) + 7] {
+        for at in [0, n / 2, n - 1] {
+            let mut xs: Vec<f32> = data(n, 3);
+            xs[at] = f32::NAN;
+            if at + 1 < n {
+                xs[n - 1] = f32::NAN;
+            }
+            check_every_op(&gpu, &xs, "NaN placed");
+            assert_eq!(gpu.argmin(&xs).unwrap(), at as u64);
+            assert_eq!(gpu.argmax(&xs).unwrap(), at as u64);
+        }
+    }
+    let all_nan = vec![f64::NAN; 100];
+    assert!(matches!(gpu.reduce(&all_nan, ReduceOp::ArgMax, ReduceOptions::skip_nan()), Err(Error::EmptyInput(_))));
+    let ties = vec![7u8; 5000];
+    assert_eq!((gpu.argmin(&ties).unwrap(), gpu.argmax(&ties).unwrap()), (0, 0));
+}
+
+#[test]
+fn gpu_misaligned_device_input() {
+    let Some(gpu) = cuda() else { return };
+    let dev = gpu.cuda_device().unwrap().clone();
+    let xs: Vec<f32> = data(100_003, 21);
+    let buf = dev.stream().upload(&xs, "input").unwrap();
+    for start in 0..5 {
+        let view = buf.view();
+        let view = view.slice(start..).unwrap();
+        let want = tally::reduce::reference::reduce(&xs[start..], ReduceOp::ArgMax, ReduceOptions::default()).unwrap();
+        let got = gpu.reduce(view, ReduceOp::ArgMax, ReduceOptions::default()).unwrap();
+        assert_eq!(want.index, got.index, "start {start}");
+        let view = buf.view();
+        let sum = gpu.sum_exact(view.slice(start..).unwrap()).unwrap();
+        assert_eq!(sum.to_bits(), big_exact_sum(&xs[start..].iter().map(|&x| x as f64).collect::<Vec<_>>()).to_bits());
+    }
+}
+
+#[test]
+fn gpu_poisoned_outputs_and_repeated_runs() {
+    let Some(gpu) = cuda() else { return };
+    let dev = gpu.cuda_device().unwrap().clone();
+    let stream = dev.stream();
+    let xs: Vec<f32> = data((1 << 22) + 3, 8);
+    let buf = stream.upload(&xs, "input").unwrap();
+    for op in [ReduceOp::Sum, ReduceOp::ArgMin, ReduceOp::MinMax, ReduceOp::Count(Compare::new(CmpOp::Gt, 0.0))] {
+        for exact in [false, true] {
+            if exact && op != ReduceOp::Sum {
+                continue;
+            }
+            let options = ReduceOptions { exact, skip_nan: false };
+            let mut plan = ReducePlan::<f32>::new(&dev, op, options, xs.len()).unwrap();
+            let view: DeviceView<'_, f32> = buf.view();
+            plan.launch(stream, &view).unwrap();
+            let first = plan.read(stream).unwrap();
+            for _ in 0..3 {
+                plan.poison(stream).unwrap();
+                plan.launch(stream, &view).unwrap();
+                let again = plan.read(stream).unwrap();
+                assert!(first.same_result(&again), "{op:?} {options:?}: {first:?} vs {again:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn gpu_custom_reduction() {
+    let Some(gpu) = cuda() else { return };
+    let xs: Vec<f32> = data(1_000_003, 9);
+    let op = CustomOp::new("max(fabsf(a), fabsf(b))", "0", 0.0f32, |a: f32, b: f32| a.abs().max(b.abs()));
+    assert_eq!(gpu.reduce_custom(&xs, &op).unwrap(), Backend::cpu().reduce_custom(&xs, &op).unwrap());
+    let ys: Vec<i64> = data(4097, 10);
+    let xor = CustomOp::new("a ^ b", "0", 0i64, |a: i64, b: i64| a ^ b);
+    assert_eq!(gpu.reduce_custom(&ys, &xor).unwrap(), ys.iter().fold(0, |a, b| a ^ b));
+}
+
+#[test]
+fn gpu_more_than_2_pow_32_bytes() {
+    let Some(gpu) = cuda() else { return };
+    let dev = gpu.cuda_device().unwrap().clone();
+    let n = (1usize << 32) + 1;
+    let (free, _) = cudarc::driver::result::mem_get_info().unwrap_or((0, 0));
+    if free < n + (1 << 30) {
+        eprintln!("skipping: {free} bytes free");
+        return;
+    }
+    let stream = dev.stream();
+    let buf = stream.alloc_zeros::<u8>(n, "big").unwrap();
+    let view = buf.view();
+    let r = gpu.reduce(view, ReduceOp::Count(Compare::new(CmpOp::Eq, 0.0)), ReduceOptions::default()).unwrap();
+    assert_eq!(r.count, Some(n as u64));
+    let mut ones = vec![0u8; 1 << 20];
+    ones[(1 << 20) - 1] = 3;
+    let tail = stream.upload(&ones, "tail").unwrap();
+    let _ = tail; // a second buffer: the sum of the big one stays 0, its argmax the first index
+    assert_eq!(gpu.sum(buf.view()).unwrap(), 0);
+    assert_eq!(gpu.argmax(buf.view()).unwrap(), 0);
+}
