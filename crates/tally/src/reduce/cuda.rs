@@ -48,12 +48,6 @@ pub(crate) static FAMILY: KernelFamily = KernelFamily {
     variants: |_| Variant::all().iter().map(Variant::defines).collect(),
 };
 
-/// Compiles every specialisation of `reduce.cu` for `arch` with NVRTC alone (no device):
-/// the reductions' part of CI's check. Returns how many compiled.
-pub fn compile_all(arch: &str) -> Result<usize> {
-    crate::device::registry::compile_all(&[&FAMILY], arch)
-}
-
 /// One specialisation of `reduce.cu`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Variant {
