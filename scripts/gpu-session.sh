@@ -5,7 +5,9 @@
 # binaries in tests/, run-tests.sh and the peer harnesses in peers/.
 # Logs go to $OUT (or ./gpu-out); the last lines printed are the summary.
 #   usage: bash scripts/gpu-session.sh [stages...]
-#   stages: info startup tests bench bench-NAME weighted hist2d peers peers-weighted cub-large sanitize lab
+#   stages: info startup tests bench bench-NAME weighted hist2d compare peers peers-weighted cub-large sanitize lab
+#   compare: the previous build (.gpu/old/tally) and this one, alternately, on the same cases
+#   (COMPARE_HIST_ARGS, COMPARE_WEIGHTED_ARGS, COMPARE_HIST2D_ARGS); a table of both and the ratio.
 set -u
 out=${OUT:-gpu-out}
 mkdir -p "$out"
@@ -88,6 +90,17 @@ PY
           cat "$dir/lab/$what.txt" "$dir/lab/$what.err"; } | tee -a "$out/lab.log"
       done
       tar -czf "$out/lab.tar.gz" -C "$dir" lab; rm -rf "$dir" ;;
+    compare)
+      rc=0
+      for what in hist weighted hist2d; do
+        args_var=COMPARE_${what^^}_ARGS
+        for build in old new old new; do
+          exe=.gpu/bin/tally; [ $build = old ] && exe=.gpu/old/tally
+          $exe bench $what --backend cuda ${!args_var:-} --json > "$out/compare-$what-$build.json" 2>> "$out/bench.txt" || rc=$?
+          mv "$out/compare-$what-$build.json" "$out/compare-$what-$build-$RANDOM.json.keep"
+        done
+      done
+      python3 scripts/compare-builds.py "$out" | tee "$out/compare.txt" ;;
     startup)
       # Whole-process time of a 1M-sample histogram: a cold kernel cache, then warm ones.
       rc=0; cold=$(mktemp -d)
