@@ -31,6 +31,8 @@ pub enum BenchWhat {
     Weighted(BenchWeightedArgs),
     /// 2-D histograms of f32 pairs, uniform and a Gaussian blob.
     Hist2d(BenchHist2dArgs),
+    /// Reductions: every op over sizes and types, against the read bandwidth.
+    Reduce(super::bench_reduce::BenchReduceArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -177,6 +179,7 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
         BenchWhat::Hist(h) => hist(h),
         BenchWhat::Weighted(w) => weighted(w),
         BenchWhat::Hist2d(h) => hist2d(h),
+        BenchWhat::Reduce(r) => super::bench_reduce::run(r),
     }
 }
 
@@ -194,6 +197,7 @@ fn validate(a: &BenchArgs) -> anyhow::Result<()> {
         }
         BenchWhat::Weighted(w) => (w.reps, w.size, 24),
         BenchWhat::Hist2d(h) => (h.reps, h.size, 32),
+        BenchWhat::Reduce(r) => (r.reps, None, 0),
     };
     check_reps(reps)?;
     if let Some(n) = size {

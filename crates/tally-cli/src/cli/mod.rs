@@ -1,6 +1,7 @@
 //! Subcommands, one file each; this file holds the argument types they share.
 
 pub mod bench;
+pub mod bench_reduce;
 mod cub;
 pub mod hist;
 pub mod hist2d;
@@ -10,6 +11,7 @@ pub mod lab;
 pub mod lab_histogram;
 pub mod limits;
 pub mod output;
+pub mod reduce;
 
 use clap::{Parser, Subcommand};
 use tally::{Backend, BackendKind, CudaDevice, DeviceOptions};
@@ -29,6 +31,8 @@ pub enum Command {
     Hist2d(hist2d::Hist2dArgs),
     /// Sweep strategies, distributions, bin counts and types; report GB/s against read bandwidth.
     Bench(bench::BenchArgs),
+    /// Reduce a file's values: sum, min, max, minmax, argmin, argmax, mean, count (--where).
+    Reduce(reduce::ReduceArgs),
     /// The backend, the device, NVRTC, the kernel cache and the measured read bandwidth.
     Info(info::InfoArgs),
     /// The atomics lab: atomics under contention on this GPU, as tables, JSON and SVG charts.
@@ -94,6 +98,7 @@ pub fn run() -> anyhow::Result<()> {
         Command::Hist(a) => hist::run(a),
         Command::Hist2d(a) => hist2d::run(a),
         Command::Bench(a) => bench::run(a),
+        Command::Reduce(a) => reduce::run(a),
         Command::Info(a) => info::run(a),
         Command::Lab(a) => lab::run(a),
     }

@@ -286,7 +286,8 @@ pub struct Kernel<P> {
 }
 
 /// A launch's shape: a one-dimensional grid of `grid` blocks of `block` threads, `smem` bytes of
-/// dynamic shared memory per block, in clusters of `cluster` blocks (1: no clusters).
+/// dynamic shared memory per block, in clusters of `cluster` blocks where that is `Some` (a
+/// kernel that uses cluster features needs a cluster launch even for clusters of one block).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LaunchShape {
     /// Blocks.
@@ -295,14 +296,14 @@ pub struct LaunchShape {
     pub block: u32,
     /// Dynamic shared memory per block, bytes.
     pub smem: u32,
-    /// Blocks per cluster (1: a plain launch).
-    pub cluster: u32,
+    /// Blocks per cluster (None: a plain launch).
+    pub cluster: Option<u32>,
 }
 
 impl LaunchShape {
     /// A plain launch.
     pub fn new(grid: u32, block: u32, smem: usize) -> Self {
-        LaunchShape { grid, block, smem: smem as u32, cluster: 1 }
+        LaunchShape { grid, block, smem: smem as u32, cluster: None }
     }
 }
 
@@ -332,7 +333,7 @@ impl<P: KernelParams> Kernel<P> {
     /// once; 0 when such a cluster does not fit.
     pub fn max_active_clusters(&self, stream: &Stream, block: u32, smem: usize, cluster: u32) -> Result<u32> {
         self.allow_cluster(cluster)?;
-        let shape = LaunchShape { grid: cluster, block, smem: smem as u32, cluster };
+        let shape = LaunchShape { grid: cluster, block, smem: smem as u32, cluster: Some(cluster) };
         let mut attr = cluster_attribute(cluster);
         let config = launch_config(&shape, stream, &mut attr);
         let mut count: std::ffi::c_int = 0;
@@ -380,7 +381,7 @@ fn launch_config(shape: &LaunchShape, stream: &Stream, attr: &mut sys::CUlaunchA
         sharedMemBytes: shape.smem,
         hStream: stream.inner.cu_stream(),
         attrs: attr,
-        numAttrs: (shape.cluster > 1) as u32,
+        numAttrs: shape.cluster.is_some() as u32,
     }
 }
 
@@ -440,12 +441,18 @@ impl Stream {
     /// tally. Plain and cluster launches alike; multi-pass strategies call it once per pass.
     pub(crate) fn launch<P: KernelParams>(&self, kernel: &Kernel<P>, shape: LaunchShape, params: &P) -> Result<()> {
         debug_assert!(shape.smem as usize <= kernel.smem.max(48 * 1024), "{}: shared memory", kernel.entry);
-        debug_assert!(shape.grid.is_multiple_of(shape.cluster), "{}: grid of whole clusters", kernel.entry);
+        debug_assert!(
+            shape.cluster.is_none_or(|c| shape.grid.is_multiple_of(c)),
+            "{}: grid of whole clusters",
+            kernel.entry
+        );
         if shape.grid == 0 {
             return Ok(());
         }
-        kernel.allow_cluster(shape.cluster)?;
-        let mut attr = cluster_attribute(shape.cluster);
+        if let Some(c) = shape.cluster {
+            kernel.allow_cluster(c)?;
+        }
+        let mut attr = cluster_attribute(shape.cluster.unwrap_or(1));
         let config = launch_config(&shape, self, &mut attr);
         let mut args = [params as *const P as *mut std::ffi::c_void];
         self.inner.context().bind_to_thread().map_err(driver("cuCtxSetCurrent"))?;

@@ -170,7 +170,7 @@ impl<T: Sample> HistogramPlan<T> {
                 let blocks = (active * c.cluster) as u64;
                 let safe = if strategy.narrow() { 0 } else { (n as u64 * c.cluster as u64).div_ceil(1 << 31) };
                 let grid = blocks.max(safe.next_multiple_of(c.cluster as u64));
-                shape = LaunchShape { grid: grid as u32, block: threads, smem: smem as u32, cluster: c.cluster };
+                shape = LaunchShape { grid: grid as u32, block: threads, smem: smem as u32, cluster: Some(c.cluster) };
                 (kernel, edges_shared, slice, rank_counters) = (k, e, c.slice, c.rank_counters);
                 break;
             }
@@ -203,7 +203,7 @@ impl<T: Sample> HistogramPlan<T> {
             first_pass: 1,
             aggregate: cap.aggregate(strategy, skewed) as u32,
             hot_key,
-            cluster_shift: shape.cluster.trailing_zeros(),
+            cluster_shift: shape.cluster.unwrap_or(1).trailing_zeros(),
             rank_counters: rank_counters as u32,
             ..Default::default()
         };
@@ -244,7 +244,7 @@ impl<T: Sample> HistogramPlan<T> {
 
     /// Blocks per cluster, for the cluster strategies.
     pub fn cluster_size(&self) -> Option<u32> {
-        (self.shape.cluster > 1 || self.strategy.needs_clusters()).then_some(self.shape.cluster)
+        self.shape.cluster
     }
 
     /// Zeroes the counters and queues the kernel (once per pass) on `stream`, asynchronously.

@@ -1,0 +1,217 @@
+//! `tally bench reduce`: every op over sizes and types on resident data, each timed (median of
+//! CUDA events around the one launch; end to end on the host clock too), checked against the
+//! CPU backend, and set against the read bandwidth measured in the same run.
+
+use super::BackendArg;
+use anyhow::bail;
+use serde::Serialize;
+use std::time::Instant;
+use tally::data::splitmix64;
+use tally::reduce::{CmpOp, Compare, ReduceElement, ReduceOp, ReduceOptions, ReducePlan};
+use tally::Backend;
+
+/// Arguments of `tally bench reduce`.
+#[derive(clap::Args, Debug)]
+pub struct BenchReduceArgs {
+    /// Elements per case, as powers of two.
+    #[arg(long, default_value = "10,16,20,24,28", value_delimiter = ',')]
+    pub log2_sizes: Vec<u32>,
+    /// Element types: f32, f64, i32.
+    #[arg(long, default_value = "f32,f64,i32", value_delimiter = ',')]
+    pub dtypes: Vec<String>,
+    /// Ops: sum, exact-sum, min, max, minmax, argmin, argmax, mean, count.
+    #[arg(long, default_value = "sum,exact-sum,min,minmax,argmin,argmax,count", value_delimiter = ',')]
+    pub ops: Vec<String>,
+    /// Timed repetitions per case.
+    #[arg(long, default_value_t = 50)]
+    pub reps: usize,
+    #[command(flatten)]
+    pub backend: BackendArg,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// One row of the sweep.
+#[derive(Serialize, Debug)]
+pub struct ReduceRow {
+    pub dtype: String,
+    pub op: String,
+    pub n: usize,
+    /// The launch alone, median (CUDA events; the CPU: the whole call).
+    pub ms: f64,
+    /// Launch, wait and read back the result, median on the host clock.
+    pub end_to_end_us: f64,
+    pub gbs: f64,
+    pub fraction_of_read_bandwidth: f64,
+    /// Equal to the CPU backend's result (bit for bit; float sums within 1e-6 relative, as the
+    /// two combine in different orders).
+    pub verified: bool,
+}
+
+#[derive(Serialize)]
+struct Report {
+    backend: &'static str,
+    device: String,
+    read_bandwidth_gbs: f64,
+    rows: Vec<ReduceRow>,
+}
+
+fn op_of(name: &str) -> anyhow::Result<(ReduceOp, ReduceOptions)> {
+    let plain = ReduceOptions::default();
+    Ok(match name {
+        "sum" => (ReduceOp::Sum, plain),
+        "exact-sum" => (ReduceOp::Sum, ReduceOptions::exact()),
+        "min" => (ReduceOp::Min, plain),
+        "max" => (ReduceOp::Max, plain),
+        "minmax" => (ReduceOp::MinMax, plain),
+        "argmin" => (ReduceOp::ArgMin, plain),
+        "argmax" => (ReduceOp::ArgMax, plain),
+        "mean" => (ReduceOp::Mean, plain),
+        "count" => (ReduceOp::Count(Compare::new(CmpOp::Gt, 0.5)), plain),
+        _ => bail!("unknown op '{name}' (expected sum, exact-sum, min, max, minmax, argmin, argmax, mean or count)"),
+    })
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+/// Values in [0, 1) for floats, [-2^20, 2^20) for integers: sums neither overflow nor lose the
+/// comparison against the CPU to rounding.
+trait BenchValue: ReduceElement {
+    fn make(r: u64) -> Self;
+}
+impl BenchValue for f32 {
+    fn make(r: u64) -> Self {
+        (r >> 40) as f32 / (1u64 << 24) as f32
+    }
+}
+impl BenchValue for f64 {
+    fn make(r: u64) -> Self {
+        (r >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+impl BenchValue for i32 {
+    fn make(r: u64) -> Self {
+        (r >> 43) as i32 - (1 << 20)
+    }
+}
+
+fn agree(a: &tally::reduce::Reduction, b: &tally::reduce::Reduction) -> bool {
+    if a.same_result(b) {
+        return true;
+    }
+    // Plain float sums and means combine in different orders on the two backends.
+    a.exact.is_none() && !a.exact_sum && (a.value - b.value).abs() <= 1e-6 * b.value.abs().max(1.0)
+}
+
+fn sweep<T: BenchValue>(
+    backend: &Backend,
+    a: &BenchReduceArgs,
+    read_gbs: f64,
+    rows: &mut Vec<ReduceRow>,
+) -> anyhow::Result<()> {
+    for &log2 in &a.log2_sizes {
+        if log2 > 32 {
+            bail!("--log2-sizes: 2^{log2} elements is more than this benchmark holds (at most 2^32)");
+        }
+        let n = 1usize << log2;
+        let host: Vec<T> = (0..n).map(|i| T::make(splitmix64(0x5eed ^ i as u64))).collect();
+        for name in &a.ops {
+            let (op, options) = op_of(name)?;
+            if options.exact && !T::TYPE.is_float() {
+                continue; // integer sums are always exact
+            }
+            let reference = Backend::Cpu.reduce(host.as_slice(), op, options)?;
+            let (ms, e2e, got) = match backend {
+                Backend::Cpu => {
+                    let mut t = Vec::new();
+                    let mut last = None;
+                    for _ in 0..a.reps.clamp(1, 10) {
+                        let s = Instant::now();
+                        last = Some(Backend::Cpu.reduce(host.as_slice(), op, options)?);
+                        t.push(s.elapsed().as_secs_f64() * 1e3);
+                    }
+                    let ms = median(t);
+                    (ms, ms * 1e3, last.expect("one run"))
+                }
+                Backend::Cuda(dev) => {
+                    let stream = dev.stream();
+                    let buf = stream.upload(&host, "benchmark values")?;
+                    let view = buf.view();
+                    let mut plan = ReducePlan::<T>::new(dev, op, options, n)?;
+                    let ms = stream.timer()?.median_ms(a.reps, || plan.launch(stream, &view))?;
+                    let mut t = Vec::new();
+                    let mut last = None;
+                    for _ in 0..a.reps.max(3) {
+                        let s = Instant::now();
+                        last = Some(plan.run(&view)?);
+                        t.push(s.elapsed().as_secs_f64() * 1e6);
+                    }
+                    (ms, median(t), last.expect("one run"))
+                }
+            };
+            let gbs = (n * std::mem::size_of::<T>()) as f64 / (ms * 1e6);
+            rows.push(ReduceRow {
+                dtype: T::TYPE.name().into(),
+                op: name.clone(),
+                n,
+                ms,
+                end_to_end_us: e2e,
+                gbs,
+                fraction_of_read_bandwidth: gbs / read_gbs,
+                verified: agree(&got, &reference),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Runs `tally bench reduce`.
+pub fn run(a: BenchReduceArgs) -> anyhow::Result<()> {
+    if a.reps == 0 {
+        bail!("--reps must be at least 1");
+    }
+    let backend = a.backend.open()?;
+    let (device, read_gbs) = match &backend {
+        Backend::Cuda(dev) => (dev.info().name.clone(), dev.read_bandwidth(1 << 30, 20)?),
+        Backend::Cpu => {
+            (format!("CPU, {} threads", rayon::current_num_threads()), tally::device::cpu::read_bandwidth(1 << 28, 5))
+        }
+    };
+    let mut rows = Vec::new();
+    for d in &a.dtypes {
+        match d.as_str() {
+            "f32" => sweep::<f32>(&backend, &a, read_gbs, &mut rows)?,
+            "f64" => sweep::<f64>(&backend, &a, read_gbs, &mut rows)?,
+            "i32" => sweep::<i32>(&backend, &a, read_gbs, &mut rows)?,
+            _ => bail!("unknown type '{d}' for bench reduce (expected f32, f64 or i32)"),
+        }
+    }
+    if a.json {
+        let r = Report { backend: backend.name(), device, read_bandwidth_gbs: read_gbs, rows };
+        println!("{}", serde_json::to_string_pretty(&r)?);
+        return Ok(());
+    }
+    println!("# tally bench reduce: {device}, read bandwidth {read_gbs:.1} GB/s (same run)");
+    println!("{:<5} {:<10} {:>11} {:>10} {:>11} {:>9} {:>7} {:>3}", "type", "op", "n", "ms", "e2e us", "GB/s", "%read", "ok");
+    for r in &rows {
+        println!(
+            "{:<5} {:<10} {:>11} {:>10.4} {:>11.1} {:>9.1} {:>6.1}% {:>3}",
+            r.dtype,
+            r.op,
+            r.n,
+            r.ms,
+            r.end_to_end_us,
+            r.gbs,
+            100.0 * r.fraction_of_read_bandwidth,
+            if r.verified { "yes" } else { "NO" }
+        );
+    }
+    if rows.iter().any(|r| !r.verified) {
+        bail!("some cases disagreed with the CPU backend (rows marked NO)");
+    }
+    Ok(())
+}

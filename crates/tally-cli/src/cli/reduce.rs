@@ -1,0 +1,171 @@
+//! `tally reduce`: one reduction of a file's values (sum, min, max, minmax, argmin, argmax,
+//! mean, count of values passing a comparison), as text or JSON.
+
+use super::input::{self, with_vec, InputOptions, Samples};
+use super::BackendArg;
+use anyhow::bail;
+use serde_json::{json, Value};
+use std::path::PathBuf;
+use tally::reduce::{CmpOp, Compare, ReduceElement, ReduceOp, ReduceOptions, Reduction};
+use tally::{Backend, DType};
+
+/// Arguments of `tally reduce`.
+#[derive(clap::Args, Debug)]
+pub struct ReduceArgs {
+    /// Input file: raw binary (needs --dtype), .npy, .csv (--column) or `-` for standard input.
+    pub input: PathBuf,
+    /// Element type of raw files (u8, u16, i32, u32, i64, f32, f64); CSV columns parse as this.
+    #[arg(long, value_parser = super::hist::parse_dtype)]
+    pub dtype: Option<DType>,
+    /// CSV column, by header name or 0-based index.
+    #[arg(long)]
+    pub column: Option<String>,
+    /// sum, min, max, minmax, argmin, argmax, mean, or count (with --where).
+    #[arg(long, default_value = "sum")]
+    pub op: String,
+    /// For --op count: the comparison to count, as OP VALUE: `>0.5`, `<=3`, `==0`, `!=1`.
+    #[arg(long = "where")]
+    pub condition: Option<String>,
+    /// Float sums and means: the exact sum, correctly rounded (what math.fsum gives).
+    #[arg(long)]
+    pub exact: bool,
+    /// Leave NaNs out (numpy's nansum, nanmin, ...) and report how many.
+    #[arg(long)]
+    pub skip_nan: bool,
+    #[command(flatten)]
+    pub backend: BackendArg,
+    /// Print JSON: op, value (minmax: min and max), index, count (elements read), nan.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `x OP value` from `>0.5` and its kin.
+pub fn parse_compare(s: &str) -> anyhow::Result<Compare> {
+    let s = s.trim();
+    let ops = [("<=", CmpOp::Le), (">=", CmpOp::Ge), ("==", CmpOp::Eq), ("!=", CmpOp::Ne), ("<", CmpOp::Lt), (">", CmpOp::Gt)];
+    let Some((text, op)) = ops.iter().find(|(t, _)| s.starts_with(t)) else {
+        bail!("--where '{s}': expected a comparison such as '>0.5', '<=3', '==0' or '!=1'");
+    };
+    let value = s[text.len()..].trim();
+    let value: f64 = value.parse().map_err(|_| anyhow::anyhow!("--where '{s}': '{value}' is not a number"))?;
+    Ok(Compare::new(*op, value))
+}
+
+/// The op `name` (with `condition` for count).
+pub fn parse_op(name: &str, condition: Option<&str>) -> anyhow::Result<ReduceOp> {
+    let op = match name {
+        "sum" => ReduceOp::Sum,
+        "min" => ReduceOp::Min,
+        "max" => ReduceOp::Max,
+        "minmax" => ReduceOp::MinMax,
+        "argmin" => ReduceOp::ArgMin,
+        "argmax" => ReduceOp::ArgMax,
+        "mean" => ReduceOp::Mean,
+        "count" => match condition {
+            Some(c) => ReduceOp::Count(parse_compare(c)?),
+            None => bail!("--op count needs --where, e.g. --where '>0'"),
+        },
+        _ => bail!("unknown op '{name}' (expected sum, min, max, minmax, argmin, argmax, mean or count)"),
+    };
+    if condition.is_some() && !matches!(op, ReduceOp::Count(_)) {
+        bail!("--where goes with --op count");
+    }
+    Ok(op)
+}
+
+/// A number for JSON: non-finite values as the strings "nan", "inf", "-inf".
+fn number(x: f64) -> Value {
+    if x.is_nan() {
+        json!("nan")
+    } else if x.is_infinite() {
+        json!(if x > 0.0 { "inf" } else { "-inf" })
+    } else {
+        json!(x)
+    }
+}
+
+/// A value: the exact integer where there is one, else the f64.
+fn exact_or(exact: Option<i128>, x: f64) -> Value {
+    match exact {
+        Some(i) => i64::try_from(i).map(|i| json!(i)).unwrap_or_else(|_| json!(i.to_string())),
+        None => number(x),
+    }
+}
+
+fn text(x: Option<i128>, v: f64) -> String {
+    match x {
+        Some(i) => i.to_string(),
+        None => format!("{v}"),
+    }
+}
+
+fn reduce_typed<T: ReduceElement>(
+    backend: &Backend,
+    data: &[T],
+    op: ReduceOp,
+    options: ReduceOptions,
+) -> anyhow::Result<(Reduction, u64)> {
+    let r = backend.reduce(data, op, options)?;
+    // NaNs seen: counted along the way with --skip-nan, else by one more pass (floats only).
+    let nan = if options.skip_nan || !T::TYPE.is_float() {
+        r.nan_skipped
+    } else {
+        backend.reduce(data, ReduceOp::Sum, ReduceOptions::skip_nan())?.nan_skipped
+    };
+    Ok((r, nan))
+}
+
+/// Runs `tally reduce`.
+pub fn run(a: ReduceArgs) -> anyhow::Result<()> {
+    let op = parse_op(&a.op, a.condition.as_deref())?;
+    if a.exact && !matches!(op, ReduceOp::Sum | ReduceOp::Mean) {
+        bail!("--exact goes with --op sum or mean");
+    }
+    let loaded =
+        input::load(&a.input, &InputOptions { dtype: a.dtype, column: a.column.clone(), ..Default::default() })?;
+    if let Some(note) = &loaded.note {
+        eprintln!("tally: {note}");
+    }
+    let backend = a.backend.open()?;
+    let options = ReduceOptions { skip_nan: a.skip_nan, exact: a.exact };
+    let (r, nan) = with_vec!(&loaded.samples, v => reduce_typed(&backend, v, op, options))?;
+    if a.json {
+        let mut doc = json!({ "op": op.name(), "count": r.n, "nan": nan, "backend": r.backend, "dtype": r.dtype.name() });
+        let m = doc.as_object_mut().expect("an object");
+        match op {
+            ReduceOp::MinMax => {
+                m.insert("min".into(), exact_or(r.exact, r.value));
+                m.insert("max".into(), exact_or(r.max_exact, r.max.unwrap_or(f64::NAN)));
+            }
+            ReduceOp::ArgMin | ReduceOp::ArgMax => {
+                m.insert("index".into(), json!(r.index));
+                m.insert("value".into(), exact_or(r.exact, r.value));
+            }
+            ReduceOp::Count(c) => {
+                m.insert("value".into(), json!(r.count));
+                m.insert("where".into(), json!(c));
+            }
+            _ => {
+                m.insert("value".into(), exact_or(r.exact, r.value));
+            }
+        }
+        if r.exact_sum {
+            m.insert("exact".into(), json!(true));
+        }
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+        return Ok(());
+    }
+    let what = match op {
+        ReduceOp::MinMax => {
+            format!("min {} max {}", text(r.exact, r.value), text(r.max_exact, r.max.unwrap_or(f64::NAN)))
+        }
+        ReduceOp::ArgMin | ReduceOp::ArgMax => {
+            format!("index {} (value {})", r.index.map_or("-".into(), |i| i.to_string()), text(r.exact, r.value))
+        }
+        ReduceOp::Count(_) => format!("{}", r.count.unwrap_or(0)),
+        _ => text(r.exact, r.value),
+    };
+    let exact = if r.exact_sum { ", exact" } else { "" };
+    println!("{} = {what}  ({} {} elements, {nan} NaN, {} backend{exact})", op.name(), r.n, r.dtype.name(), r.backend);
+    Ok(())
+}
