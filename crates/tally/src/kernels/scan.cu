@@ -289,7 +289,7 @@ TALLY_DEVICE void store_items(O* base, u64 e, const O* in) {
 
 // ---- one tile -------------------------------------------------------------------------------------
 template <bool FAST>
-TALLY_DEVICE void scan_tile(const ScanParams& p, u32 tile, const Slots* st, Acc* totals, Acc* shared_prefix) {
+TALLY_DEVICE void scan_tile(const ScanParams& p, u32 tile, const Slots* st, Acc* totals) {
   const u32 w = warp_id();
   const u64 e0 = (u64)tile * TILE;
   O x[VECS][VI];
@@ -351,7 +351,6 @@ TALLY_DEVICE void scan_tile(const ScanParams& p, u32 tile, const Slots* st, Acc*
     }
     // Each row-and-warp piece's prefix, the tile's prefix first (a fixed association).
     if ((int)lane_id() < PIECES) totals[lane_id()] = (tile > 0) ? merge(prefix, excl) : excl;
-    if (lane_id() == 0) *shared_prefix = prefix;
   }
   __syncthreads();
   u32 overflowed = 0;
@@ -388,9 +387,11 @@ TALLY_DEVICE void scan_tile(const ScanParams& p, u32 tile, const Slots* st, Acc*
   if (overflowed && p.check_overflow) atomicOr(p.overflow, 1u);
 }
 
-extern "C" __global__ void __launch_bounds__(BLOCK_THREADS) tally_scan(const ScanParams p) {
+// Three blocks per multiprocessor where the items are few (at most 85 registers), else two.
+constexpr int MIN_BLOCKS = (VI * sizeof(O) <= 16 && !HAS_KEY) ? 3 : 2;
+
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS) tally_scan(const ScanParams p) {
   __shared__ Acc totals[32];
-  __shared__ Acc shared_prefix;
   __shared__ u32 shared_tile;
   if (threadIdx.x == 0) shared_tile = atomicAdd(reinterpret_cast<u32*>(p.states), 1u);
   __syncthreads();
@@ -404,6 +405,6 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS) tally_scan(const Sca
   st[2] = slots_at(base, p.supers);
   const bool full = (u64)(tile + 1) * TILE <= p.n;
   const bool aligned = (((u64)p.input | (u64)p.output | (u64)p.keys) & 15) == 0;
-  if (full && aligned) scan_tile<true>(p, tile, st, totals, &shared_prefix);
-  else scan_tile<false>(p, tile, st, totals, &shared_prefix);
+  if (full && aligned) scan_tile<true>(p, tile, st, totals);
+  else scan_tile<false>(p, tile, st, totals);
 }
