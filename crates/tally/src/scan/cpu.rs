@@ -81,6 +81,7 @@ fn carries<O: ScanValue>(totals: &[Carry<O>], op: &CpuOp<'_, O>) -> Vec<Carry<O>
 
 /// Pass 2 of one chunk: `get(j)` is element `j` of the chunk, `put(j, y)` writes its result
 /// (get(j) is always called before put(j)). Returns whether a checked sum overflowed.
+#[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn rescan<O: ScanValue, K: ScanKey>(
     len: usize,
@@ -89,24 +90,80 @@ fn rescan<O: ScanValue, K: ScanKey>(
     keys: Option<&[K]>,
     op: &CpuOp<'_, O>,
     options: &ScanOptions,
+    get: impl FnMut(usize) -> O,
+    put: impl FnMut(usize, O),
+) -> bool {
+    // The common cases get loops of their own, with the operation known at compile time.
+    match (keys.is_none(), op, op.checked(options)) {
+        (true, CpuOp::Builtin(ScanOp::Sum), false) => {
+            rescan_with(len, base, carry, keys, op.identity(), options.exclusive, false, |a: O, b| a.add(b), get, put)
+        }
+        (true, CpuOp::Builtin(ScanOp::Sum), true) => {
+            rescan_with(len, base, carry, keys, op.identity(), options.exclusive, true, |a: O, b| a.add(b), get, put)
+        }
+        (true, CpuOp::Builtin(b), _) => {
+            let b = *b;
+            rescan_with(
+                len,
+                base,
+                carry,
+                keys,
+                op.identity(),
+                options.exclusive,
+                false,
+                move |x, y| b.apply(x, y),
+                get,
+                put,
+            )
+        }
+        (_, _, checked) => rescan_with(
+            len,
+            base,
+            carry,
+            keys,
+            op.identity(),
+            options.exclusive,
+            checked,
+            |a, b| op.apply(a, b),
+            get,
+            put,
+        ),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn rescan_with<O: ScanValue, K: ScanKey>(
+    len: usize,
+    base: usize,
+    carry: Carry<O>,
+    keys: Option<&[K]>,
+    identity: O,
+    exclusive: bool,
+    checked: bool,
+    f: impl Fn(O, O) -> O,
     mut get: impl FnMut(usize) -> O,
     mut put: impl FnMut(usize, O),
 ) -> bool {
-    let checked = op.checked(options);
-    let identity = op.identity();
-    let (mut run, mut some) = (carry.value, carry.some);
+    let (mut run, mut start) = (carry.value, 0);
+    if !carry.some && len > 0 {
+        run = get(0);
+        put(0, if exclusive { identity } else { run });
+        start = 1;
+    }
     let mut overflowed = false;
-    for j in 0..len {
+    for j in start..len {
         let x = get(j);
         let before = run;
-        if !some || head(keys, base + j) {
+        if keys.is_some() && head(keys, base + j) {
             run = x;
-            put(j, if options.exclusive { identity } else { run });
-            some = true;
+            put(j, if exclusive { identity } else { run });
         } else {
-            run = op.apply(run, x);
-            overflowed |= checked && O::sum_overflowed(before, x, run);
-            put(j, if options.exclusive { before } else { run });
+            run = f(run, x);
+            if checked {
+                overflowed |= O::sum_overflowed(before, x, run);
+            }
+            put(j, if exclusive { before } else { run });
         }
     }
     overflowed
