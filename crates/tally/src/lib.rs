@@ -24,6 +24,7 @@ pub mod kernels;
 pub mod lab;
 pub mod reduce;
 pub mod sample;
+pub mod scan;
 
 pub use device::{
     Backend, BackendKind, Buffer, CudaDevice, Detected, DeviceBuffer, DeviceOptions, DeviceView, DeviceViewMut, Input,
@@ -38,3 +39,4 @@ pub use reduce::{
     CmpOp, Compare, CustomOp, ElementType, ExactSum, ReduceElement, ReduceOp, ReduceOptions, ReducePlan, Reduction,
 };
 pub use sample::{DType, Sample};
+pub use scan::{ScanElement, ScanInto, ScanKey, ScanOp, ScanOptions, ScanPlan, ScanValue};

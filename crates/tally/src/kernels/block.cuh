@@ -86,3 +86,47 @@ TALLY_DEVICE T load_cg(const T* p) {
   for (int k = 0; k < (int)(sizeof(T) / 4); ++k) w.word[k] = __ldcg(reinterpret_cast<const u32*>(p) + k);
   return w.value;
 }
+
+// ---- device-wide publication (single-pass algorithms: a scan's look-back) ------------------------
+// A flag word another block waits on: the release store orders every earlier write of this
+// thread before it, the acquire load every later read after it (sm_70+, the GPU scope).
+TALLY_DEVICE void store_release(u32* p, u32 v) {
+  asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+TALLY_DEVICE u32 load_acquire(const u32* p) {
+  u32 v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+// A 64-bit word stored and loaded whole, never cached in a register or the L1: a status and a
+// value packed together need no fence between them.
+TALLY_DEVICE void store_relaxed64(u64* p, u64 v) {
+  asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+TALLY_DEVICE u64 load_relaxed64(const u64* p) {
+  u64 v;
+  asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+
+// Inclusive scan over the block by `merge` in a fixed order (each warp's Kogge-Stone tree, then
+// the warp totals scanned by warp 0); `total` gets the block's total in every thread. `scratch`
+// holds one T per warp (at most 32 warps); the block may reuse it after the call.
+template <int BLOCK_THREADS, typename T, typename Merge>
+TALLY_DEVICE T block_inclusive_scan(T v, T* scratch, const T& identity, Merge merge, T& total) {
+  constexpr int WARPS = BLOCK_THREADS / 32;
+  static_assert(WARPS <= 32, "one warp scans the warp totals");
+  v = warp_inclusive_scan(v, merge);
+  if (lane_id() == 31) scratch[warp_id()] = v;
+  __syncthreads();
+  if (warp_id() == 0) {
+    T w = (int)lane_id() < WARPS ? scratch[lane_id()] : identity;
+    w = warp_inclusive_scan(w, merge);
+    if ((int)lane_id() < WARPS) scratch[lane_id()] = w;
+  }
+  __syncthreads();
+  total = scratch[WARPS - 1];
+  if (warp_id() > 0) v = merge(scratch[warp_id() - 1], v);
+  __syncthreads();
+  return v;
+}

@@ -63,6 +63,7 @@ pub(crate) fn codes_header() -> String {
         crate::histogram::cuda_general::AccumCode::cpp_defines(),
         crate::histogram::cuda_general::WeightCode::cpp_defines(),
         crate::reduce::policy::KernelOp::cpp_defines(),
+        crate::scan::policy::ScanKernelOp::cpp_defines(),
     ] {
         s.push_str(defines);
     }
@@ -77,6 +78,7 @@ pub fn families() -> Vec<&'static KernelFamily> {
         &bandwidth::FAMILY,
         &crate::lab::cuda::FAMILY,
         &crate::reduce::cuda::FAMILY,
+        &crate::scan::cuda::FAMILY,
     ]
 }
 

@@ -76,3 +76,59 @@ TALLY_DEVICE Wide128 wide_add(Wide128 a, Wide128 b) {
 }
 TALLY_DEVICE Wide128 wide_from_i64(i64 v) { return Wide128{(u64)v, v < 0 ? ~0ull : 0ull}; }
 TALLY_DEVICE Wide128 wide_from_u64(u64 v) { return Wide128{v, 0ull}; }
+
+// Any trivially copyable value moved `offset` lanes up (lanes below `offset` get their own
+// value back), as whole 32-bit words. All 32 lanes must call it together.
+template <typename T>
+TALLY_DEVICE T warp_shfl_up(const T& v, int offset) {
+  union Words {
+    T value;
+    u32 word[(sizeof(T) + 3) / 4];
+  };
+  Words in, out;
+  in.value = v;
+#pragma unroll
+  for (int k = 0; k < (int)((sizeof(T) + 3) / 4); ++k) out.word[k] = __shfl_up_sync(0xffffffffu, in.word[k], offset);
+  return out.value;
+}
+
+// Lane `src`'s value, to every lane, as whole 32-bit words. All 32 lanes must call it together.
+template <typename T>
+TALLY_DEVICE T warp_shfl_idx(const T& v, int src) {
+  union Words {
+    T value;
+    u32 word[(sizeof(T) + 3) / 4];
+  };
+  Words in, out;
+  in.value = v;
+#pragma unroll
+  for (int k = 0; k < (int)((sizeof(T) + 3) / 4); ++k) out.word[k] = __shfl_sync(0xffffffffu, in.word[k], src);
+  return out.value;
+}
+
+// Inclusive scan over the 32 lanes in lane order by `merge` (associative; need not commute):
+// lane i gets v_0 . v_1 . ... . v_i, always by the same tree (Kogge-Stone), so float results
+// depend on the lanes' values alone. All 32 lanes must call it together.
+template <typename T, typename Merge>
+TALLY_DEVICE T warp_inclusive_scan(T v, Merge merge) {
+  const int lane = (int)lane_id();
+#pragma unroll
+  for (int offset = 1; offset < 32; offset <<= 1) {
+    const T up = warp_shfl_up(v, offset);
+    if (lane >= offset) v = merge(up, v);
+  }
+  return v;
+}
+
+// The exclusive scan from an inclusive one: lane i gets lane i-1's value, lane 0 `identity`.
+template <typename T>
+TALLY_DEVICE T warp_exclusive_from_inclusive(const T& inclusive, const T& identity) {
+  const T up = warp_shfl_up(inclusive, 1);
+  return lane_id() == 0 ? identity : up;
+}
+
+// The lanes' values combined in lane order (the inclusive scan's last lane), to every lane.
+template <typename T, typename Merge>
+TALLY_DEVICE T warp_reduce_ordered(T v, Merge merge) {
+  return warp_shfl_idx(warp_inclusive_scan(v, merge), 31);
+}

@@ -1,0 +1,245 @@
+//! The CPU backend: a two-pass blocked scan on rayon. Fixed chunks of [`CHUNK`] elements (the
+//! same whatever the thread count): pass 1 combines each chunk in parallel, the chunk totals
+//! are combined left to right, and pass 2 rescans each chunk in parallel from its carry. Every
+//! combination order is fixed, so float results repeat on every run and machine.
+
+use super::element::{ScanInto, ScanKey, ScanValue};
+use super::{overflow_error, CpuOp, ScanOp, ScanOptions};
+use crate::error::Result;
+use rayon::prelude::*;
+
+/// Elements per chunk.
+pub const CHUNK: usize = 1 << 16;
+
+/// Independent accumulators of pass 1 for plain sums (a chain of dependent adds runs at the
+/// adder's latency; eight of them keep it busy).
+const LANES: usize = 8;
+
+/// A chunk's total: the combination of its elements from its last segment start on, and
+/// whether a segment starts inside it (scans by key).
+#[derive(Clone, Copy)]
+struct Carry<O> {
+    value: O,
+    starts: bool,
+    /// Whether the value holds anything (only the first chunk's carry does not).
+    some: bool,
+}
+
+/// Whether element `i` starts a segment.
+#[inline(always)]
+fn head<K: ScanKey>(keys: Option<&[K]>, i: usize) -> bool {
+    match keys {
+        Some(k) => i == 0 || k[i] != k[i - 1],
+        None => false,
+    }
+}
+
+/// Pass 1: the total of one chunk (elements `base..base + c.len()`).
+fn chunk_total<T: ScanInto<O>, O: ScanValue, K: ScanKey>(
+    c: &[T],
+    base: usize,
+    keys: Option<&[K]>,
+    op: &CpuOp<'_, O>,
+) -> Carry<O> {
+    if keys.is_none() && matches!(op, CpuOp::Builtin(ScanOp::Sum)) && O::TYPE.is_float() {
+        let mut lanes = [O::ZERO; LANES];
+        let mut body = c.chunks_exact(LANES);
+        for v in &mut body {
+            for (l, &x) in lanes.iter_mut().zip(v) {
+                *l = l.add(x.convert());
+            }
+        }
+        let mut total = lanes.iter().fold(O::ZERO, |a, &b| a.add(b));
+        for &x in body.remainder() {
+            total = total.add(x.convert());
+        }
+        return Carry { value: total, starts: false, some: true };
+    }
+    let mut value = op.identity();
+    let mut starts = false;
+    for (j, &x) in c.iter().enumerate() {
+        if head(keys, base + j) {
+            starts = true;
+            value = x.convert();
+        } else {
+            value = op.apply(value, x.convert());
+        }
+    }
+    Carry { value, starts, some: true }
+}
+
+/// The carries into every chunk: the chunk totals combined left to right.
+fn carries<O: ScanValue>(totals: &[Carry<O>], op: &CpuOp<'_, O>) -> Vec<Carry<O>> {
+    let mut out = Vec::with_capacity(totals.len());
+    let mut run = Carry { value: op.identity(), starts: false, some: false };
+    for t in totals {
+        out.push(run);
+        run = if t.starts || !run.some { *t } else { Carry { value: op.apply(run.value, t.value), ..*t } };
+    }
+    out
+}
+
+/// Pass 2 of one chunk: `get(j)` is element `j` of the chunk, `put(j, y)` writes its result
+/// (get(j) is always called before put(j)). Returns whether a checked sum overflowed.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn rescan<O: ScanValue, K: ScanKey>(
+    len: usize,
+    base: usize,
+    carry: Carry<O>,
+    keys: Option<&[K]>,
+    op: &CpuOp<'_, O>,
+    options: &ScanOptions,
+    get: impl FnMut(usize) -> O,
+    put: impl FnMut(usize, O),
+) -> bool {
+    // The common cases get loops of their own, with the operation known at compile time.
+    match (keys.is_none(), op, op.checked(options)) {
+        (true, CpuOp::Builtin(ScanOp::Sum), false) => {
+            rescan_with(len, base, carry, keys, op.identity(), options.exclusive, false, |a: O, b| a.add(b), get, put)
+        }
+        (true, CpuOp::Builtin(ScanOp::Sum), true) => {
+            rescan_with(len, base, carry, keys, op.identity(), options.exclusive, true, |a: O, b| a.add(b), get, put)
+        }
+        (true, CpuOp::Builtin(b), _) => {
+            let b = *b;
+            rescan_with(
+                len,
+                base,
+                carry,
+                keys,
+                op.identity(),
+                options.exclusive,
+                false,
+                move |x, y| b.apply(x, y),
+                get,
+                put,
+            )
+        }
+        (_, _, checked) => rescan_with(
+            len,
+            base,
+            carry,
+            keys,
+            op.identity(),
+            options.exclusive,
+            checked,
+            |a, b| op.apply(a, b),
+            get,
+            put,
+        ),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn rescan_with<O: ScanValue, K: ScanKey>(
+    len: usize,
+    base: usize,
+    carry: Carry<O>,
+    keys: Option<&[K]>,
+    identity: O,
+    exclusive: bool,
+    checked: bool,
+    f: impl Fn(O, O) -> O,
+    mut get: impl FnMut(usize) -> O,
+    mut put: impl FnMut(usize, O),
+) -> bool {
+    let (mut run, mut start) = (carry.value, 0);
+    if !carry.some && len > 0 {
+        run = get(0);
+        put(0, if exclusive { identity } else { run });
+        start = 1;
+    }
+    let mut overflowed = false;
+    for j in start..len {
+        let x = get(j);
+        let before = run;
+        if keys.is_some() && head(keys, base + j) {
+            run = x;
+            put(j, if exclusive { identity } else { run });
+        } else {
+            run = f(run, x);
+            if checked {
+                overflowed |= O::sum_overflowed(before, x, run);
+            }
+            put(j, if exclusive { before } else { run });
+        }
+    }
+    overflowed
+}
+
+/// Scans `xs` (with `keys`, one per element, for a scan by key) into a new vector.
+pub(crate) fn scan<T: ScanInto<O>, O: ScanValue, K: ScanKey>(
+    xs: &[T],
+    keys: Option<&[K]>,
+    op: CpuOp<'_, O>,
+    options: &ScanOptions,
+) -> Result<Vec<O>> {
+    let totals: Vec<Carry<O>> =
+        xs.par_chunks(CHUNK).enumerate().map(|(c, chunk)| chunk_total(chunk, c * CHUNK, keys, &op)).collect();
+    let carry = carries(&totals, &op);
+    let mut out = vec![O::default(); xs.len()];
+    let overflowed = out
+        .par_chunks_mut(CHUNK)
+        .zip(xs.par_chunks(CHUNK))
+        .enumerate()
+        .map(|(c, (dst, src))| {
+            rescan(src.len(), c * CHUNK, carry[c], keys, &op, options, |j| src[j].convert(), |j, y| dst[j] = y)
+        })
+        .reduce(|| false, |a, b| a | b);
+    if overflowed {
+        return Err(overflow_error::<O>());
+    }
+    Ok(out)
+}
+
+/// Scans `data` in place (the output type is the input type).
+pub(crate) fn scan_in_place<T: ScanInto<T>, K: ScanKey>(
+    data: &mut [T],
+    keys: Option<&[K]>,
+    op: CpuOp<'_, T>,
+    options: &ScanOptions,
+) -> Result<()> {
+    let totals: Vec<Carry<T>> =
+        data.par_chunks(CHUNK).enumerate().map(|(c, chunk)| chunk_total(chunk, c * CHUNK, keys, &op)).collect();
+    let carry = carries(&totals, &op);
+    let overflowed = data
+        .par_chunks_mut(CHUNK)
+        .enumerate()
+        .map(|(c, chunk)| {
+            let len = chunk.len();
+            let cell = std::cell::Cell::from_mut(chunk).as_slice_of_cells();
+            rescan(len, c * CHUNK, carry[c], keys, &op, options, |j| cell[j].get(), |j, y| cell[j].set(y))
+        })
+        .reduce(|| false, |a, b| a | b);
+    if overflowed {
+        return Err(overflow_error::<T>());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_carry_across_and_keys_restart() {
+        let n = 3 * CHUNK + 17;
+        let xs: Vec<i32> = (0..n as i32).map(|i| i % 7 - 3).collect();
+        let got: Vec<i64> = scan(&xs, None::<&[u32]>, CpuOp::Builtin(ScanOp::Sum), &ScanOptions::default()).unwrap();
+        let mut run = 0i64;
+        for (i, &x) in xs.iter().enumerate() {
+            run += x as i64;
+            assert_eq!(got[i], run, "{i}");
+        }
+        let keys: Vec<u32> = (0..n as u32).map(|i| i / 1000).collect();
+        let got: Vec<i32> = scan(&xs, Some(&keys), CpuOp::Builtin(ScanOp::Max), &ScanOptions::exclusive()).unwrap();
+        assert_eq!(got[0], i32::MIN);
+        assert_eq!(got[1000], i32::MIN);
+        assert_eq!(got[1001], xs[1000]);
+        let mut inplace = xs.clone();
+        scan_in_place(&mut inplace, Some(&keys), CpuOp::Builtin(ScanOp::Max), &ScanOptions::exclusive()).unwrap();
+        assert_eq!(inplace, got);
+    }
+}

@@ -1,0 +1,392 @@
+//! The CUDA side of the scans: the kernel family of `scan.cu`, its parameters, and the plan
+//! that resolves the policy for one problem, loads the specialisation and launches it (a memset
+//! of the tile states and the overflow flag, then the one kernel).
+
+use super::element::{ScanInto, ScanKey, ScanValue};
+use super::policy::{self, ScanKernelOp, ScanPolicy};
+use super::{overflow_error, ScanOp, ScanOptions};
+use crate::device::params::KernelParams;
+use crate::device::registry::{Defines, KernelFamily};
+use crate::device::{CudaDevice, DevPtr, DeviceBuffer, DeviceView, DeviceViewMut, Kernel, LaunchShape, Stream};
+use crate::error::{Error, Result};
+use crate::reduce::ElementType;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+crate::kernel_params! {
+    /// What `tally_scan` reads.
+    pub(crate) struct ScanParams as "ScanParams" {
+        /// The elements (the kernel's `const T*`).
+        input: DevPtr<u8>,
+        /// Scan by key: the keys (`const Key*`); null otherwise.
+        keys: DevPtr<u8>,
+        /// The output (`O*`); the input's address for a scan in place.
+        output: DevPtr<u8>,
+        n: u64,
+        /// Set to 1 by a checked sum that overflowed (zeroed before each launch).
+        overflow: DevPtr<u32>,
+        /// The workspace: tile counter and slot arrays (zeroed before each launch).
+        states: DevPtr<u8>,
+        tiles: u32,
+        groups: u32,
+        supers: u32,
+        exclusive: u32,
+        deterministic: u32,
+        check_overflow: u32,
+    }
+}
+
+/// `scan.cu`: every scan.
+pub static FAMILY: KernelFamily = KernelFamily {
+    name: "scan.cu",
+    source: include_str!("../kernels/scan.cu"),
+    params: || vec![ScanParams::layout()],
+    variants: |_| ScanVariant::all().iter().map(ScanVariant::defines).collect(),
+};
+
+/// The 64-bit output of a narrow integer type's sums.
+fn wide_of(elem: ElementType) -> Option<ElementType> {
+    use ElementType::*;
+    match elem {
+        U8 | U16 | U32 => Some(U64),
+        I8 | I16 | I32 => Some(I64),
+        _ => None,
+    }
+}
+
+/// One specialisation of `scan.cu`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScanVariant {
+    /// The input type.
+    pub input: ElementType,
+    /// The output and accumulator type.
+    pub output: ElementType,
+    /// The operation.
+    pub op: ScanKernelOp,
+    /// Scan by key: bytes per key (4 or 8); 0 for a plain scan.
+    pub key_bytes: u32,
+    /// Custom: the expression and the identity.
+    pub custom: Option<(String, String)>,
+}
+
+impl ScanVariant {
+    /// Every specialisation tally compiles ahead (CI's check): every type into itself by sum,
+    /// min and max, narrow integers' sums into 64 bits, plain and by 4- and 8-byte keys, and
+    /// one custom example per type. Other combinations (min and max into 64 bits, custom
+    /// operations) compile on first use, from the same source.
+    pub fn all() -> Vec<ScanVariant> {
+        let mut v = Vec::new();
+        for key_bytes in [0, 4, 8] {
+            for elem in ElementType::ALL {
+                for op in [ScanKernelOp::Sum, ScanKernelOp::Min, ScanKernelOp::Max] {
+                    v.push(ScanVariant { input: elem, output: elem, op, key_bytes, custom: None });
+                }
+                if let Some(wide) = wide_of(elem) {
+                    v.push(ScanVariant { input: elem, output: wide, op: ScanKernelOp::Sum, key_bytes, custom: None });
+                }
+                if key_bytes == 0 || elem == ElementType::F32 {
+                    let custom = Some(("a > b ? a : b".to_string(), "0".to_string()));
+                    v.push(ScanVariant { input: elem, output: elem, op: ScanKernelOp::Custom, key_bytes, custom });
+                }
+            }
+        }
+        v
+    }
+
+    /// The defines that select this specialisation.
+    pub fn defines(&self) -> Defines {
+        let p = policy::policy(self.input, self.output, 0);
+        let mut d: Defines = vec![
+            ("TALLY_ELEM", self.input.cuda_type().to_string()),
+            ("TALLY_OUT", self.output.cuda_type().to_string()),
+            ("TALLY_OUT_FLOAT", (self.output.is_float() as u32).to_string()),
+            ("TALLY_OUT_SIGNED", (self.output.is_signed_int() as u32).to_string()),
+            ("TALLY_SCAN", self.op.cpp().to_string()),
+            ("TALLY_KEY_BYTES", self.key_bytes.to_string()),
+            ("TALLY_BLOCK_THREADS", p.block_threads.to_string()),
+            ("TALLY_VECS", p.vecs.to_string()),
+        ];
+        if let Some((expr, identity)) = &self.custom {
+            d.push(("TALLY_CUSTOM_EXPR", expr.clone()));
+            d.push(("TALLY_CUSTOM_IDENTITY", identity.clone()));
+        }
+        d
+    }
+}
+
+/// A scan ready to launch on `n` resident elements of `T` into `O`: policy resolved, kernel
+/// loaded, overflow flag allocated. Build it once for an op, types and size and run it many
+/// times; [`ScanPlan::launch`] queues the work (a memset of the tile states, the one kernel)
+/// and [`ScanPlan::read`] waits and reports an overflow, so the launch alone can be timed.
+/// One stream at a time uses a plan.
+pub struct ScanPlan<T, O> {
+    dev: Arc<CudaDevice>,
+    kernel: Option<Kernel<ScanParams>>,
+    variant: ScanVariant,
+    policy: ScanPolicy,
+    options: ScanOptions,
+    deterministic: bool,
+    checked: bool,
+    n: usize,
+    overflow: DeviceBuffer<u32>,
+    _types: PhantomData<fn(T) -> O>,
+}
+
+impl<T: ScanInto<O>, O: ScanValue> ScanPlan<T, O> {
+    /// Prepares a scan by `op` of `n` elements.
+    pub fn new(dev: &Arc<CudaDevice>, op: ScanOp, options: ScanOptions, n: usize) -> Result<Self> {
+        ScanPlan::build(dev, builtin(op), options, n, 0, None)
+    }
+
+    /// Prepares a scan by key (keys of type `K`) by `op` of `n` elements.
+    pub fn by_key<K: ScanKey>(dev: &Arc<CudaDevice>, op: ScanOp, options: ScanOptions, n: usize) -> Result<Self> {
+        ScanPlan::build(dev, builtin(op), options, n, K::BYTES, None)
+    }
+
+    fn build(
+        dev: &Arc<CudaDevice>,
+        op: ScanKernelOp,
+        options: ScanOptions,
+        n: usize,
+        key_bytes: u32,
+        custom: Option<(String, String)>,
+    ) -> Result<Self> {
+        let is_custom = custom.is_some();
+        let variant = ScanVariant { input: T::TYPE, output: O::TYPE, op, key_bytes, custom };
+        let policy = policy::policy(T::TYPE, O::TYPE, n as u64);
+        if policy.tiles > u32::MAX as u64 {
+            return Err(Error::invalid(format!("a scan of {n} elements has more tiles than a launch can number")));
+        }
+        let kernel =
+            if n > 0 { Some(dev.kernel::<ScanParams>(&FAMILY, &variant.defines(), "tally_scan", 0)?) } else { None };
+        let overflow = dev.stream().alloc_zeros::<u32>(1, "scan overflow flag")?;
+        Ok(ScanPlan {
+            dev: dev.clone(),
+            kernel,
+            variant,
+            policy,
+            options,
+            deterministic: options.resolved_deterministic::<O>(is_custom),
+            checked: op == ScanKernelOp::Sum && O::CHECKED && !options.wrapping,
+            n,
+            overflow,
+            _types: PhantomData,
+        })
+    }
+
+    /// The specialisation that runs.
+    pub fn variant(&self) -> &ScanVariant {
+        &self.variant
+    }
+
+    /// The policy: tile size, tiles, tile-state bytes.
+    pub fn policy(&self) -> &ScanPolicy {
+        &self.policy
+    }
+
+    /// Whether the deterministic look-back runs (see [`ScanOptions::deterministic`]).
+    pub fn deterministic(&self) -> bool {
+        self.deterministic
+    }
+
+    /// The kernel's launch: one block per tile.
+    pub fn launch_shape(&self) -> LaunchShape {
+        LaunchShape::new(self.policy.tiles as u32, self.policy.block_threads, 0)
+    }
+
+    /// Bytes one launch reads and writes (input, keys and output; for bandwidth figures).
+    pub fn bytes_moved(&self) -> u64 {
+        (self.n * (std::mem::size_of::<T>() + std::mem::size_of::<O>() + self.variant.key_bytes as usize)) as u64
+    }
+
+    fn check_len(&self, what: &str, len: usize) -> Result<()> {
+        if len != self.n {
+            return Err(Error::invalid(format!("this plan scans {} elements, but the {what} has {len}", self.n)));
+        }
+        Ok(())
+    }
+
+    /// Queues the scan of `input` into `output` (both of the plan's length) on `stream`.
+    pub fn launch(
+        &mut self,
+        stream: &Stream,
+        input: &DeviceView<'_, T>,
+        output: &mut DeviceViewMut<'_, O>,
+    ) -> Result<()> {
+        self.require_keys(false)?;
+        self.check_len("input", input.len())?;
+        self.check_len("output", output.len())?;
+        let cu = stream.cuda_stream();
+        self.launch_raw(stream, DevPtr::default(), input.ptr(cu).cast(), output.ptr_mut(cu).cast())
+    }
+
+    /// Queues the scan by key of `input` into `output`, restarting where `keys` change.
+    pub fn launch_by_key<K: ScanKey>(
+        &mut self,
+        stream: &Stream,
+        keys: &DeviceView<'_, K>,
+        input: &DeviceView<'_, T>,
+        output: &mut DeviceViewMut<'_, O>,
+    ) -> Result<()> {
+        self.require_key_type::<K>()?;
+        self.check_len("keys", keys.len())?;
+        self.check_len("input", input.len())?;
+        self.check_len("output", output.len())?;
+        let cu = stream.cuda_stream();
+        self.launch_raw(stream, keys.ptr(cu).cast(), input.ptr(cu).cast(), output.ptr_mut(cu).cast())
+    }
+
+    fn require_keys(&self, keyed: bool) -> Result<()> {
+        if (self.variant.key_bytes != 0) != keyed {
+            let want = if keyed { "a plan made by key" } else { "a plan made without keys" };
+            return Err(Error::invalid(format!("this launch needs {want}")));
+        }
+        Ok(())
+    }
+
+    fn require_key_type<K: ScanKey>(&self) -> Result<()> {
+        self.require_keys(true)?;
+        if K::BYTES != self.variant.key_bytes {
+            return Err(Error::invalid(format!(
+                "this plan was made for {}-byte keys, not {}-byte ones",
+                self.variant.key_bytes,
+                K::BYTES
+            )));
+        }
+        Ok(())
+    }
+
+    fn launch_raw(&mut self, stream: &Stream, keys: DevPtr<u8>, input: DevPtr<u8>, output: DevPtr<u8>) -> Result<()> {
+        let Some(kernel) = &self.kernel else { return Ok(()) };
+        let cu = stream.cuda_stream().clone();
+        let overflow = {
+            let mut flag = self.overflow.view_mut();
+            stream.memset_zeros(&mut flag)?;
+            flag.ptr_mut(&cu)
+        };
+        let bytes = self.policy.state_bytes;
+        let mut workspace = stream.workspace();
+        let mut all = workspace.reserve(stream, bytes, "scan tile states")?;
+        let mut states = DeviceViewMut::from(all.inner_mut().slice_mut(..bytes));
+        stream.memset_zeros(&mut states)?;
+        let params = ScanParams {
+            input,
+            keys,
+            output,
+            n: self.n as u64,
+            overflow,
+            states: states.ptr_mut(&cu),
+            tiles: self.policy.tiles as u32,
+            groups: self.policy.groups as u32,
+            supers: self.policy.supers as u32,
+            exclusive: self.options.exclusive as u32,
+            deterministic: self.deterministic as u32,
+            check_overflow: self.checked as u32,
+        };
+        stream.launch(kernel, self.launch_shape(), &params)
+    }
+
+    /// Waits for `stream`; an [`Error::Overflow`] if the last launch's checked 64-bit integer
+    /// sum left its range (the output then holds the wrapped values).
+    pub fn read(&self, stream: &Stream) -> Result<()> {
+        if self.n == 0 {
+            return Ok(());
+        }
+        let flag = stream.download(&self.overflow.view())?;
+        if self.checked && flag[0] != 0 {
+            return Err(overflow_error::<O>());
+        }
+        Ok(())
+    }
+
+    /// The device the plan was made on.
+    pub fn device(&self) -> &Arc<CudaDevice> {
+        &self.dev
+    }
+}
+
+impl<T: ScanInto<T>> ScanPlan<T, T> {
+    /// Prepares a custom scan of `n` elements: `expr` is `a OP b` in C++ (associative; it need
+    /// not commute), `identity` its neutral element (what an exclusive scan puts first);
+    /// `key_bytes` 4 or 8 for a scan by key, 0 otherwise. Compiled once and cached.
+    pub fn custom(
+        dev: &Arc<CudaDevice>,
+        n: usize,
+        expr: &str,
+        identity: &str,
+        options: ScanOptions,
+        key_bytes: u32,
+    ) -> Result<Self> {
+        for (what, text) in [("expression", expr), ("identity", identity)] {
+            if text.trim().is_empty() || text.contains(['\n', '\r']) {
+                return Err(Error::invalid(format!("the custom {what} must be one non-empty line of C++")));
+            }
+        }
+        if ![0, 4, 8].contains(&key_bytes) {
+            return Err(Error::invalid("keys are 4 or 8 bytes"));
+        }
+        let custom = Some((expr.to_string(), identity.to_string()));
+        ScanPlan::build(dev, ScanKernelOp::Custom, options, n, key_bytes, custom)
+    }
+
+    /// Queues the scan of `data` in place.
+    pub fn launch_in_place(&mut self, stream: &Stream, data: &mut DeviceViewMut<'_, T>) -> Result<()> {
+        self.require_keys(false)?;
+        self.check_len("data", data.len())?;
+        let p = data.ptr_mut(stream.cuda_stream()).cast();
+        self.launch_raw(stream, DevPtr::default(), p, p)
+    }
+
+    /// Queues the scan by key of `data` in place.
+    pub fn launch_by_key_in_place<K: ScanKey>(
+        &mut self,
+        stream: &Stream,
+        keys: &DeviceView<'_, K>,
+        data: &mut DeviceViewMut<'_, T>,
+    ) -> Result<()> {
+        self.require_key_type::<K>()?;
+        self.check_len("keys", keys.len())?;
+        self.check_len("data", data.len())?;
+        let cu = stream.cuda_stream();
+        let p = data.ptr_mut(cu).cast();
+        self.launch_raw(stream, keys.ptr(cu).cast(), p, p)
+    }
+}
+
+fn builtin(op: ScanOp) -> ScanKernelOp {
+    match op {
+        ScanOp::Sum => ScanKernelOp::Sum,
+        ScanOp::Min => ScanKernelOp::Min,
+        ScanOp::Max => ScanKernelOp::Max,
+    }
+}
+
+impl<T, O> std::fmt::Debug for ScanPlan<T, O> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ScanPlan")
+            .field("variant", &self.variant)
+            .field("policy", &self.policy)
+            .field("deterministic", &self.deterministic)
+            .finish()
+    }
+}
+
+/// Compiles every listed specialisation of `scan.cu` for `arch` with NVRTC alone (no device);
+/// returns how many compiled.
+pub fn compile_check(arch: &str) -> Result<usize> {
+    crate::device::registry::compile_all(&[&FAMILY], arch)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn params_layout_and_variants() {
+        let l = ScanParams::layout();
+        assert_eq!(l.size, 72);
+        let all = ScanVariant::all();
+        assert_eq!(all.len(), 3 * (30 + 6) + 10 + 2);
+        assert!(FAMILY.full_source().contains("sizeof(ScanParams) == 72"));
+    }
+}

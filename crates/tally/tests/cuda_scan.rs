@@ -1,0 +1,202 @@
+//! The scans on the GPU against the plain sequential reference (every listed specialisation of
+//! `scan.cu` is compiled by the registry's check in `nvrtc_compile.rs`; the first test here
+//! compiles them too, with NVRTC alone, and skips without it).
+
+mod common;
+mod scan_common;
+
+use scan_common::*;
+use tally::scan::reference;
+use tally::{Backend, CustomOp, DeviceViewMut, Error, ScanOp, ScanOptions, ScanPlan};
+
+fn cuda() -> Option<Backend> {
+    common::gpu().map(Backend::Cuda)
+}
+
+#[test]
+fn scan_kernels_compile_under_nvrtc() {
+    if !tally::device::nvrtc::available() {
+        eprintln!("skipping: libnvrtc not found");
+        return;
+    }
+    let n = tally::scan::cuda::compile_check("sm_90").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(n, tally::scan::cuda::ScanVariant::all().len());
+}
+
+/// Sizes around the tile (`tile` elements) and many tiles.
+fn sizes(tile: usize) -> Vec<usize> {
+    vec![0, 1, 33, tile - 1, tile, tile + 1, 31 * tile + 5, 33 * tile - 1, 1100 * tile + 17]
+}
+
+macro_rules! every_type_on_the_gpu {
+    ($($name:ident: $t:ty => $w:ty, $tile:expr),*) => {$(
+        #[test]
+        fn $name() {
+            let Some(gpu) = cuda() else { return };
+            for (k, n) in sizes($tile).into_iter().enumerate() {
+                let xs: Vec<$t> = data(n, 11 + k as u64);
+                check_ops::<$t, $w>(&gpu, &xs, stringify!($t));
+                let keys = runs(n, 5000, k as u64);
+                check_by_key::<u32, $t, $w>(&gpu, &keys, &xs, stringify!($t));
+                let keys64: Vec<u64> = keys.iter().map(|&k| k as u64 * 0x1_0000_0001).collect();
+                check_by_key::<u64, $t, $w>(&gpu, &keys64, &xs, stringify!($t));
+            }
+        }
+    )*};
+}
+every_type_on_the_gpu!(gpu_u8_scans: u8 => u64, 4096, gpu_i8_scans: i8 => i64, 4096, gpu_u16_scans: u16 => u64, 4096,
+                       gpu_i16_scans: i16 => i64, 4096, gpu_u32_scans: u32 => u64, 4096,
+                       gpu_i32_scans: i32 => i64, 4096, gpu_u64_scans: u64 => u64, 2048,
+                       gpu_i64_scans: i64 => i64, 2048, gpu_f32_scans: f32 => f32, 4096,
+                       gpu_f64_scans: f64 => f64, 2048);
+
+#[test]
+fn gpu_both_look_backs_agree_on_integers_and_floats_repeat_bit_for_bit() {
+    let Some(gpu) = cuda() else { return };
+    // Far more tiles than can be resident: the look-back waits on running tiles only.
+    let n = (1 << 24) + 3;
+    let xs: Vec<i32> = data(n, 4);
+    let none = None::<&[u32]>;
+    let want: Vec<i64> = reference::scan(&xs, none, ScanOp::Sum, &ScanOptions::default()).unwrap();
+    for det in [false, true] {
+        let got: Vec<i64> = gpu.scan_vec(&xs, ScanOp::Sum, ScanOptions::default().with_deterministic(det)).unwrap();
+        assert_eq!(got, want, "deterministic={det}");
+    }
+    let fs: Vec<f32> = data(n, 5);
+    let keys = runs(n, 100_000, 3);
+    for det in [true, false] {
+        let options = ScanOptions::default().with_deterministic(det);
+        let first: Vec<f32> = gpu.scan_vec(&fs, ScanOp::Sum, options).unwrap();
+        let want: Vec<f32> = reference::scan(&fs, none, ScanOp::Sum, &options).unwrap();
+        compare(&fs, &first, &want, ScanOp::Sum, "f32 2^24");
+        let first_key: Vec<f32> = gpu.scan_by_key_vec(&keys, &fs, ScanOp::Sum, options).unwrap();
+        if det {
+            for _ in 0..3 {
+                let again: Vec<f32> = gpu.scan_vec(&fs, ScanOp::Sum, options).unwrap();
+                assert!(same_bits(&first, &again), "deterministic float scans repeat");
+                let again: Vec<f32> = gpu.scan_by_key_vec(&keys, &fs, ScanOp::Sum, options).unwrap();
+                assert!(same_bits(&first_key, &again), "deterministic float scans by key repeat");
+            }
+        }
+    }
+}
+
+#[test]
+fn gpu_in_place_poisoned_and_misaligned() {
+    let Some(gpu) = cuda() else { return };
+    let dev = gpu.cuda_device().unwrap().clone();
+    let stream = dev.stream();
+    let n = 100 * 4096 + 77;
+    let xs: Vec<f32> = data(n, 8);
+    let none = None::<&[u32]>;
+    for start in 0..5 {
+        let ys = &xs[start..];
+        let buf = stream.upload(&xs, "input").unwrap();
+        let view = buf.view();
+        let view = view.slice(start..).unwrap();
+        let mut plan = ScanPlan::<f32, f32>::new(&dev, ScanOp::Max, ScanOptions::default(), ys.len()).unwrap();
+        let mut out = stream.upload(&vec![f32::from_bits(0xa5a5_a5a5); ys.len()], "poisoned").unwrap();
+        plan.launch(stream, &view, &mut out.view_mut()).unwrap();
+        plan.read(stream).unwrap();
+        let want: Vec<f32> = reference::scan(ys, none, ScanOp::Max, &ScanOptions::default()).unwrap();
+        assert!(same_bits(&stream.download(&out.view()).unwrap(), &want), "start {start}");
+        // In place, on a misaligned view of a buffer.
+        let mut slice = stream.upload(&xs, "data").unwrap().into_cuda_slice();
+        let mut sub = DeviceViewMut::from(slice.slice_mut(start..n));
+        gpu.scan_device_in_place(&mut sub, ScanOp::Max, ScanOptions::default()).unwrap();
+        assert!(same_bits(&stream.download(&sub.as_view()).unwrap(), &want), "in place, start {start}");
+    }
+    let mut host = xs.clone();
+    gpu.scan_in_place(&mut host, ScanOp::Sum, ScanOptions::exclusive()).unwrap();
+    let want: Vec<f32> = reference::scan(&xs, none, ScanOp::Sum, &ScanOptions::exclusive()).unwrap();
+    compare(&xs, &host, &want, ScanOp::Sum, "host in place");
+    assert_eq!(host[0], 0.0);
+}
+
+#[test]
+fn gpu_overflow_is_detected() {
+    let Some(gpu) = cuda() else { return };
+    let n = 50 * 2048 + 3;
+    let mut xs = vec![1i64 << 40; n];
+    xs[40 * 2048 + 5] = i64::MAX - (1 << 45);
+    for det in [false, true] {
+        let options = ScanOptions::default().with_deterministic(det);
+        let r = gpu.scan_vec::<i64, i64>(&xs, ScanOp::Sum, options);
+        assert!(matches!(r, Err(Error::Overflow(_))), "{r:?}");
+        let wrapped: Vec<i64> = gpu.scan_vec(&xs, ScanOp::Sum, options.with_wrapping(true)).unwrap();
+        let none = None::<&[u32]>;
+        assert_eq!(wrapped, reference::scan_with(&xs, none, 0i64, false, |a, b| a.wrapping_add(b)));
+    }
+    let fine: Vec<i64> = data(n, 1);
+    assert!(gpu.cumsum_vec(&fine).is_ok());
+    let us = vec![u64::MAX / 3; 4];
+    assert!(matches!(gpu.cumsum_vec(&us), Err(Error::Overflow(_))));
+}
+
+#[test]
+fn gpu_custom_scans() {
+    let Some(gpu) = cuda() else { return };
+    let xs: Vec<i64> = data(300_001, 2);
+    let last = CustomOp::new("b", "0", 0i64, |_a: i64, b: i64| b);
+    assert_eq!(gpu.scan_custom_vec(&xs, &last, ScanOptions::default()).unwrap(), xs);
+    let xor = CustomOp::new("a ^ b", "0", 0i64, |a: i64, b: i64| a ^ b);
+    let cpu = Backend::cpu();
+    for options in [ScanOptions::default(), ScanOptions::exclusive()] {
+        assert_eq!(gpu.scan_custom_vec(&xs, &xor, options).unwrap(), cpu.scan_custom_vec(&xs, &xor, options).unwrap());
+    }
+    let fs: Vec<f32> = data(300_001, 3);
+    let absmax = CustomOp::new("fmaxf(fabsf(a), fabsf(b))", "0", 0.0f32, |a: f32, b: f32| a.abs().max(b.abs()));
+    let got = gpu.scan_custom_vec(&fs, &absmax, ScanOptions::default()).unwrap();
+    assert!(same_bits(&got, &cpu.scan_custom_vec(&fs, &absmax, ScanOptions::default()).unwrap()));
+}
+
+#[test]
+fn gpu_plan_runs_many_times() {
+    let Some(gpu) = cuda() else { return };
+    let dev = gpu.cuda_device().unwrap().clone();
+    let stream = dev.stream();
+    let n = (1 << 22) + 9;
+    let xs: Vec<i32> = data(n, 6);
+    let keys = runs(n, 300, 2);
+    let input = stream.upload(&xs, "input").unwrap();
+    let k = stream.upload(&keys, "keys").unwrap();
+    let mut out = stream.alloc::<i64>(n, "out").unwrap();
+    let mut plan = ScanPlan::<i32, i64>::by_key::<u32>(&dev, ScanOp::Sum, ScanOptions::default(), n).unwrap();
+    let want: Vec<i64> = reference::scan(&xs, Some(&keys), ScanOp::Sum, &ScanOptions::default()).unwrap();
+    for _ in 0..3 {
+        plan.launch_by_key(stream, &k.view(), &input.view(), &mut out.view_mut()).unwrap();
+        plan.read(stream).unwrap();
+        assert_eq!(stream.download(&out.view()).unwrap(), want);
+    }
+    assert!(plan.launch(stream, &input.view(), &mut out.view_mut()).is_err(), "a keyed plan needs keys");
+}
+
+/// More than 2^31 elements (u8 into u64: 9 bytes each, about 19 GB): only where memory allows.
+#[test]
+fn gpu_more_than_2_pow_31_elements() {
+    let Some(gpu) = cuda() else { return };
+    let dev = gpu.cuda_device().unwrap().clone();
+    let n = (1usize << 31) + 4099;
+    let (free, _) = cudarc::driver::result::mem_get_info().unwrap_or((0, 0));
+    if free < 9 * n + (2 << 30) {
+        eprintln!("skipping: {free} bytes free, {} needed", 9 * n + (2 << 30));
+        return;
+    }
+    let stream = dev.stream();
+    let xs: Vec<u8> = (0..n).map(|i| (i % 3) as u8).collect();
+    let input = stream.upload(&xs, "input").unwrap();
+    drop(xs);
+    let mut out = stream.alloc::<u64>(n, "out").unwrap();
+    let mut plan = ScanPlan::<u8, u64>::new(&dev, ScanOp::Sum, ScanOptions::default(), n).unwrap();
+    plan.launch(stream, &input.view(), &mut out.view_mut()).unwrap();
+    plan.read(stream).unwrap();
+    // prefix(i) of 0, 1, 2, 0, 1, 2, ...: 3 per whole cycle, 1 more after a 0 and a 1.
+    let expect = |i: usize| 3 * ((i + 1) / 3) as u64 + ((i + 1) % 3 == 2) as u64;
+    for at in [0usize, 4095, 1 << 31, (1 << 31) - 1, n - 4096] {
+        let view = out.view();
+        let got = stream.download(&view.slice(at..at + 4096.min(n - at)).unwrap()).unwrap();
+        for (j, g) in got.iter().enumerate() {
+            assert_eq!(*g, expect(at + j), "element {}", at + j);
+        }
+    }
+}
