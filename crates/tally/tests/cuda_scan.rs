@@ -13,16 +13,6 @@ fn cuda() -> Option<Backend> {
     common::gpu().map(Backend::Cuda)
 }
 
-#[test]
-fn scan_kernels_compile_under_nvrtc() {
-    if !tally::device::nvrtc::available() {
-        eprintln!("skipping: libnvrtc not found");
-        return;
-    }
-    let n = tally::scan::cuda::compile_check("sm_90").unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(n, tally::scan::cuda::ScanVariant::all().len());
-}
-
 /// Sizes around the tile (`tile` elements) and many tiles.
 fn sizes(tile: usize) -> Vec<usize> {
     vec![0, 1, 33, tile - 1, tile, tile + 1, 31 * tile + 5, 33 * tile - 1, 1100 * tile + 17]

@@ -196,7 +196,10 @@ pub fn run(a: BenchReduceArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     println!("# tally bench reduce: {device}, read bandwidth {read_gbs:.1} GB/s (same run)");
-    println!("{:<5} {:<10} {:>11} {:>10} {:>11} {:>9} {:>7} {:>3}", "type", "op", "n", "ms", "e2e us", "GB/s", "%read", "ok");
+    println!(
+        "{:<5} {:<10} {:>11} {:>10} {:>11} {:>9} {:>7} {:>3}",
+        "type", "op", "n", "ms", "e2e us", "GB/s", "%read", "ok"
+    );
     for r in &rows {
         println!(
             "{:<5} {:<10} {:>11} {:>10.4} {:>11.1} {:>9.1} {:>6.1}% {:>3}",

@@ -42,7 +42,14 @@ pub struct ReduceArgs {
 /// `x OP value` from `>0.5` and its kin.
 pub fn parse_compare(s: &str) -> anyhow::Result<Compare> {
     let s = s.trim();
-    let ops = [("<=", CmpOp::Le), (">=", CmpOp::Ge), ("==", CmpOp::Eq), ("!=", CmpOp::Ne), ("<", CmpOp::Lt), (">", CmpOp::Gt)];
+    let ops = [
+        ("<=", CmpOp::Le),
+        (">=", CmpOp::Ge),
+        ("==", CmpOp::Eq),
+        ("!=", CmpOp::Ne),
+        ("<", CmpOp::Lt),
+        (">", CmpOp::Gt),
+    ];
     let Some((text, op)) = ops.iter().find(|(t, _)| s.starts_with(t)) else {
         bail!("--where '{s}': expected a comparison such as '>0.5', '<=3', '==0' or '!=1'");
     };
@@ -130,7 +137,8 @@ pub fn run(a: ReduceArgs) -> anyhow::Result<()> {
     let options = ReduceOptions { skip_nan: a.skip_nan, exact: a.exact };
     let (r, nan) = with_vec!(&loaded.samples, v => reduce_typed(&backend, v, op, options))?;
     if a.json {
-        let mut doc = json!({ "op": op.name(), "count": r.n, "nan": nan, "backend": r.backend, "dtype": r.dtype.name() });
+        let mut doc =
+            json!({ "op": op.name(), "count": r.n, "nan": nan, "backend": r.backend, "dtype": r.dtype.name() });
         let m = doc.as_object_mut().expect("an object");
         match op {
             ReduceOp::MinMax => {

@@ -371,12 +371,6 @@ impl<T, O> std::fmt::Debug for ScanPlan<T, O> {
     }
 }
 
-/// Compiles every listed specialisation of `scan.cu` for `arch` with NVRTC alone (no device);
-/// returns how many compiled.
-pub fn compile_check(arch: &str) -> Result<usize> {
-    crate::device::registry::compile_all(&[&FAMILY], arch)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
