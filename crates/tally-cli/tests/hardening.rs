@@ -162,6 +162,8 @@ fn peak_rss_mib(args: &[&str]) -> (i32, i64) {
         .spawn()
         .unwrap();
     let mut status = 0;
+    // SAFETY: `rusage` is a C struct of integers and `timeval`s, for which all-zero bytes
+    // are a valid value.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: waiting for our own child, with valid pointers.
     let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };

@@ -4,6 +4,14 @@
 use rayon::prelude::*;
 use std::str::FromStr;
 
+/// How synthetic samples spread over the bins: from no contention (uniform) to every thread
+/// hitting one counter (hot100), the cases that separate histogram strategies.
+///
+/// ```
+/// use tally::data::Distribution;
+/// assert_eq!("zipf".parse::<Distribution>().unwrap(), Distribution::Zipf);
+/// assert_eq!(Distribution::Hot90.name(), "hot90");
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Distribution {
     /// Every bin equally likely.
@@ -17,9 +25,12 @@ pub enum Distribution {
 }
 
 impl Distribution {
+    /// Every distribution, in the order benchmarks report them.
     pub const ALL: [Distribution; 4] =
         [Distribution::Uniform, Distribution::Hot90, Distribution::Hot100, Distribution::Zipf];
 
+    /// The name the CLI and reports use (`uniform`, `hot90`, `hot100`, `zipf`); what
+    /// [`FromStr`] parses.
     pub fn name(self) -> &'static str {
         match self {
             Distribution::Uniform => "uniform",
@@ -113,6 +124,7 @@ pub fn bin_indices(dist: Distribution, bins: u32, n: usize, seed: u64) -> Vec<u3
 /// Turns bin indices into samples of type T for even bins over `[0, bins)`: integers are the
 /// index itself, floats the middle of the bin.
 pub trait FromBin: Sized {
+    /// The sample that falls in bin `b` of `bins` even bins over `[0, bins)`.
     fn from_bin(b: u32) -> Self;
 }
 macro_rules! from_bin_int {
@@ -130,6 +142,16 @@ impl FromBin for f64 {
     }
 }
 
+/// `n` samples of type `T` drawn from `dist` over even bins `[0, bins)`: the demo's and the
+/// benchmarks' input. The same seed gives the same samples on every machine.
+///
+/// ```
+/// use tally::data::{samples, Distribution};
+/// let xs: Vec<u8> = samples(Distribution::Hot100, 256, 1000, 7);
+/// assert!(xs.iter().all(|&x| x == 0));
+/// let ys: Vec<f32> = samples(Distribution::Uniform, 10, 1000, 7);
+/// assert!(ys.iter().all(|&y| (0.0..10.0).contains(&y) && y.fract() == 0.5));
+/// ```
 pub fn samples<T: FromBin + Send>(dist: Distribution, bins: u32, n: usize, seed: u64) -> Vec<T> {
     bin_indices(dist, bins, n, seed).into_par_iter().map(T::from_bin).collect()
 }

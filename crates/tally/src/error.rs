@@ -72,7 +72,7 @@ pub enum Error {
     EmptyInput(String),
 }
 
-/// `Result` with tally's [`Error`].
+/// `Result` with tally's [`Error`](enum@Error).
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {

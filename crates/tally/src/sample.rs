@@ -7,18 +7,27 @@ use std::fmt;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum DType {
+    /// `u8` (`unsigned char`).
     U8,
+    /// `u16` (`unsigned short`).
     U16,
+    /// `i32` (`int`).
     I32,
+    /// `u32` (`unsigned int`).
     U32,
+    /// `i64` (`long long`).
     I64,
+    /// `f32` (`float`).
     F32,
+    /// `f64` (`double`).
     F64,
 }
 
 impl DType {
+    /// Every sample type.
     pub const ALL: [DType; 7] = [DType::U8, DType::U16, DType::I32, DType::U32, DType::I64, DType::F32, DType::F64];
 
+    /// The Rust name (`u8`, ..., `f64`): how the CLI's `--dtype` and reports spell it.
     pub fn name(self) -> &'static str {
         match self {
             DType::U8 => "u8",
@@ -31,6 +40,7 @@ impl DType {
         }
     }
 
+    /// Bytes per element.
     pub fn size(self) -> usize {
         match self {
             DType::U8 => 1,
@@ -40,7 +50,7 @@ impl DType {
         }
     }
 
-    /// The C++ spelling NVRTC sees (no <cstdint> there).
+    /// The C++ spelling NVRTC sees (no `<cstdint>` there).
     pub fn cuda_type(self) -> &'static str {
         match self {
             DType::U8 => "unsigned char",
@@ -53,10 +63,18 @@ impl DType {
         }
     }
 
+    /// Whether this is a floating-point type (which can be NaN and is binned in f64).
     pub fn is_float(self) -> bool {
         matches!(self, DType::F32 | DType::F64)
     }
 
+    /// The type named `s` (as [`DType::name`] spells it), or None.
+    ///
+    /// ```
+    /// use tally::DType;
+    /// assert_eq!(DType::parse("f32"), Some(DType::F32));
+    /// assert_eq!(DType::parse("f16"), None);
+    /// ```
     pub fn parse(s: &str) -> Option<DType> {
         DType::ALL.into_iter().find(|d| d.name() == s)
     }
@@ -73,10 +91,13 @@ impl fmt::Display for DType {
 pub trait Sample:
     Copy + Send + Sync + Default + PartialOrd + fmt::Debug + DeviceRepr + ValidAsZeroBits + 'static
 {
+    /// This type's [`DType`].
     const DTYPE: DType;
+    /// The value as an f64 (exact for every type but i64 beyond 2^53); what float binning reads.
     fn to_f64(self) -> f64;
     /// The exact value of an integer sample; `None` for floating-point types.
     fn to_i64(self) -> Option<i64>;
+    /// Whether the sample is NaN (never, for integers).
     fn is_nan(self) -> bool;
 }
 

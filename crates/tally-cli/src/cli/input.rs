@@ -106,7 +106,7 @@ pub struct Loaded {
     pub samples: Samples,
     /// Interleaved channel count (1 for plain data; 4 for an image loaded with channels, as RGBA).
     pub interleave: u32,
-    /// The channels to count, as indices into the interleave (e.g. [0,1,2] for --channels r,g,b).
+    /// The channels to count, as indices into the interleave (e.g. `[0, 1, 2]` for `--channels r,g,b`).
     pub selected: Vec<u32>,
     /// A label per selected channel ("value", or "r","g","b","a", or "brightness").
     pub labels: Vec<String>,

@@ -27,16 +27,19 @@ pub fn default_dir() -> Option<PathBuf> {
     std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache").join("tally"))
 }
 
+/// Compiled kernel images on disk, one file per key; a cache without a directory stores nothing.
 #[derive(Clone, Debug)]
 pub struct KernelCache {
     dir: Option<PathBuf>,
 }
 
 impl KernelCache {
+    /// A cache in `dir` (created on the first store); None: a cache that never hits.
     pub fn new(dir: Option<PathBuf>) -> Self {
         KernelCache { dir }
     }
 
+    /// The directory entries are kept in, if any.
     pub fn dir(&self) -> Option<&Path> {
         self.dir.as_deref()
     }

@@ -3,11 +3,14 @@
 
 use serde::Serialize;
 
+/// What `tally info` reports about the CPU backend.
 #[derive(Clone, Debug, Serialize)]
 pub struct CpuInfo {
+    /// Worker threads in rayon's global pool: the CPU backend's parallelism.
     pub threads: usize,
 }
 
+/// The CPU backend's properties on this machine.
 pub fn info() -> CpuInfo {
     CpuInfo { threads: rayon::current_num_threads() }
 }

@@ -1,5 +1,5 @@
 //! Kernel parameters: one `#[repr(C)]` struct per kernel, passed by value, whose size and field
-//! offsets are checked against the C++ declaration at compile time. [`kernel_params!`] declares
+//! offsets are checked against the C++ declaration at compile time. `kernel_params!` declares
 //! the Rust side and records its layout; the registry appends `static_assert`s built from that
 //! layout to the kernel source, so a struct that drifts from its C++ twin fails to compile
 //! (under NVRTC, and in CI's compile check of every variant) instead of reading garbage.
@@ -38,7 +38,7 @@ impl ParamLayout {
 /// # Safety
 /// The type must be `#[repr(C)]` plain data whose every field is valid on the device (numbers,
 /// arrays of them, [`crate::device::DevPtr`]s and other `KernelParams`). Implement it with
-/// [`kernel_params!`], which also derives the layout that the C++ side is checked against.
+/// `kernel_params!`, which also derives the layout that the C++ side is checked against.
 pub unsafe trait KernelParams: cudarc::driver::DeviceRepr + Copy {
     /// The layout the C++ declaration must have.
     fn layout() -> ParamLayout;

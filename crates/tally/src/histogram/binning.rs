@@ -15,17 +15,23 @@
 use super::{Bins, HistogramSpec};
 use crate::sample::Sample;
 
-/// Codes for samples that fall in no bin.
+/// The code of a sample below the first edge (bins are 0 and up).
 pub const BELOW: i32 = -1;
+/// The code of a sample at or above the last edge.
 pub const ABOVE: i32 = -2;
+/// The code of a NaN sample.
 pub const NAN: i32 = -3;
 
 /// Integer bounds for the exact rule, when it applies to these bins.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct IntBounds {
+    /// The range's lower bound, an integer.
     pub lower: i64,
+    /// The range's upper bound (exclusive), an integer.
     pub upper: i64,
+    /// `upper - lower`, with `range * bins < 2^63`.
     pub range: u64,
+    /// How many bins.
     pub bins: u32,
 }
 
@@ -49,14 +55,32 @@ pub fn int_bounds(bins: &Bins) -> Option<IntBounds> {
 #[derive(Clone, Debug)]
 pub enum BinRule {
     /// Exact integer arithmetic (integer samples, integral bounds).
-    Int { b: IntBounds, scale: f64 },
+    Int {
+        /// The bounds.
+        b: IntBounds,
+        /// `bins / range`, the f64 estimate of the quotient that exact products then correct.
+        scale: f64,
+    },
     /// The f64 rule.
-    Float { lower: f64, upper: f64, range: f64, bins: f64, last: u32 },
+    Float {
+        /// The range's lower bound.
+        lower: f64,
+        /// The range's upper bound (exclusive).
+        upper: f64,
+        /// `upper - lower`.
+        range: f64,
+        /// How many bins, as an f64.
+        bins: f64,
+        /// The last bin's index: where a quotient rounded up past the range is clamped to.
+        last: u32,
+    },
     /// Binary search over edges.
     Edges(Vec<f64>),
 }
 
 impl BinRule {
+    /// The rule that bins samples of type `T` under `spec`: the exact integer rule for integer
+    /// samples where [`int_bounds`] allows it, else the f64 rule or the edges.
     pub fn new<T: Sample>(spec: &HistogramSpec) -> BinRule {
         if T::DTYPE.is_float() {
             return Self::for_float(&spec.bins);

@@ -182,7 +182,7 @@ pub fn histogram<T: Sample>(samples: &[T], spec: &HistogramSpec) -> Result<Histo
                     let inside = v >= lower && v < upper;
                     let d = if inside { v.wrapping_sub(lower) as u64 } else { 0 };
                     let t = (d * bins as u64) as f64;
-                    // Safety: t * inv is in [0, bins + 1), so the conversion is in range.
+                    // SAFETY: t * inv is in [0, bins + 1), so the conversion is in range.
                     let q = unsafe { (t * inv).to_int_unchecked::<i64>() };
                     let r = t - q as f64 * rangef;
                     let q = q - (r < 0.0) as i64 + (r >= rangef) as i64;
@@ -222,7 +222,7 @@ pub fn histogram<T: Sample>(samples: &[T], spec: &HistogramSpec) -> Result<Histo
                 let t = ((v - lower) * bins) / range;
                 let t = if t >= 0.0 { t } else { 0.0 };
                 let t = if t <= lastf { t } else { lastf };
-                // Safety: t is in [0, last] and last < 2^31.
+                // SAFETY: t is in [0, last] and last < 2^31.
                 let q = unsafe { t.to_int_unchecked::<i32>() } as u32;
                 // Outside [lower, upper): below, above, or NaN when neither compares.
                 let out = nan - 2 * (v < lower) as u32 - (v >= upper) as u32;
@@ -255,7 +255,8 @@ pub fn histogram<T: Sample>(samples: &[T], spec: &HistogramSpec) -> Result<Histo
 /// `samples` as a slice of `U`, when `T` is `U`.
 fn same_type<T: 'static, U: 'static>(samples: &[T]) -> Option<&[U]> {
     if TypeId::of::<T>() == TypeId::of::<U>() {
-        // Safety: T and U are the same type.
+        // SAFETY: T and U are the same type (equal TypeIds), so the pointer, length and
+        // lifetime of `samples` describe a valid `[U]` too.
         Some(unsafe { std::slice::from_raw_parts(samples.as_ptr() as *const U, samples.len()) })
     } else {
         None
@@ -410,7 +411,9 @@ const PREFETCH_BLOCKS: usize = 2;
 #[inline(always)]
 fn prefetch<T>(p: *const T) {
     #[cfg(target_arch = "x86_64")]
-    #[allow(unused_unsafe)]
+    #[allow(unused_unsafe)] // the intrinsic is a safe function in newer Rust releases
+    // SAFETY: `_mm_prefetch` needs SSE, which every x86_64 CPU has; it reads nothing and cannot
+    // fault, whatever the address (the pointer is never dereferenced).
     unsafe {
         std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p as *const i8)
     };
@@ -480,7 +483,7 @@ fn count_binned<T: Sample, F: Fn(T) -> u32 + Copy, const SUB: usize>(
         let line = (64 / std::mem::size_of::<T>() / SUB).max(1);
         for (b, block) in part.chunks(BLOCK).enumerate() {
             let ids = &mut idx[..block.len()];
-            // Safety: fill_fn picked a version this CPU supports.
+            // SAFETY: fill_fn picked a version this CPU supports.
             unsafe { fill(block, ids, bin) };
             // While counting, keep memory busy with the block after next.
             let ahead = part.as_ptr().wrapping_add((b + PREFETCH_BLOCKS) * BLOCK);
@@ -504,7 +507,7 @@ fn count_binned<T: Sample, F: Fn(T) -> u32 + Copy, const SUB: usize>(
     let mut s = 0;
     for block in part.chunks(BLOCK / c * c) {
         let ids = &mut idx[..block.len()];
-        // Safety: fill_fn picked a version this CPU supports.
+        // SAFETY: fill_fn picked a version this CPU supports.
         unsafe { fill(block, ids, bin) };
         let mut groups = ids.chunks_exact(c);
         for g in &mut groups {

@@ -85,15 +85,18 @@ pub(crate) static FAMILY: KernelFamily = KernelFamily {
 /// What one sample adds, as the kernel's TALLY_WEIGHT / TALLY_ACCUM see it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Accum {
+    /// Each sample adds one (a counted histogram).
     Count,
     /// Fixed point; the shared-memory atomics of the block strategy.
     Fixed(SharedAtomics),
+    /// The weight as a float, with float atomics (not deterministic).
     Float,
 }
 
 /// One specialisation of the general kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct GeneralVariant {
+    /// The sample type (both coordinates', in 2-D).
     pub dtype: DType,
     /// 1-D: the binning; 2-D: the x axis's.
     pub binning: Binning,
@@ -103,6 +106,7 @@ pub struct GeneralVariant {
     pub channels: u32,
     /// f32 or f64 weights; None for counts.
     pub weight: Option<DType>,
+    /// What one sample adds, and how.
     pub accum: Accum,
     /// GlobalAtomic, BlockShared or GlobalL2.
     pub strategy: Strategy,
@@ -121,6 +125,7 @@ impl GeneralVariant {
         self
     }
 
+    /// The preprocessor defines that compile this specialisation of `histogram_general.cu`.
     pub fn defines(&self) -> Vec<(&'static str, String)> {
         let mut d = vec![
             ("TALLY_SAMPLE", self.dtype.cuda_type().to_string()),

@@ -17,15 +17,29 @@ use serde::Serialize;
 /// The bins of each axis.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Histogram2dSpec {
+    /// The bins of x (the rows).
     pub x: Bins,
+    /// The bins of y (the columns).
     pub y: Bins,
 }
 
 impl Histogram2dSpec {
+    /// Even bins on both axes: `bins_x` over `[x.0, x.1)` and `bins_y` over `[y.0, y.1)`.
+    ///
+    /// ```
+    /// use tally::{Backend, Histogram2dSpec, Pairs, Strategy};
+    /// let (x, y) = ([0.1f32, 0.6, 0.7, 2.0], [0.1f32, 0.1, 0.9, 0.5]);
+    /// let spec = Histogram2dSpec::even(2, (0.0, 1.0), 2, (0.0, 1.0));
+    /// let m = Backend::cpu().histogram_2d(Pairs::Split(&x, &y), &spec, Strategy::Auto)?;
+    /// assert_eq!((m.count(0, 0), m.count(1, 0), m.count(1, 1)), (1, 1, 1));
+    /// assert_eq!(m.outliers.x_above, 1);
+    /// # Ok::<(), tally::Error>(())
+    /// ```
     pub fn even(bins_x: u32, x: (f64, f64), bins_y: u32, y: (f64, f64)) -> Self {
         Histogram2dSpec { x: Bins::even(bins_x, x.0, x.1), y: Bins::even(bins_y, y.0, y.1) }
     }
 
+    /// Checks each axis's bins and that the matrix fits one device histogram (2^31 - 1 bins).
     pub fn validate(&self) -> Result<()> {
         self.x.validate().map_err(|e| axis_error("x", e))?;
         self.y.validate().map_err(|e| axis_error("y", e))?;
@@ -56,11 +70,14 @@ fn axis_error(axis: &str, e: Error) -> Error {
 /// (x, y) pairs: two arrays of equal length, or one array of interleaved x0, y0, x1, y1, ...
 #[derive(Clone, Copy, Debug)]
 pub enum Pairs<'a, T> {
+    /// x and y in two arrays of equal length.
     Split(&'a [T], &'a [T]),
+    /// x0, y0, x1, y1, ...
     Interleaved(&'a [T]),
 }
 
 impl<T: Copy> Pairs<'_, T> {
+    /// Checks that the coordinates pair up (equal lengths, or an even count interleaved).
     pub fn validate(&self) -> Result<()> {
         match self {
             Pairs::Split(x, y) if x.len() != y.len() => Err(Error::invalid(format!(
@@ -75,6 +92,7 @@ impl<T: Copy> Pairs<'_, T> {
         }
     }
 
+    /// How many pairs.
     pub fn len(&self) -> usize {
         match self {
             Pairs::Split(x, _) => x.len(),
@@ -82,10 +100,12 @@ impl<T: Copy> Pairs<'_, T> {
         }
     }
 
+    /// Whether there are no pairs.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
+    /// Pair `i` as (x, y); panics past the end.
     #[inline(always)]
     pub fn get(&self, i: usize) -> (T, T) {
         match self {
@@ -173,7 +193,9 @@ pub struct Outliers2d<V> {
 /// A 2-D histogram: a row-major `bins_x x bins_y` matrix.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Histogram2d {
+    /// Bins of x: the matrix's rows.
     pub bins_x: usize,
+    /// Bins of y: the matrix's columns.
     pub bins_y: usize,
     /// Counted: `counts[ix * bins_y + iy]`. Empty when weighted.
     pub counts: Vec<u64>,
@@ -185,7 +207,9 @@ pub struct Histogram2d {
     pub outlier_sums: Option<Outliers2d<f64>>,
     /// How the sums were formed (weighted).
     pub weighting: Option<Weighting>,
+    /// The backend that counted ("cpu" or "cuda").
     pub backend: &'static str,
+    /// The strategy that ran (what `auto` resolved to).
     pub strategy: Strategy,
 }
 

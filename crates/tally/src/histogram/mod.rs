@@ -1,7 +1,7 @@
 //! Histograms: even bins or custom edges, one or several interleaved channels, on any backend.
 //!
 //! The binning rule is defined once, in [`binning`], and every backend and strategy must give
-//! the same counts for it bit for bit; [`reference`] is a plain sequential statement of it that
+//! the same counts for it bit for bit; [`reference`](mod@reference) is a plain sequential statement of it that
 //! the tests hold every fast path against.
 
 pub mod axis;
@@ -32,16 +32,25 @@ use std::sync::Arc;
 #[derive(Clone, Debug, PartialEq)]
 pub enum Bins {
     /// `bins` equal-width bins over `[lower, upper)`.
-    Even { bins: u32, lower: f64, upper: f64 },
+    Even {
+        /// How many bins (at least 1).
+        bins: u32,
+        /// The first bin's lower edge (inclusive).
+        lower: f64,
+        /// The last bin's upper edge (exclusive).
+        upper: f64,
+    },
     /// Bin `i` is `[edges[i], edges[i+1])`; `edges` strictly increasing, at least two.
     Edges(Vec<f64>),
 }
 
 impl Bins {
+    /// `bins` equal-width bins over `[lower, upper)`.
     pub fn even(bins: u32, lower: f64, upper: f64) -> Self {
         Bins::Even { bins, lower, upper }
     }
 
+    /// How many bins there are.
     pub fn count(&self) -> usize {
         match self {
             Bins::Even { bins, .. } => *bins as usize,
@@ -49,6 +58,8 @@ impl Bins {
         }
     }
 
+    /// Checks that the bins can be counted: at least one, a finite range with `lower < upper`
+    /// that the f64 rule cannot overflow, or at least two finite, strictly increasing edges.
     pub fn validate(&self) -> Result<()> {
         match self {
             Bins::Even { bins, lower, upper } => {
@@ -122,7 +133,9 @@ pub fn short(x: f64) -> String {
 /// `i % interleave`; one histogram is kept for each channel in `selected`, in that order.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Channels {
+    /// Channels in the input, interleaved (1: plain samples; 3 for RGB, ...).
     pub interleave: u32,
+    /// The channels to count, each once, in the order the results list them.
     pub selected: Vec<u32>,
 }
 
@@ -130,14 +143,18 @@ pub struct Channels {
 pub const MAX_CHANNELS: u32 = 16;
 
 impl Channels {
+    /// Plain samples: one channel, counted.
     pub fn single() -> Self {
         Channels { interleave: 1, selected: vec![0] }
     }
 
+    /// Every channel of `interleave` interleaved ones, in order.
     pub fn all(interleave: u32) -> Self {
         Channels { interleave, selected: (0..interleave).collect() }
     }
 
+    /// Checks that there are 1 to [`MAX_CHANNELS`] channels and that each selected one exists
+    /// and is selected once.
     pub fn validate(&self) -> Result<()> {
         if self.interleave == 0 || self.interleave > MAX_CHANNELS {
             return Err(Error::invalid(format!("channel count must be 1..={MAX_CHANNELS}, got {}", self.interleave)));
@@ -179,24 +196,57 @@ impl Default for Channels {
 /// What to count: the bins and the channels.
 #[derive(Clone, Debug, PartialEq)]
 pub struct HistogramSpec {
+    /// The bins, the same for every channel.
     pub bins: Bins,
+    /// Which interleaved channels to count.
     pub channels: Channels,
 }
 
 impl HistogramSpec {
+    /// One channel, `bins` equal-width bins over `[lower, upper)`.
+    ///
+    /// ```
+    /// use tally::{Backend, HistogramSpec, Strategy};
+    /// let h = Backend::cpu().histogram(&[0.5f32, 1.5, 1.7, 9.0], &HistogramSpec::even(2, 0.0, 2.0), Strategy::Auto)?;
+    /// assert_eq!(h.counts[0], vec![1, 2]);
+    /// assert_eq!(h.above[0], 1);
+    /// # Ok::<(), tally::Error>(())
+    /// ```
     pub fn even(bins: u32, lower: f64, upper: f64) -> Self {
         HistogramSpec { bins: Bins::even(bins, lower, upper), channels: Channels::single() }
     }
 
+    /// One channel, bin `i` over `[edges[i], edges[i+1])`.
+    ///
+    /// ```
+    /// use tally::{Backend, HistogramSpec, Strategy};
+    /// let spec = HistogramSpec::edges(vec![0.0, 1.0, 10.0, 100.0]);
+    /// let h = Backend::cpu().histogram(&[0u32, 5, 7, 50, 100], &spec, Strategy::Auto)?;
+    /// assert_eq!((h.counts[0].clone(), h.above[0]), (vec![1, 2, 1], 1));
+    /// # Ok::<(), tally::Error>(())
+    /// ```
     pub fn edges(edges: Vec<f64>) -> Self {
         HistogramSpec { bins: Bins::Edges(edges), channels: Channels::single() }
     }
 
+    /// The same bins, counted for `channels` of interleaved samples.
+    ///
+    /// ```
+    /// use tally::{Backend, Channels, HistogramSpec, Strategy};
+    /// // RGB pixels: count only the blue channel and then the red one.
+    /// let pixels = [10u8, 20, 30, 10, 200, 250];
+    /// let spec = HistogramSpec::even(2, 0.0, 256.0).with_channels(Channels { interleave: 3, selected: vec![2, 0] });
+    /// let h = Backend::cpu().histogram(&pixels, &spec, Strategy::Auto)?;
+    /// assert_eq!(h.counts, vec![vec![1, 1], vec![2, 0]]);
+    /// # Ok::<(), tally::Error>(())
+    /// ```
     pub fn with_channels(mut self, channels: Channels) -> Self {
         self.channels = channels;
         self
     }
 
+    /// Checks the bins and channels, and that all of their counters fit one device histogram
+    /// (at most 2^31 - 1 of them).
     pub fn validate(&self) -> Result<()> {
         self.bins.validate()?;
         self.channels.validate()?;
@@ -218,9 +268,11 @@ impl HistogramSpec {
 pub struct Histogram {
     /// `counts[k][b]`: samples of the k-th selected channel in bin `b`.
     pub counts: Vec<Vec<u64>>,
-    /// Below the first edge, at or above the last, and NaN, per selected channel.
+    /// Samples below the first edge, per selected channel.
     pub below: Vec<u64>,
+    /// Samples at or above the last edge, per selected channel.
     pub above: Vec<u64>,
+    /// NaN samples, per selected channel.
     pub nan: Vec<u64>,
     /// The backend that counted ("cpu" or "cuda").
     pub backend: &'static str,
@@ -263,11 +315,14 @@ pub fn bin_edges(bins: &Bins) -> Vec<f64> {
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum Edge {
+    /// A boundary of the exact integer rule: the least integer in the bin.
     Int(i64),
+    /// A boundary of the f64 rule, or a custom edge.
     Float(f64),
 }
 
 impl Edge {
+    /// The boundary as an f64 (rounded, for an integer beyond 2^53).
     pub fn to_f64(self) -> f64 {
         match self {
             Edge::Int(i) => i as f64,

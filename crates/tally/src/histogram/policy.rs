@@ -238,7 +238,7 @@ pub struct SharedLayout {
 }
 
 impl SharedLayout {
-    /// Dynamic shared memory of one block: [edges][table][outliers][private counters]. A block's
+    /// Dynamic shared memory of one block: `[edges][table][outliers][private counters]`. A block's
     /// private copy holds the bins, the below/above/NaN counts of each slot and one trash
     /// counter; a cluster block holds `rank_counters` bins of the pass.
     pub fn bytes(&self) -> usize {

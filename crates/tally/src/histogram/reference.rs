@@ -14,9 +14,13 @@ use crate::sample::Sample;
 /// Where one sample goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Place {
+    /// Into this bin.
     Bin(usize),
+    /// Below the first edge.
     Below,
+    /// At or above the last edge.
     Above,
+    /// NaN: in no bin.
     Nan,
 }
 
@@ -65,6 +69,8 @@ pub fn place<T: Sample>(bins: &Bins, x: T) -> Place {
     }
 }
 
+/// The histogram of `samples` under `spec`, one [`place`] per sample: what every backend and
+/// strategy must reproduce exactly.
 pub fn histogram<T: Sample>(samples: &[T], spec: &HistogramSpec) -> Histogram {
     let mut h = Histogram::zeroed(spec, "reference", Strategy::Auto);
     let slots = spec.channels.slots();

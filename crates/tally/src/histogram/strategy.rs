@@ -52,6 +52,7 @@ impl Strategy {
         Strategy::GlobalL2,
     ];
 
+    /// The name the CLI's `--strategy` takes and reports print (`block-shared`, ...).
     pub fn name(self) -> &'static str {
         match self {
             Strategy::Auto => "auto",
@@ -77,6 +78,7 @@ impl Strategy {
         matches!(self, Strategy::ClusterShared | Strategy::ClusterShared16)
     }
 
+    /// Every strategy's name, comma-separated, for messages.
     pub fn all_names() -> String {
         let mut v: Vec<&str> = Strategy::GPU.iter().map(|s| s.name()).collect();
         v.push(Strategy::ThreadPrivate.name());
@@ -108,6 +110,7 @@ pub struct AutoInputs {
     pub block_shared16_fits: bool,
     /// Fraction of probed samples that fell in the most frequent bin.
     pub top_bin_fraction: f64,
+    /// The device's (major, minor) compute capability.
     pub compute_capability: (i32, i32),
 }
 

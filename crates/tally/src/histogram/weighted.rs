@@ -22,7 +22,9 @@ use serde::Serialize;
 
 /// A weight element: f32 or f64.
 pub trait Weight: Copy + Send + Sync + Default + std::fmt::Debug + DeviceRepr + ValidAsZeroBits + 'static {
+    /// This type's [`DType`] (F32 or F64).
     const DTYPE: DType;
+    /// The weight as an f64 (exact).
     fn to_f64(self) -> f64;
 }
 impl Weight for f32 {
@@ -63,6 +65,7 @@ pub enum SharedAtomics {
 }
 
 impl SharedAtomics {
+    /// The name reports print (`halves`, `native64`).
     pub fn name(self) -> &'static str {
         match self {
             SharedAtomics::Halves => "halves",
@@ -74,8 +77,11 @@ impl SharedAtomics {
 /// Options of a weighted histogram.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct WeightedOptions {
+    /// The strategy (`auto`: the policy's choice).
     pub strategy: Strategy,
+    /// Fixed point (deterministic, the default) or float atomics.
     pub accumulation: Accumulation,
+    /// GPU block strategies, fixed point: how shared memory adds 64-bit values.
     pub shared_atomics: SharedAtomics,
 }
 
@@ -90,9 +96,11 @@ impl Default for WeightedOptions {
 }
 
 impl WeightedOptions {
+    /// The defaults, but with plain float atomics (to compare against fixed point).
     pub fn float_atomics() -> Self {
         WeightedOptions { accumulation: Accumulation::FloatAtomics, ..Default::default() }
     }
+    /// These options with `strategy`.
     pub fn with_strategy(mut self, strategy: Strategy) -> Self {
         self.strategy = strategy;
         self
@@ -161,6 +169,7 @@ impl FixedScale {
         Ok(FixedScale::new(max, weights.len() as u64))
     }
 
+    /// 2^k, the factor a weight is multiplied by before rounding.
     pub fn scale(&self) -> f64 {
         pow2(self.log2)
     }
@@ -200,6 +209,7 @@ impl FixedScale {
 /// How the sums of a weighted histogram were formed.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct Weighting {
+    /// Fixed point or float atomics.
     pub accumulation: Accumulation,
     /// The fixed-point scale (fixed point only).
     pub fixed: Option<FixedScale>,
@@ -218,16 +228,23 @@ pub struct Weighting {
 pub struct WeightedHistogram {
     /// `sums[k][b]`: summed weights of the k-th selected channel's samples in bin `b`.
     pub sums: Vec<Vec<f64>>,
-    /// Summed weights of the samples below the first edge, at or above the last, and NaN.
+    /// Summed weights of the samples below the first edge, per selected channel.
     pub below: Vec<f64>,
+    /// Summed weights of the samples at or above the last edge, per selected channel.
     pub above: Vec<f64>,
+    /// Summed weights of the NaN samples, per selected channel.
     pub nan: Vec<f64>,
-    /// How many samples those were.
+    /// How many samples were below the first edge, per selected channel.
     pub below_count: Vec<u64>,
+    /// How many samples were at or above the last edge, per selected channel.
     pub above_count: Vec<u64>,
+    /// How many samples were NaN, per selected channel.
     pub nan_count: Vec<u64>,
+    /// How the sums were formed, and their error bound.
     pub weighting: Weighting,
+    /// The backend that counted ("cpu" or "cuda").
     pub backend: &'static str,
+    /// The strategy that ran (what `auto` resolved to).
     pub strategy: Strategy,
 }
 
@@ -251,12 +268,16 @@ impl WeightedHistogram {
 /// What one sample adds: one (counts), its weight in fixed point, or its weight as a float.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum ValueKind {
+    /// One per sample.
     Count,
+    /// The weight in fixed point at this scale.
     Fixed(FixedScale),
+    /// The weight as a float.
     Float,
 }
 
 impl ValueKind {
+    /// What `accumulation` adds per sample; fixed point without a scale means counting.
     pub fn new(accumulation: Accumulation, scale: Option<FixedScale>) -> ValueKind {
         match (accumulation, scale) {
             (Accumulation::FixedPoint, Some(s)) => ValueKind::Fixed(s),

@@ -65,6 +65,8 @@ fn run_once(t: CounterType, counters: &Counters, ops: u64, addresses: u64) {
     (0..ops as u32).into_par_iter().with_min_len(CHUNK).for_each(body);
 }
 
+/// One row of the CPU global lab: `ops` increments of 1 over `addresses` counters of type `t`,
+/// the median of `reps` timed runs after a warm-up, its counters checked.
 pub fn global_row(t: CounterType, ops: u64, addresses: u64, reps: usize) -> GlobalRow {
     let counters = Counters::new(t, addresses as usize);
     let mut times = Vec::new();
@@ -109,6 +111,8 @@ pub fn global_row(t: CounterType, ops: u64, addresses: u64, reps: usize) -> Glob
     }
 }
 
+/// The CPU global lab: every (type, ops, addresses) of `config` (plain mode only), reporting
+/// each row to `progress`.
 pub fn global(config: &GlobalConfig, progress: Progress) -> Result<GlobalReport> {
     config.validate()?;
     if let Some(m) = config.modes.iter().find(|&&m| m != GlobalMode::Plain) {

@@ -229,7 +229,9 @@ pub fn global(dev: &Arc<CudaDevice>, config: &GlobalConfig, progress: Progress) 
 pub struct SharedRun {
     /// `blocks` copies of the targets, block after block, decoded exactly.
     pub finals: Vec<f64>,
+    /// Each warp's clock64 cycles around its loop, block after block (8 warps per block).
     pub warp_cycles: Vec<u64>,
+    /// Blocks launched: one per multiprocessor.
     pub blocks: u32,
 }
 
@@ -349,6 +351,8 @@ pub fn shared_row(
     Ok(row)
 }
 
+/// The shared lab on `dev`: every (operation, threads per address) of `config`, each row
+/// verified against [`shared_expected`], reporting each to `progress`.
 pub fn shared(dev: &Arc<CudaDevice>, config: &SharedConfig, progress: Progress) -> Result<SharedReport> {
     let total = config.ops.len() * config.threads_per_address.len();
     let mut rows = Vec::with_capacity(total);

@@ -29,15 +29,21 @@ pub type Progress<'a> = &'a mut dyn FnMut(usize, usize, &str);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CounterType {
+    /// `unsigned int`: native integer atomics.
     U32,
+    /// `unsigned long long`: native 64-bit integer atomics.
     U64,
+    /// `float`: native float `atomicAdd` (stops counting at 2^24).
     F32,
+    /// `double`: native double `atomicAdd`.
     F64,
 }
 
 impl CounterType {
+    /// Every counter type.
     pub const ALL: [CounterType; 4] = [CounterType::U32, CounterType::U64, CounterType::F32, CounterType::F64];
 
+    /// The name the CLI and reports use (`u32`, ...).
     pub fn name(self) -> &'static str {
         match self {
             CounterType::U32 => "u32",
@@ -47,6 +53,7 @@ impl CounterType {
         }
     }
 
+    /// The C++ type the kernel is specialised for.
     pub fn cuda_type(self) -> &'static str {
         match self {
             CounterType::U32 => "unsigned int",
@@ -56,6 +63,7 @@ impl CounterType {
         }
     }
 
+    /// Bytes per counter.
     pub fn size(self) -> usize {
         match self {
             CounterType::U32 | CounterType::F32 => 4,
@@ -102,8 +110,10 @@ pub enum GlobalMode {
 }
 
 impl GlobalMode {
+    /// Every mode.
     pub const ALL: [GlobalMode; 3] = [GlobalMode::Plain, GlobalMode::WarpAggregated, GlobalMode::Compiler];
 
+    /// The name the CLI and reports use (`plain`, `warp-aggregated`, `compiler`).
     pub fn name(self) -> &'static str {
         match self {
             GlobalMode::Plain => "plain",
@@ -130,12 +140,15 @@ pub struct GlobalConfig {
     pub ops: Vec<u64>,
     /// Distinct addresses (counters); powers of two, at most the operations of a run.
     pub addresses: Vec<u64>,
+    /// Counter types to run.
     pub types: Vec<CounterType>,
+    /// Ways of issuing the increments to run (the CPU has only `plain`).
     pub modes: Vec<GlobalMode>,
     /// Timed runs per row (fewer for runs slower than 50 ms), after one warm-up.
     pub reps: usize,
 }
 
+/// The address counts the global lab sweeps by default: from all on one counter to 2^20.
 pub const DEFAULT_ADDRESSES: [u64; 6] = [1, 32, 256, 1024, 65536, 1 << 20];
 
 impl GlobalConfig {
@@ -161,6 +174,8 @@ impl GlobalConfig {
         }
     }
 
+    /// Checks that the sizes are powers of two in range, that no list is empty, that some
+    /// (ops, addresses) pair is runnable, and that something is timed.
     pub fn validate(&self) -> Result<()> {
         for &o in &self.ops {
             if !o.is_power_of_two() || o > 1 << 31 {
@@ -204,27 +219,42 @@ impl GlobalConfig {
 /// or the run failed.
 #[derive(Clone, Debug, Serialize)]
 pub struct GlobalRow {
+    /// The counter type.
     #[serde(rename = "type")]
     pub counter_type: CounterType,
+    /// How the increments were issued.
     pub mode: GlobalMode,
+    /// Increments per run.
     pub ops: u64,
+    /// Distinct counters they were spread over.
     pub addresses: u64,
+    /// Median milliseconds of a run.
     pub ms: Option<f64>,
+    /// Increments per second at that median.
     pub ops_per_second: Option<f64>,
     /// ops/s over the ops/s of the row with the most addresses (no contention) of the same
     /// type, mode and operation count.
     pub vs_uncontended: Option<f64>,
+    /// Whether every counter held its expected final value.
     pub verified: bool,
+    /// What went wrong, where something did.
     pub error: Option<String>,
 }
 
+/// The global lab's result: its configuration, a row per measurement, and notes on the method.
 #[derive(Clone, Debug, Serialize)]
 pub struct GlobalReport {
+    /// "global".
     pub lab: &'static str,
+    /// "cpu" or "cuda".
     pub backend: &'static str,
+    /// The device's name (or the CPU's thread count).
     pub device: String,
+    /// What was run.
     pub config: GlobalConfig,
+    /// One row per (type, mode, ops, addresses).
     pub rows: Vec<GlobalRow>,
+    /// How the runs were made, and what the compiler mode showed.
     pub notes: Vec<String>,
 }
 
@@ -280,12 +310,14 @@ impl GlobalReport {
 /// What the final value of every counter must be.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Expected {
+    /// Exactly this value.
     Exact(f64),
     /// Inclusive bounds, where rounding makes the exact value depend on the order.
     Between(f64, f64),
 }
 
 impl Expected {
+    /// Whether `x` is an acceptable final value (within bounds, a whole number).
     pub fn admits(self, x: f64) -> bool {
         match self {
             Expected::Exact(v) => x == v,
@@ -346,13 +378,17 @@ pub fn scramble(k: u32, bits: u32) -> u32 {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum SharedOp {
+    /// `atomicAdd` on a u32.
     AddU32,
+    /// `atomicMax` on a u32.
     MaxU32,
+    /// `atomicAdd` on a u64.
     AddU64,
     /// `atomicAdd(float*)`: whatever the compiler emits for it.
     AddF32,
     /// A hand-written compare-and-swap loop.
     AddF32Cas,
+    /// A compare-and-swap loop for an f32 max.
     MaxF32Cas,
     /// Signed max for floats without the sign bit, unsigned min for those with it.
     MaxF32Int,
@@ -363,12 +399,16 @@ pub enum SharedOp {
 /// The element type of a shared-lab target.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SharedType {
+    /// `unsigned int`.
     U32,
+    /// `unsigned long long`.
     U64,
+    /// `float`.
     F32,
 }
 
 impl SharedOp {
+    /// Every operation the lab times.
     pub const ALL: [SharedOp; 8] = [
         SharedOp::AddU32,
         SharedOp::MaxU32,
@@ -380,6 +420,7 @@ impl SharedOp {
         SharedOp::AddF32Inf,
     ];
 
+    /// The name the CLI and reports use (`add-u32`, ...).
     pub fn name(self) -> &'static str {
         match self {
             SharedOp::AddU32 => "add-u32",
@@ -393,6 +434,7 @@ impl SharedOp {
         }
     }
 
+    /// A short human description for tables.
     pub fn description(self) -> &'static str {
         match self {
             SharedOp::AddU32 => "u32 atomicAdd",
@@ -406,6 +448,7 @@ impl SharedOp {
         }
     }
 
+    /// The entry point in `lab.cu` that times this operation.
     pub fn kernel(self) -> &'static str {
         match self {
             SharedOp::AddU32 => "tally_lab_shared_add_u32",
@@ -418,6 +461,7 @@ impl SharedOp {
         }
     }
 
+    /// The type of the targets and values.
     pub fn value_type(self) -> SharedType {
         match self {
             SharedOp::AddU32 | SharedOp::MaxU32 => SharedType::U32,
@@ -426,6 +470,7 @@ impl SharedOp {
         }
     }
 
+    /// Whether the operation is a maximum (else a sum).
     pub fn is_max(self) -> bool {
         matches!(self, SharedOp::MaxU32 | SharedOp::MaxF32Cas | SharedOp::MaxF32Int)
     }
@@ -473,16 +518,22 @@ pub const SHARED_THREADS: u32 = 256;
 /// round `r` of its loop applies `values[4t + r % 4] + (first_round + r) * step`.
 #[derive(Clone, Debug)]
 pub struct SharedInput {
+    /// Four values per thread of the block.
     pub values: Vec<f64>,
+    /// Every target's value before the run.
     pub init: f64,
+    /// What each round adds to the values (0: the same values every round).
     pub step: f64,
+    /// The round number of the first round (negative: values start below zero).
     pub first_round: i32,
+    /// Threads that share one target: a power of two from 1 to [`SHARED_THREADS`].
     pub threads_per_address: u32,
     /// A multiple of 4.
     pub rounds: u32,
 }
 
 impl SharedInput {
+    /// Checks the sharing, the rounds (a multiple of 4, at most 4096) and the value count.
     pub fn validate(&self) -> Result<()> {
         let t = self.threads_per_address;
         if t == 0 || !t.is_power_of_two() || t > SHARED_THREADS {
@@ -499,6 +550,7 @@ impl SharedInput {
         Ok(())
     }
 
+    /// Targets per block: [`SHARED_THREADS`] / `threads_per_address`.
     pub fn targets(&self) -> usize {
         (SHARED_THREADS / self.threads_per_address) as usize
     }
@@ -550,13 +602,16 @@ pub fn shared_expected(op: SharedOp, input: &SharedInput) -> Vec<f64> {
         .collect()
 }
 
+/// What the shared lab runs: every (operation, threads per address) combination.
 #[derive(Clone, Debug, Serialize)]
 pub struct SharedConfig {
+    /// Operations to time.
     pub ops: Vec<SharedOp>,
     /// Threads of a 256-thread block that share one target: powers of two, 1 to 256.
     pub threads_per_address: Vec<u32>,
     /// Atomics per thread per run: a multiple of 4, at most 4096.
     pub rounds: u32,
+    /// Timed runs per row, after one warm-up.
     pub reps: usize,
 }
 
@@ -571,10 +626,15 @@ impl Default for SharedConfig {
     }
 }
 
+/// One measured row of the shared lab; `error` is set, and the figures are not, when the final
+/// values were wrong or the run failed.
 #[derive(Clone, Debug, Serialize)]
 pub struct SharedRow {
+    /// The operation.
     pub op: SharedOp,
+    /// Its description.
     pub description: &'static str,
+    /// Threads of the block that share one target.
     pub threads_per_address: u32,
     /// Targets per block (256 / threads_per_address).
     pub targets: u32,
@@ -583,19 +643,30 @@ pub struct SharedRow {
     pub cycles_per_op: Option<f64>,
     /// The same, slowest warp.
     pub cycles_per_op_max: Option<f64>,
+    /// Whether every block's targets held their expected final values.
     pub verified: bool,
+    /// What went wrong, where something did.
     pub error: Option<String>,
 }
 
+/// The shared lab's result: its configuration, a row per measurement, and notes on the method.
 #[derive(Clone, Debug, Serialize)]
 pub struct SharedReport {
+    /// "shared".
     pub lab: &'static str,
+    /// "cuda".
     pub backend: &'static str,
+    /// The device's name.
     pub device: String,
+    /// Blocks per run: one per multiprocessor.
     pub blocks: u32,
+    /// Threads per block ([`SHARED_THREADS`]).
     pub block_threads: u32,
+    /// What was run.
     pub config: SharedConfig,
+    /// One row per (operation, threads per address).
     pub rows: Vec<SharedRow>,
+    /// How the runs were made.
     pub notes: Vec<String>,
 }
 
