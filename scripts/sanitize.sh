@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# compute-sanitizer (memcheck, racecheck, synccheck) over the kernel tests of the bundle in .gpu/,
+# every run in parallel with the others, each bounded by SANITIZE_SECONDS. TALLY_SMALL=1 and
+# TALLY_SKIP_HUGE=1 keep every kernel and strategy but at small sizes. Logs in $1 (default
+# ./gpu-out); the last lines are the summary: one line per run, its exit and error summary.
+set -u
+out=${1:-gpu-out}; mkdir -p "$out"
+export TALLY_REQUIRE_GPU=1 TALLY_SKIP_HUGE=1 TALLY_SMALL=1 TALLY_CACHE_DIR=${TALLY_CACHE_DIR:-/tmp/tally-cache}
+secs=${SANITIZE_SECONDS:-240}
+bin() { ls .gpu/tests/$1-* | head -n 1; }
+# tool binary filter...: the tests each run covers.
+runs=(
+  "memcheck cuda_reduce"
+  "memcheck cuda_scan --skip gpu_more_than"
+  "memcheck cuda_weighted"
+  "memcheck cuda_lab"
+  "memcheck cuda_histogram cuda_matches_reference cuda_skewed cuda_bins cuda_16_bit cuda_passes"
+  "memcheck cuda_histogram cuda_large_bins_around"
+  "racecheck cuda_reduce gpu_f32_ops gpu_exact gpu_poisoned gpu_custom"
+  "racecheck cuda_scan gpu_in_place gpu_both gpu_custom"
+  "racecheck cuda_histogram cuda_matches_reference_i32 cuda_16_bit cuda_bins_at"
+  "racecheck cuda_weighted cuda_weighted_fixed_point cuda_2d_weighted"
+  "synccheck cuda_reduce gpu_f32_ops gpu_exact"
+  "synccheck cuda_scan gpu_in_place gpu_both"
+  "synccheck cuda_histogram cuda_matches_reference_i32 cuda_16_bit"
+)
+i=0
+for r in "${runs[@]}"; do
+  set -- $r; tool=$1; b=$2; shift 2
+  ( timeout "$secs" compute-sanitizer --tool "$tool" --error-exitcode 99 "$(bin "$b")" --test-threads=1 "$@" \
+      > "$out/sanitize-$i.log" 2>&1; echo "exit $?" >> "$out/sanitize-$i.log" ) &
+  i=$((i + 1))
+done
+wait
+i=0
+for r in "${runs[@]}"; do
+  log="$out/sanitize-$i.log"
+  printf '%-72s %s | %s | %s\n' "$r" "$(tail -n 1 "$log")" "$(grep -m1 'ERROR SUMMARY\|RACECHECK SUMMARY' "$log" | tr -s ' ')" "$(grep -m1 'test result' "$log" | cut -c1-60)"
+  i=$((i + 1))
+done | tee "$out/sanitize-summary.txt"
+cat "$out"/sanitize-*.log > "$out/sanitize.log"
