@@ -375,7 +375,8 @@ pub(crate) fn time_plan<T: Sample>(
 
 // ---- weighted and 2-D -------------------------------------------------------------------------
 
-fn device_and_bandwidth(backend: &Backend) -> anyhow::Result<(String, f64)> {
+/// The device's name and the read bandwidth measured now: every bench's yardstick.
+pub(crate) fn device_and_bandwidth(backend: &Backend) -> anyhow::Result<(String, f64)> {
     Ok(match backend {
         Backend::Cuda(dev) => (dev.info().name.clone(), dev.read_bandwidth(1 << 30, 20)?),
         Backend::Cpu => {

@@ -175,12 +175,7 @@ pub fn run(a: BenchReduceArgs) -> anyhow::Result<()> {
         bail!("--reps must be at least 1");
     }
     let backend = a.backend.open()?;
-    let (device, read_gbs) = match &backend {
-        Backend::Cuda(dev) => (dev.info().name.clone(), dev.read_bandwidth(1 << 30, 20)?),
-        Backend::Cpu => {
-            (format!("CPU, {} threads", rayon::current_num_threads()), tally::device::cpu::read_bandwidth(1 << 28, 5))
-        }
-    };
+    let (device, read_gbs) = super::bench::device_and_bandwidth(&backend)?;
     let mut rows = Vec::new();
     for d in &a.dtypes {
         match d.as_str() {
