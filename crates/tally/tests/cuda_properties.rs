@@ -1,0 +1,248 @@
+//! The GPU against the CPU on random problems: 10,000 cases per primitive by default
+//! (`TALLY_PROPERTY_CASES`), each drawn from its own seed, which a failure prints so that the
+//! case can be run again alone (`TALLY_PROPERTY_SEED`). Without a GPU these tests skip (with
+//! TALLY_REQUIRE_GPU=1 that is a failure).
+
+use std::sync::Arc;
+use tally::data::splitmix64;
+use tally::histogram::reference;
+use tally::reduce::{CmpOp, Compare, ReduceOp, ReduceOptions};
+use tally::{Backend, Bins, Channels, CudaDevice, HistogramPlan, HistogramSpec, Sample, ScanOp, ScanOptions, Strategy};
+
+mod common;
+
+/// Draws from one case's seed.
+struct Draw(u64);
+impl Draw {
+    fn next(&mut self) -> u64 {
+        self.0 = splitmix64(self.0);
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+    /// Sizes spread over orders of magnitude, 0 included.
+    fn size(&mut self, max_log2: u64) -> usize {
+        let bits = self.below(max_log2 + 1);
+        (self.next() & ((1u64 << bits) - 1)) as usize
+    }
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// The seeds of the cases to run: one given seed, or `TALLY_PROPERTY_CASES` of them.
+fn seeds(salt: u64) -> Vec<u64> {
+    if let Some(s) = std::env::var("TALLY_PROPERTY_SEED").ok().and_then(|s| s.parse().ok()) {
+        return vec![s];
+    }
+    let cases: u64 = std::env::var("TALLY_PROPERTY_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(10_000);
+    (0..cases).map(|i| splitmix64(salt ^ i)).collect()
+}
+
+/// Runs `case` for every seed, naming the seed of the first failure.
+fn for_each_case(name: &str, salt: u64, mut case: impl FnMut(&mut Draw) -> Result<(), String>) {
+    let seeds = seeds(salt);
+    for &seed in &seeds {
+        if let Err(e) = case(&mut Draw(seed)) {
+            panic!("{name}: case with TALLY_PROPERTY_SEED={seed} failed: {e}");
+        }
+    }
+    eprintln!("{name}: {} cases agreed", seeds.len());
+}
+
+/// Samples with skew: a share of them on one value, the rest spread over a span a little wider
+/// than the range, with NaN and infinities among floats.
+fn samples<T: Sample>(d: &mut Draw, n: usize, lo: f64, hi: f64, from: impl Fn(f64) -> T, float: bool) -> Vec<T> {
+    let hot = d.unit() * d.unit();
+    let hot_value = lo + d.unit() * (hi - lo);
+    let span = (hi - lo) * 1.2;
+    (0..n)
+        .map(|_| {
+            let r = d.unit();
+            if float && r < 0.01 {
+                from([f64::NAN, f64::INFINITY, f64::NEG_INFINITY, lo, hi][d.below(5) as usize])
+            } else if r < hot {
+                from(hot_value)
+            } else {
+                from(lo - 0.1 * (hi - lo) + d.unit() * span)
+            }
+        })
+        .collect()
+}
+
+fn histogram_case<T: Sample>(dev: &Arc<CudaDevice>, d: &mut Draw, xs: Vec<T>, bins: Bins) -> Result<(), String> {
+    const STRATEGIES: [Strategy; 6] = [
+        Strategy::Auto,
+        Strategy::GlobalAtomic,
+        Strategy::BlockShared,
+        Strategy::WarpPrivate,
+        Strategy::WarpAggregated,
+        Strategy::GlobalL2,
+    ];
+    let interleave = 1 + d.below(3) as u32;
+    let selected: Vec<u32> = (0..interleave).filter(|_| d.below(4) > 0).collect();
+    let channels = if selected.is_empty() { Channels::all(interleave) } else { Channels { interleave, selected } };
+    let spec = HistogramSpec { bins, channels };
+    let strategy = STRATEGIES[d.below(STRATEGIES.len() as u64) as usize];
+    let offset = (d.below(4) as usize).min(xs.len());
+    let stream = dev.stream();
+    let buf = stream.upload(&xs, "property samples").map_err(|e| e.to_string())?;
+    let view = buf.view();
+    let samples = view.slice(offset..).expect("in range");
+    let mut plan = HistogramPlan::new(dev, &samples, &spec, strategy, &Default::default())
+        .map_err(|e| format!("{spec:?}: {e}"))?;
+    plan.fill_outputs(stream, 0xA5).map_err(|e| e.to_string())?;
+    plan.launch(stream, &samples).map_err(|e| e.to_string())?;
+    let got = plan.read(stream).map_err(|e| e.to_string())?;
+    let want = reference::histogram(&xs[offset..], &spec);
+    if got.same_counts(&want) {
+        Ok(())
+    } else {
+        Err(format!("{} n={} offset={offset} {spec:?} {strategy} (ran {})", T::DTYPE, xs.len() - offset, got.strategy))
+    }
+}
+
+#[test]
+fn cuda_histograms_equal_the_reference_on_random_problems() {
+    let Some(dev) = common::gpu() else { return };
+    for_each_case("histogram", 0x4157, |d| {
+        let n = d.size(16);
+        let bins = match d.below(10) {
+            0 => 1 + d.below(70_000) as u32,
+            _ => 1 + d.below(5000) as u32,
+        };
+        // Integral ranges (the exact integer rule), fractional ones (the f64 rule), or edges.
+        let lo = d.below(2000) as f64 - 1000.0;
+        let width = if d.below(2) == 0 { (1 + d.below(100_000)) as f64 } else { d.unit() * 1e4 + 1e-3 };
+        let range = if d.below(2) == 0 { (lo, lo + width) } else { (lo + d.unit(), lo + d.unit() + width) };
+        let spec_bins = if d.below(6) == 0 {
+            let mut e: Vec<f64> = (0..=bins.min(300)).map(|_| range.0 + d.unit() * width).collect();
+            e.sort_by(|a, b| a.total_cmp(b));
+            e.dedup();
+            if e.len() < 2 {
+                e = vec![range.0, range.1];
+            }
+            Bins::Edges(e)
+        } else {
+            Bins::even(bins, range.0, range.1)
+        };
+        match d.below(5) {
+            0 => {
+                let xs = samples(d, n, 0.0, 256.0, |v| v.clamp(0.0, 255.0) as u8, false);
+                histogram_case(&dev, d, xs, spec_bins)
+            }
+            1 => {
+                let xs = samples(d, n, range.0, range.1, |v| v as i32, false);
+                histogram_case(&dev, d, xs, spec_bins)
+            }
+            2 => {
+                let xs = samples(d, n, range.0, range.1, |v| v as i64, false);
+                histogram_case(&dev, d, xs, spec_bins)
+            }
+            3 => {
+                let xs = samples(d, n, range.0, range.1, |v| v as f32, true);
+                histogram_case(&dev, d, xs, spec_bins)
+            }
+            _ => {
+                let xs = samples(d, n, range.0, range.1, |v| v, true);
+                histogram_case(&dev, d, xs, spec_bins)
+            }
+        }
+    });
+}
+
+#[test]
+fn cuda_reductions_equal_the_cpu_on_random_problems() {
+    let Some(dev) = common::gpu() else { return };
+    let gpu = Backend::Cuda(dev);
+    for_each_case("reduce", 0x2ed, |d| {
+        let n = d.size(18);
+        let ops = [ReduceOp::Sum, ReduceOp::Min, ReduceOp::Max, ReduceOp::MinMax, ReduceOp::ArgMin, ReduceOp::ArgMax];
+        let mut op = ops[d.below(ops.len() as u64) as usize];
+        if d.below(7) == 0 {
+            op = ReduceOp::Count(Compare::new(CmpOp::Gt, d.unit() * 100.0 - 50.0));
+        }
+        let options = ReduceOptions { skip_nan: d.below(2) == 0, exact: op == ReduceOp::Sum && d.below(2) == 0 };
+        let check = |got: tally::Result<tally::reduce::Reduction>, want: tally::Result<tally::reduce::Reduction>| {
+            match (got, want) {
+                (Ok(g), Ok(w)) if g.same_result(&w) => Ok(()),
+                // Plain float sums combine in different orders on the two backends.
+                (Ok(g), Ok(w)) if !w.exact_sum && w.exact.is_none() && op == ReduceOp::Sum => {
+                    if (g.value - w.value).abs() <= 1e-9 * w.value.abs().max(1.0)
+                        || (g.value.is_nan() && w.value.is_nan())
+                    {
+                        Ok(())
+                    } else {
+                        Err(format!("n={n} {op:?} {options:?}: {} against {}", g.value, w.value))
+                    }
+                }
+                (Err(g), Err(w)) if g.to_string() == w.to_string() => Ok(()),
+                (g, w) => Err(format!("n={n} {op:?} {options:?}: gpu {g:?} cpu {w:?}")),
+            }
+        };
+        let (lo, hi) = (-50.0, 50.0);
+        match d.below(4) {
+            0 => {
+                let xs = samples(d, n, lo, hi, |v| v as f32, true);
+                check(gpu.reduce(&xs, op, options), Backend::Cpu.reduce(&xs, op, options))
+            }
+            1 => {
+                let xs = samples(d, n, lo, hi, |v| v, true);
+                check(gpu.reduce(&xs, op, options), Backend::Cpu.reduce(&xs, op, options))
+            }
+            2 => {
+                let xs = samples(d, n, -1e9, 1e9, |v| v as i32, false);
+                check(
+                    gpu.reduce(&xs, op, options.with_exact(false)),
+                    Backend::Cpu.reduce(&xs, op, options.with_exact(false)),
+                )
+            }
+            _ => {
+                let xs = samples(d, n, 0.0, 256.0, |v| v.clamp(0.0, 255.0) as u8, false);
+                check(
+                    gpu.reduce(&xs, op, options.with_exact(false)),
+                    Backend::Cpu.reduce(&xs, op, options.with_exact(false)),
+                )
+            }
+        }
+    });
+}
+
+#[test]
+fn cuda_scans_equal_the_cpu_on_random_problems() {
+    let Some(dev) = common::gpu() else { return };
+    let gpu = Backend::Cuda(dev);
+    for_each_case("scan", 0x5ca, |d| {
+        let n = d.size(18);
+        let op = [ScanOp::Sum, ScanOp::Min, ScanOp::Max][d.below(3) as usize];
+        let options = ScanOptions { exclusive: d.below(2) == 0, ..Default::default() };
+        if d.below(2) == 0 {
+            let xs = samples(d, n, -1e6, 1e6, |v| v as i32, false);
+            let g: Vec<i64> = gpu.scan_vec(&xs, op, options).map_err(|e| e.to_string())?;
+            let w: Vec<i64> = Backend::Cpu.scan_vec(&xs, op, options).map_err(|e| e.to_string())?;
+            if g == w {
+                Ok(())
+            } else {
+                Err(format!("i32 n={n} {op:?} {options:?}"))
+            }
+        } else {
+            let xs = samples(d, n, -1.0, 1.0, |v| v as f32, false);
+            let g: Vec<f32> = gpu.scan_vec(&xs, op, options).map_err(|e| e.to_string())?;
+            let w: Vec<f32> = Backend::Cpu.scan_vec(&xs, op, options).map_err(|e| e.to_string())?;
+            // Min and max are exact; sums combine in different orders: within a few ulps of
+            // the running magnitude.
+            let scale = xs.iter().map(|x| x.abs() as f64).sum::<f64>().max(1.0);
+            let ok = g.len() == w.len()
+                && g.iter().zip(&w).all(|(a, b)| match op {
+                    ScanOp::Sum => ((*a as f64) - (*b as f64)).abs() <= 1e-5 * scale,
+                    _ => a.to_bits() == b.to_bits(),
+                });
+            if ok {
+                Ok(())
+            } else {
+                Err(format!("f32 n={n} {op:?} {options:?}"))
+            }
+        }
+    });
+}
