@@ -101,3 +101,14 @@ fn bad_requests_are_one_line_errors() {
         assert!(e.contains(says) && e.trim().lines().count() == 1, "{args:?}: {e}");
     }
 }
+
+#[test]
+fn bench_scan_runs_on_the_cpu_and_verifies() {
+    let out = tally(&["bench", "scan", "--backend", "cpu", "--log2-sizes", "12", "--reps", "1", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let j: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let rows = j["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 5);
+    assert!(rows.iter().all(|r| r["verified"] == true && r["n"] == 4096));
+    assert!(j["copy_bandwidth_gbs"].as_f64().unwrap() > 0.0);
+}

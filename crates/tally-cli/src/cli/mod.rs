@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod bench_reduce;
+pub mod bench_scan;
 mod cub;
 pub mod hist;
 pub mod hist2d;

@@ -254,7 +254,10 @@ mod tests {
         for options in [ScanOptions::default(), ScanOptions::exclusive()] {
             let got: Vec<f32> = scan(&xs, None::<&[u32]>, CpuOp::Custom(0.0, &f), &options).unwrap();
             let want = super::super::reference::scan_with(&xs, None::<&[u32]>, 0.0f32, options.exclusive, f);
-            assert_eq!(got.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), want.iter().map(|x| x.to_bits()).collect::<Vec<_>>());
+            assert_eq!(
+                got.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                want.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+            );
             assert_eq!(got[options.exclusive as usize].to_bits(), xs[0].to_bits());
         }
     }
