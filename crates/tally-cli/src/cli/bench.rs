@@ -33,6 +33,9 @@ pub enum BenchWhat {
     Hist2d(BenchHist2dArgs),
     /// Reductions: every op over sizes and types, against the read bandwidth.
     Reduce(super::bench_reduce::BenchReduceArgs),
+    /// Prefix scans: f32 sums (both look-backs), i32 into i64, f32 max, f32 by key, against
+    /// the device-to-device copy bandwidth.
+    Scan(super::bench_scan::BenchScanArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -180,6 +183,7 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
         BenchWhat::Weighted(w) => weighted(w),
         BenchWhat::Hist2d(h) => hist2d(h),
         BenchWhat::Reduce(r) => super::bench_reduce::run(r),
+        BenchWhat::Scan(r) => super::bench_scan::run(r),
     }
 }
 
@@ -198,6 +202,7 @@ fn validate(a: &BenchArgs) -> anyhow::Result<()> {
         BenchWhat::Weighted(w) => (w.reps, w.size, 24),
         BenchWhat::Hist2d(h) => (h.reps, h.size, 32),
         BenchWhat::Reduce(r) => (r.reps, None, 0),
+        BenchWhat::Scan(r) => (r.reps, None, 0),
     };
     check_reps(reps)?;
     if let Some(n) = size {

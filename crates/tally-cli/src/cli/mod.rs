@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod bench_reduce;
+pub mod bench_scan;
 mod cub;
 pub mod hist;
 pub mod hist2d;
@@ -12,6 +13,7 @@ pub mod lab_histogram;
 pub mod limits;
 pub mod output;
 pub mod reduce;
+pub mod scan;
 
 use clap::{Parser, Subcommand};
 use tally::{Backend, BackendKind, CudaDevice, DeviceOptions};
@@ -33,6 +35,8 @@ pub enum Command {
     Bench(bench::BenchArgs),
     /// Reduce a file's values: sum, min, max, minmax, argmin, argmax, mean, count (--where).
     Reduce(reduce::ReduceArgs),
+    /// Prefix scans of a file's values (sum, min, max; inclusive or exclusive) into a .npy file.
+    Scan(scan::ScanArgs),
     /// The backend, the device, NVRTC, the kernel cache and the measured read bandwidth.
     Info(info::InfoArgs),
     /// The atomics lab: atomics under contention on this GPU, as tables, JSON and SVG charts.
@@ -99,6 +103,7 @@ pub fn run() -> anyhow::Result<()> {
         Command::Hist2d(a) => hist2d::run(a),
         Command::Bench(a) => bench::run(a),
         Command::Reduce(a) => reduce::run(a),
+        Command::Scan(a) => scan::run(a),
         Command::Info(a) => info::run(a),
         Command::Lab(a) => lab::run(a),
     }

@@ -354,6 +354,10 @@ TALLY_DEVICE void scan_tile(const ScanParams& p, u32 tile, const Slots* st, Acc*
   }
   __syncthreads();
   u32 overflowed = 0;
+  // Element 0 of the whole input starts the scan: its inclusive value is itself, never
+  // `op(identity, x)` (a custom identity need only be neutral on what the op returns, e.g. 0 for
+  // `fmaxf(fabsf(a), fabsf(b))`; the CPU backend and the reference start the same way).
+  const bool starts_input = e0 == 0 && threadIdx.x == 0;
 #pragma unroll
   for (int k = 0; k < VECS; ++k) {
     const Acc lane_excl = warp_exclusive_from_inclusive(row_incl[k], identity());
@@ -363,7 +367,7 @@ TALLY_DEVICE void scan_tile(const ScanParams& p, u32 tile, const Slots* st, Acc*
 #pragma unroll
     for (int j = 0; j < VI; ++j) {
       const O before = run;
-      if (HAS_KEY && ((heads[k] >> j) & 1)) {
+      if ((HAS_KEY && ((heads[k] >> j) & 1)) || (k == 0 && j == 0 && starts_input)) {
         run = x[k][j];
         out[j] = p.exclusive ? op_identity() : run;
       } else {

@@ -242,4 +242,23 @@ mod tests {
         scan_in_place(&mut inplace, Some(&keys), CpuOp::Builtin(ScanOp::Max), &ScanOptions::exclusive()).unwrap();
         assert_eq!(inplace, got);
     }
+
+    /// A custom identity neutral only on the op's results (0 for the largest magnitude): element
+    /// 0 is itself, as in the reference (and the GPU), not `op(identity, x0)`.
+    #[test]
+    fn custom_first_element_is_itself() {
+        let n = 2 * CHUNK + 5;
+        let xs: Vec<f32> = (0..n).map(|i| ((i * 37 % 101) as f32 - 60.0) / 64.0).collect();
+        assert!(xs[0] < 0.0);
+        let f = |a: f32, b: f32| a.abs().max(b.abs());
+        for options in [ScanOptions::default(), ScanOptions::exclusive()] {
+            let got: Vec<f32> = scan(&xs, None::<&[u32]>, CpuOp::Custom(0.0, &f), &options).unwrap();
+            let want = super::super::reference::scan_with(&xs, None::<&[u32]>, 0.0f32, options.exclusive, f);
+            assert_eq!(
+                got.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                want.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+            );
+            assert_eq!(got[options.exclusive as usize].to_bits(), xs[0].to_bits());
+        }
+    }
 }

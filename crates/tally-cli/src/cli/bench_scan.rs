@@ -1,0 +1,240 @@
+//! `tally bench scan`: prefix scans on resident data (f32 sums in both look-back modes, i32 into
+//! i64 sums, f32 max, f32 sums by i32 key), each timed (median of CUDA events around the one
+//! launch), checked against the CPU backend, and set against the device-to-device copy
+//! bandwidth measured in the same run (a scan reads and writes once, as a copy does).
+
+use super::BackendArg;
+use anyhow::bail;
+use serde::Serialize;
+use std::sync::Arc;
+use std::time::Instant;
+use tally::data::splitmix64;
+use tally::device::CudaDevice;
+use tally::{Backend, ScanInto, ScanKey, ScanOp, ScanOptions, ScanPlan, ScanValue};
+
+/// Arguments of `tally bench scan`.
+#[derive(clap::Args, Debug)]
+pub struct BenchScanArgs {
+    /// Elements per case, as powers of two (default 20,24,28 on a GPU, 22 on the CPU).
+    #[arg(long, value_delimiter = ',')]
+    pub log2_sizes: Option<Vec<u32>>,
+    /// Timed repetitions per case.
+    #[arg(long, default_value_t = 20)]
+    pub reps: usize,
+    #[command(flatten)]
+    pub backend: BackendArg,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// One row of the sweep.
+#[derive(Serialize, Debug)]
+pub struct ScanRow {
+    pub case: String,
+    pub n: usize,
+    /// The launch alone, median (CUDA events; the CPU: the whole call).
+    pub ms: f64,
+    /// Bytes read (values, keys) and written (the output), per second.
+    pub gbs: f64,
+    pub fraction_of_copy_bandwidth: f64,
+    /// Equal to the CPU backend's result: integers and max exactly, float sums within 1e-5
+    /// relative (the backends combine in different orders).
+    pub verified: bool,
+}
+
+#[derive(Serialize)]
+struct Report {
+    backend: &'static str,
+    device: String,
+    /// Device-to-device copy of 1 GiB (CPU: 256 MiB), read + write bytes per second.
+    copy_bandwidth_gbs: f64,
+    rows: Vec<ScanRow>,
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+/// The copy bandwidth (read + write bytes per second) of `bytes` bytes: on the GPU a
+/// device-to-device copy timed with the stream's events, on the CPU `copy_from_slice`.
+pub fn copy_bandwidth(backend: &Backend, bytes: usize, reps: usize) -> anyhow::Result<f64> {
+    let ms = match backend {
+        Backend::Cuda(dev) => {
+            let stream = dev.stream();
+            let raw = stream.cuda_stream();
+            let src = raw.alloc_zeros::<u8>(bytes)?;
+            let mut dst = raw.alloc_zeros::<u8>(bytes)?;
+            stream.timer()?.median_ms(reps, || {
+                raw.memcpy_dtod(&src, &mut dst)
+                    .map_err(|e| tally::Error::Cuda { call: "memcpy_dtod".into(), source: e })
+            })?
+        }
+        Backend::Cpu => {
+            let src = vec![1u8; bytes];
+            let mut dst = vec![0u8; bytes];
+            let mut t = Vec::new();
+            for _ in 0..reps.clamp(1, 5) {
+                let s = Instant::now();
+                dst.copy_from_slice(&src);
+                std::hint::black_box(&mut dst);
+                t.push(s.elapsed().as_secs_f64() * 1e3);
+            }
+            median(t)
+        }
+    };
+    Ok(2.0 * bytes as f64 / (ms * 1e6))
+}
+
+/// Whether `got` matches the CPU's `want`: exactly, or floats within `tol` relative.
+fn agree<O: ScanValue>(got: &[O], want: &[O], tol: f64) -> bool {
+    got.len() == want.len()
+        && got.iter().zip(want).all(|(&g, &w)| {
+            if !O::TYPE.is_float() {
+                g.to_i128() == w.to_i128()
+            } else if tol == 0.0 {
+                g.to_f64().to_bits() == w.to_f64().to_bits()
+            } else {
+                let (g, w) = (g.to_f64(), w.to_f64());
+                (g - w).abs() <= tol * w.abs().max(1.0)
+            }
+        })
+}
+
+/// One case: values `xs` (and `keys` for a scan by key) into `O`, timed and checked.
+#[allow(clippy::too_many_arguments)]
+fn case<T: ScanInto<O>, O: ScanValue, K: ScanKey>(
+    backend: &Backend,
+    name: &str,
+    xs: &[T],
+    keys: Option<&[K]>,
+    op: ScanOp,
+    options: ScanOptions,
+    tol: f64,
+    reps: usize,
+) -> anyhow::Result<(String, f64, bool)> {
+    let want: Vec<O> = match keys {
+        Some(k) => Backend::Cpu.scan_by_key_vec(k, xs, op, options)?,
+        None => Backend::Cpu.scan_vec(xs, op, options)?,
+    };
+    let (ms, got) = match backend {
+        Backend::Cpu => {
+            let mut t = Vec::new();
+            let mut last = Vec::new();
+            for _ in 0..reps.clamp(1, 10) {
+                let s = Instant::now();
+                last = match keys {
+                    Some(k) => Backend::Cpu.scan_by_key_vec(k, xs, op, options)?,
+                    None => Backend::Cpu.scan_vec(xs, op, options)?,
+                };
+                t.push(s.elapsed().as_secs_f64() * 1e3);
+            }
+            (median(t), last)
+        }
+        Backend::Cuda(dev) => gpu_case::<T, O, K>(dev, xs, keys, op, options, reps)?,
+    };
+    Ok((name.to_string(), ms, agree(&got, &want, tol)))
+}
+
+fn gpu_case<T: ScanInto<O>, O: ScanValue, K: ScanKey>(
+    dev: &Arc<CudaDevice>,
+    xs: &[T],
+    keys: Option<&[K]>,
+    op: ScanOp,
+    options: ScanOptions,
+    reps: usize,
+) -> anyhow::Result<(f64, Vec<O>)> {
+    let stream = dev.stream();
+    let n = xs.len();
+    let input = stream.upload(xs, "benchmark values")?;
+    let mut out = stream.alloc::<O>(n, "benchmark output")?;
+    let ms = match keys {
+        Some(k) => {
+            let kd = stream.upload(k, "benchmark keys")?;
+            let mut plan = ScanPlan::<T, O>::by_key::<K>(dev, op, options, n)?;
+            let ms = stream
+                .timer()?
+                .median_ms(reps, || plan.launch_by_key(stream, &kd.view(), &input.view(), &mut out.view_mut()))?;
+            plan.read(stream)?;
+            ms
+        }
+        None => {
+            let mut plan = ScanPlan::<T, O>::new(dev, op, options, n)?;
+            let ms = stream.timer()?.median_ms(reps, || plan.launch(stream, &input.view(), &mut out.view_mut()))?;
+            plan.read(stream)?;
+            ms
+        }
+    };
+    Ok((ms, stream.download(&out.view())?))
+}
+
+/// Runs `tally bench scan`.
+pub fn run(a: BenchScanArgs) -> anyhow::Result<()> {
+    if a.reps == 0 {
+        bail!("--reps must be at least 1");
+    }
+    let backend = a.backend.open()?;
+    let gpu = matches!(backend, Backend::Cuda(_));
+    let sizes = a.log2_sizes.clone().unwrap_or_else(|| if gpu { vec![20, 24, 28] } else { vec![22] });
+    if sizes.is_empty() {
+        bail!("--log2-sizes: nothing to run");
+    }
+    if let Some(&big) = sizes.iter().find(|&&s| s > 31) {
+        bail!("--log2-sizes: 2^{big} elements is more than this benchmark holds (at most 2^31)");
+    }
+    let device = match &backend {
+        Backend::Cuda(dev) => dev.info().name.clone(),
+        Backend::Cpu => format!("CPU, {} threads", rayon::current_num_threads()),
+    };
+    let copy_gbs = copy_bandwidth(&backend, if gpu { 1 << 30 } else { 1 << 28 }, a.reps.max(5))?;
+    let mut rows = Vec::new();
+    for &log2 in &sizes {
+        let n = 1usize << log2;
+        let fs: Vec<f32> = (0..n).map(|i| (splitmix64(0x5ca9 ^ i as u64) >> 40) as f32 / (1u64 << 24) as f32).collect();
+        let is: Vec<i32> = (0..n).map(|i| (splitmix64(0x1d ^ i as u64) >> 43) as i32 - (1 << 20)).collect();
+        let keys: Vec<i32> = (0..n).map(|i| (i / 8) as i32).collect();
+        let none = None::<&[u32]>;
+        let det = ScanOptions::default().with_deterministic(true);
+        let fast = ScanOptions::default().with_deterministic(false);
+        let plain = ScanOptions::default();
+        let f4 = 4usize;
+        let cases = [
+            (case::<f32, f32, u32>(&backend, "f32 sum det", &fs, none, ScanOp::Sum, det, 1e-5, a.reps)?, f4 + 4),
+            (case::<f32, f32, u32>(&backend, "f32 sum fast", &fs, none, ScanOp::Sum, fast, 1e-5, a.reps)?, f4 + 4),
+            (case::<i32, i64, u32>(&backend, "i32->i64 sum", &is, none, ScanOp::Sum, plain, 0.0, a.reps)?, 4 + 8),
+            (case::<f32, f32, u32>(&backend, "f32 max", &fs, none, ScanOp::Max, plain, 0.0, a.reps)?, f4 + 4),
+            (
+                case::<f32, f32, i32>(&backend, "f32 by key/8", &fs, Some(&keys), ScanOp::Sum, plain, 1e-5, a.reps)?,
+                4 + 4 + 4,
+            ),
+        ];
+        for ((name, ms, verified), bytes_per) in cases {
+            let gbs = (n * bytes_per) as f64 / (ms * 1e6);
+            rows.push(ScanRow { case: name, n, ms, gbs, fraction_of_copy_bandwidth: gbs / copy_gbs, verified });
+        }
+    }
+    let all_ok = rows.iter().all(|r| r.verified);
+    if a.json {
+        let r = Report { backend: backend.name(), device, copy_bandwidth_gbs: copy_gbs, rows };
+        println!("{}", serde_json::to_string_pretty(&r)?);
+    } else {
+        println!("# tally bench scan: {device}, copy bandwidth {copy_gbs:.1} GB/s (read + write, same run)");
+        println!("{:<14} {:>11} {:>10} {:>9} {:>7} {:>3}", "case", "n", "ms", "GB/s", "%copy", "ok");
+        for r in &rows {
+            println!(
+                "{:<14} {:>11} {:>10.4} {:>9.1} {:>6.1}% {:>3}",
+                r.case,
+                r.n,
+                r.ms,
+                r.gbs,
+                100.0 * r.fraction_of_copy_bandwidth,
+                if r.verified { "yes" } else { "NO" }
+            );
+        }
+    }
+    if !all_ok {
+        bail!("some cases disagreed with the CPU backend (rows marked NO)");
+    }
+    Ok(())
+}

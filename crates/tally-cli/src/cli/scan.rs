@@ -1,0 +1,172 @@
+//! `tally scan`: the running sum, minimum or maximum of a file's values (inclusive or
+//! exclusive), written to a `.npy` file (or raw little-endian bytes for any other extension),
+//! with a one-line or JSON summary. Integer sums follow numpy's cumsum: signed integers into
+//! i64, unsigned ones into u64.
+
+use super::input::{self, with_vec, InputOptions, Samples};
+use super::BackendArg;
+use anyhow::{bail, Context};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use tally::scan::{ScanElement, ScanInto, ScanOp, ScanOptions, ScanValue};
+use tally::{Backend, DType};
+
+/// Arguments of `tally scan`.
+#[derive(clap::Args, Debug)]
+pub struct ScanArgs {
+    /// Input file: raw binary (needs --dtype), .npy, .csv (--column) or `-` for standard input.
+    pub input: PathBuf,
+    /// Element type of raw files (u8, u16, i32, u32, i64, f32, f64); CSV columns parse as this.
+    #[arg(long, value_parser = super::hist::parse_dtype)]
+    pub dtype: Option<DType>,
+    /// CSV column, by header name or 0-based index.
+    #[arg(long)]
+    pub column: Option<String>,
+    /// sum, min or max.
+    #[arg(long, default_value = "sum")]
+    pub op: String,
+    /// Element i gets the combination of the elements before it (the identity first).
+    #[arg(long)]
+    pub exclusive: bool,
+    /// Output: `.npy`, or raw little-endian values for any other extension.
+    #[arg(long)]
+    pub out: PathBuf,
+    #[command(flatten)]
+    pub backend: BackendArg,
+    /// Print JSON: op, exclusive, count, last (the final inclusive value), dtype, backend, out.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The op `name`.
+pub fn parse_op(name: &str) -> anyhow::Result<ScanOp> {
+    Ok(match name {
+        "sum" => ScanOp::Sum,
+        "min" => ScanOp::Min,
+        "max" => ScanOp::Max,
+        _ => bail!("unknown op '{name}' (expected sum, min or max)"),
+    })
+}
+
+/// Values that can be written as raw little-endian bytes and to `.npy`.
+pub trait OutValue: ScanValue + npyz::AutoSerialize {
+    /// Appends the value's little-endian bytes.
+    fn put_le(self, out: &mut Vec<u8>);
+}
+
+macro_rules! out_value {
+    ($($t:ty),*) => {$(
+        impl OutValue for $t {
+            fn put_le(self, out: &mut Vec<u8>) {
+                out.extend_from_slice(&self.to_le_bytes());
+            }
+        }
+    )*};
+}
+out_value!(u8, u16, i32, u32, i64, u64, f32, f64);
+
+/// A value for JSON: integers exactly, non-finite floats as "nan", "inf", "-inf".
+pub fn json_value<O: ScanValue>(x: O) -> Value {
+    if !O::TYPE.is_float() {
+        let i = x.to_i128();
+        return i64::try_from(i).map(|i| json!(i)).unwrap_or_else(|_| json!(i.to_string()));
+    }
+    let f = x.to_f64();
+    if f.is_nan() {
+        json!("nan")
+    } else if f.is_infinite() {
+        json!(if f > 0.0 { "inf" } else { "-inf" })
+    } else {
+        json!(f)
+    }
+}
+
+/// Writes `values` to `path`: `.npy` by extension, else raw little-endian bytes.
+pub fn write_values<O: OutValue>(path: &Path, values: &[O]) -> anyhow::Result<()> {
+    let npy = path.extension().and_then(|e| e.to_str()).is_some_and(|e| e.eq_ignore_ascii_case("npy"));
+    let result = if npy {
+        npyz::to_file_1d(path, values.iter().copied())
+    } else {
+        let mut bytes = Vec::with_capacity(std::mem::size_of_val(values));
+        for &v in values {
+            v.put_le(&mut bytes);
+        }
+        std::fs::write(path, bytes)
+    };
+    result.with_context(|| format!("cannot write '{}'", path.display()))
+}
+
+/// What a scan produced, for the summary.
+struct Summary {
+    count: usize,
+    last: Option<Value>,
+    dtype: &'static str,
+}
+
+fn scan_into<T: ScanInto<O>, O: OutValue>(
+    backend: &Backend,
+    data: &[T],
+    op: ScanOp,
+    exclusive: bool,
+    out: &Path,
+) -> anyhow::Result<Summary> {
+    let options = if exclusive { ScanOptions::exclusive() } else { ScanOptions::default() };
+    let values: Vec<O> = backend.scan_vec(data, op, options)?;
+    // The final inclusive value: an exclusive scan's last element combined with the last input.
+    let last = match (values.last(), data.last()) {
+        (Some(&v), Some(&x)) => Some(json_value(if exclusive { op.apply(v, x.convert()) } else { v })),
+        _ => None,
+    };
+    write_values(out, &values)?;
+    Ok(Summary { count: values.len(), last, dtype: O::TYPE.name() })
+}
+
+fn scan_typed<T>(backend: &Backend, data: &[T], op: ScanOp, exclusive: bool, out: &Path) -> anyhow::Result<Summary>
+where
+    T: ScanElement + ScanInto<T> + OutValue,
+    T::Wide: OutValue,
+{
+    match op {
+        ScanOp::Sum => scan_into::<T, T::Wide>(backend, data, op, exclusive, out),
+        _ => scan_into::<T, T>(backend, data, op, exclusive, out),
+    }
+}
+
+/// Runs `tally scan`.
+pub fn run(a: ScanArgs) -> anyhow::Result<()> {
+    let op = parse_op(&a.op)?;
+    if a.out.as_os_str().is_empty() || a.out == Path::new("-") {
+        bail!("--out needs a file name (.npy, or raw bytes for any other extension)");
+    }
+    let loaded =
+        input::load(&a.input, &InputOptions { dtype: a.dtype, column: a.column.clone(), ..Default::default() })?;
+    if let Some(note) = &loaded.note {
+        eprintln!("tally: {note}");
+    }
+    let backend = a.backend.open()?;
+    let s = with_vec!(&loaded.samples, v => scan_typed(&backend, v, op, a.exclusive, &a.out))?;
+    let last = s.last.unwrap_or(Value::Null);
+    if a.json {
+        let doc = json!({
+            "op": op.name(),
+            "exclusive": a.exclusive,
+            "count": s.count,
+            "last": last,
+            "dtype": s.dtype,
+            "backend": backend.name(),
+            "out": a.out.display().to_string(),
+        });
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+        return Ok(());
+    }
+    let kind = if a.exclusive { "exclusive" } else { "inclusive" };
+    println!(
+        "{kind} {} scan of {} elements into {} ({}), last = {last}  ({} backend)",
+        op.name(),
+        s.count,
+        a.out.display(),
+        s.dtype,
+        backend.name()
+    );
+    Ok(())
+}
