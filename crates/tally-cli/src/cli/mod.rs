@@ -10,8 +10,10 @@ pub mod info;
 pub mod input;
 pub mod lab;
 pub mod lab_histogram;
+mod lab_plot;
 pub mod limits;
 pub mod output;
+mod plot;
 pub mod reduce;
 pub mod scan;
 

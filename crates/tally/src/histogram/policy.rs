@@ -1,6 +1,6 @@
 //! The histogram's policy on the GPU: which strategy runs, block sizes, shared-memory layout,
 //! cluster shapes, passes and grid. Pure functions of (device properties, problem, tuning), as
-//! CUB's policies are; the plans in `cuda.rs` and `cuda_general.rs` are the mechanism.
+//! CUB's policies are; the plans in `cuda.rs` and `cuda_general/` are the mechanism.
 
 use super::axis::Binning;
 use super::strategy::{self, AutoInputs};
