@@ -1,6 +1,7 @@
 //! Subcommands, one file each; this file holds the argument types they share.
 
 pub mod bench;
+pub mod bench_general;
 pub mod bench_reduce;
 pub mod bench_scan;
 mod cub;
