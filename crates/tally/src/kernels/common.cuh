@@ -1,5 +1,8 @@
 // Types and loads shared by every tally kernel. NVRTC has no <cstdint>: spell the types here.
 #pragma once
+// The names of the variant codes (generated from the Rust side): every kernel compares its
+// defines against them, so they come first.
+#include "codes.cuh"
 
 typedef unsigned char u8;
 typedef unsigned short u16;
