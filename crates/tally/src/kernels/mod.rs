@@ -16,6 +16,7 @@ pub const HEADERS: &[(&str, &str)] = &[
     ("block.cuh", include_str!("block.cuh")),
     ("cluster.cuh", include_str!("cluster.cuh")),
     ("binning.cuh", include_str!("binning.cuh")),
+    ("lookback.cuh", include_str!("lookback.cuh")),
 ];
 
 /// Declares a Rust enum whose values select kernel variants, together with the C++ names the

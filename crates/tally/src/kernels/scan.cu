@@ -10,24 +10,15 @@
 // the order blocks start (an atomic counter), so a tile only ever waits for tiles that are
 // already running. A tile is VECS rows; in each row, thread t holds the 16 bytes at t. Each
 // thread combines its row pieces, warps scan them (fixed trees), warp 0 scans the row-and-warp
-// totals, publishes the tile's aggregate, and finds the tile's prefix by looking back:
-//   deterministic: fixed groups of 32 tiles and of 32 groups. The last tile of a group
-//     publishes the group's total (its 32 aggregates by a fixed tree), the last tile of a
-//     super-group the running total up to its end. A tile's prefix is
-//     (super-group prefix . groups before it in its super-group) . tiles before it in its group,
-//     each by a fixed tree: the same bits on every run, whatever the timing. Waits are short:
-//     aggregates and group totals need no prefix; only super-group totals form a chain, one
-//     link per 1024 tiles.
-//   fast: the classic look-back; each tile publishes its inclusive prefix after its aggregate,
-//     and a tile combines predecessors a warp-width at a time until it meets an inclusive
-//     prefix. Where it stops depends on timing: for integers (and min/max) that changes nothing.
-// The tile states live in the stream's workspace and are zeroed before every launch. A value of
-// up to 4 bytes and its status share one 64-bit word (no fence); wider values are written first
-// and their status word then with a release store (read with an acquire load).
+// totals, publishes the tile's aggregate, and finds the tile's prefix by looking back
+// (lookback.cuh): the fixed look-back where the bits must not depend on timing (floats, custom
+// operations: `deterministic`), else the fast one.
+// The look-back and its tile states are lookback.cuh's; the states live in the stream's
+// workspace, zeroed before every launch.
 #include "common.cuh"
 #include "warp.cuh"
 #include "block.cuh"
-#include "codes.cuh"
+#include "lookback.cuh"
 
 #ifndef TALLY_ELEM
 #error "TALLY_ELEM must be defined"
@@ -47,10 +38,7 @@ constexpr u64 TILE = (u64)ROW * VECS;
 constexpr bool OUT_FLOAT = TALLY_OUT_FLOAT;
 constexpr bool OUT_SIGNED = TALLY_OUT_SIGNED;
 constexpr bool HAS_KEY = TALLY_KEY_BYTES != 0;
-constexpr bool PACKED = sizeof(O) <= 4;
 static_assert(VECS * WARPS <= 32, "warp 0 scans the row-and-warp totals");
-constexpr u32 STATUS_AGG = 1;   // also "ready" in the deterministic arrays
-constexpr u32 STATUS_INCL = 2;
 
 #if TALLY_KEY_BYTES == 8
 typedef u64 Key;
@@ -129,119 +117,33 @@ TALLY_DEVICE Acc merge(const Acc& a, const Acc& b) { return Acc{op(a.v, b.v)}; }
 #endif
 TALLY_DEVICE Acc identity() { return make_acc(op_identity(), 0); }
 
-// ---- tile states ------------------------------------------------------------------------------
-// An array of `count` slots, each a status (0: not yet) with up to two values (the aggregate,
-// and in the fast look-back the inclusive prefix).
-struct Slots {
-  u64* packed;  // PACKED: bits | (status | flag << 8) << 32
-  O* value;     // otherwise: value[2i] aggregate, value[2i + 1] inclusive prefix
-  u32* status;  // otherwise: status | flag << 8
+// ---- tile states: the look-back's traits (lookback.cuh) ----------------------------------------
+// A value of up to 4 bytes shares one 64-bit word with its status and segment flag (no fence).
+struct ScanLookback {
+  typedef ::Acc Acc;
+  static constexpr bool PACKED = sizeof(O) <= 4;
+  static TALLY_DEVICE Acc identity() { return ::identity(); }
+  static TALLY_DEVICE Acc merge(const Acc& a, const Acc& b) { return ::merge(a, b); }
+  static TALLY_DEVICE u64 pack(const Acc& a, u32 status) {
+    union {
+      O value;
+      u32 word;
+    } u;
+    u.word = 0;
+    u.value = a.v;
+    return (u64)u.word | ((u64)(status | flag_of(a) << 8) << 32);
+  }
+  static TALLY_DEVICE u32 status_of(u64 w) { return (u32)(w >> 32) & 0xff; }
+  static TALLY_DEVICE Acc unpack(u64 w) {
+    union {
+      O value;
+      u32 word;
+    } u;
+    u.word = (u32)w;
+    return make_acc(u.value, (u32)(w >> 40) & 1);
+  }
 };
-
-TALLY_DEVICE u64 region_bytes(u32 count) {
-  const u64 b = PACKED ? 8ull * count : 20ull * count;
-  return (b + 255) & ~255ull;
-}
-
-TALLY_DEVICE Slots slots_at(unsigned char* base, u32 count) {
-  Slots s;
-  s.packed = reinterpret_cast<u64*>(base);
-  s.value = reinterpret_cast<O*>(base);
-  s.status = reinterpret_cast<u32*>(base + 16ull * count);
-  return s;
-}
-
-TALLY_DEVICE u32 to_bits32(O v) {
-  union {
-    O value;
-    u32 word;
-  } u;
-  u.word = 0;
-  u.value = v;
-  return u.word;
-}
-TALLY_DEVICE O from_bits32(u32 w) {
-  union {
-    O value;
-    u32 word;
-  } u;
-  u.word = w;
-  return u.value;
-}
-
-TALLY_DEVICE void publish(const Slots& s, u32 i, const Acc& a, u32 status) {
-  const u32 tag = status | (flag_of(a) << 8);
-  if constexpr (PACKED) {
-    store_relaxed64(s.packed + i, (u64)to_bits32(a.v) | ((u64)tag << 32));
-  } else {
-    __stcg(s.value + 2ull * i + (status == STATUS_INCL), a.v);
-    store_release(s.status + i, tag);
-  }
-}
-
-// Slot i's status and value, once it has one (spins until then).
-TALLY_DEVICE u32 wait_slot(const Slots& s, u32 i, Acc& a) {
-  for (int spins = 0;; ++spins) {
-    u32 tag;
-    if constexpr (PACKED) {
-      const u64 w = load_relaxed64(s.packed + i);
-      tag = (u32)(w >> 32);
-      if (tag & 0xff) a = make_acc(from_bits32((u32)w), (tag >> 8) & 1);
-    } else {
-      tag = load_acquire(s.status + i);
-      if (tag & 0xff) a = make_acc(__ldcg(s.value + 2ull * i + ((tag & 0xff) == STATUS_INCL)), (tag >> 8) & 1);
-    }
-    if (tag & 0xff) return tag & 0xff;
-    if (spins > 4) __nanosleep(32);
-  }
-}
-
-// The deterministic look-back (warp 0; every lane returns the prefix). See the top of the file.
-TALLY_DEVICE Acc lookback_fixed(const Slots* st, u32 tile, const Acc& agg) {
-  const u32 lane = lane_id();
-  const u32 g = tile >> 5, r = tile & 31, k = g >> 5, q = g & 31;
-  Acc v = identity();
-  if (lane < r) wait_slot(st[0], (g << 5) + lane, v);
-  else if (lane == r) v = agg;
-  Acc sc = warp_inclusive_scan(v, merge);
-  const Acc within_group = warp_shfl_idx(sc, r == 0 ? 0 : (int)r - 1);
-  const Acc group_total = warp_shfl_idx(sc, 31);
-  if (r == 31 && lane == 0) publish(st[1], g, group_total, STATUS_AGG);
-  v = identity();
-  if (lane < q) wait_slot(st[1], (k << 5) + lane, v);
-  else if (lane == q) v = group_total;
-  sc = warp_inclusive_scan(v, merge);
-  const Acc within_super = warp_shfl_idx(sc, q == 0 ? 0 : (int)q - 1);
-  const Acc super_total = warp_shfl_idx(sc, 31);
-  Acc before = identity();
-  if (k > 0) {
-    if (lane == 0) wait_slot(st[2], k - 1, before);
-    before = warp_shfl_idx(before, 0);
-  }
-  if (r == 31 && q == 31 && lane == 0) publish(st[2], k, merge(before, super_total), STATUS_AGG);
-  Acc prefix = before;
-  if (q > 0) prefix = merge(prefix, within_super);
-  if (r > 0) prefix = merge(prefix, within_group);
-  return prefix;
-}
-
-// The classic look-back (warp 0; every lane returns the prefix); publishes the inclusive prefix.
-TALLY_DEVICE Acc lookback_fast(const Slots& tiles, u32 tile, const Acc& agg) {
-  const int lane = (int)lane_id();
-  Acc prefix = identity();
-  for (long long base = (long long)tile - 32;; base -= 32) {
-    const long long i = base + lane;
-    Acc v = identity();
-    const u32 status = i < 0 ? STATUS_INCL : wait_slot(tiles, (u32)i, v);
-    const u32 incl = __ballot_sync(0xffffffffu, status == STATUS_INCL);
-    const int nearest = incl ? 31 - __clz(incl) : -1;
-    if (lane < nearest) v = identity();
-    prefix = merge(warp_reduce_ordered(v, merge), prefix);
-    if (nearest >= 0) break;
-  }
-  if (lane == 0) publish(tiles, tile, merge(prefix, agg), STATUS_INCL);
-  return prefix;
-}
+typedef LookbackStates<ScanLookback> States;
 
 // ---- loads and stores of a thread's piece of a row ----------------------------------------------
 // N items of X from element e on (e a multiple of N, the base 16-byte aligned), in the widest
@@ -289,7 +191,7 @@ TALLY_DEVICE void store_items(O* base, u64 e, const O* in) {
 
 // ---- one tile -------------------------------------------------------------------------------------
 template <bool FAST>
-TALLY_DEVICE void scan_tile(const ScanParams& p, u32 tile, const Slots* st, Acc* totals) {
+TALLY_DEVICE void scan_tile(const ScanParams& p, u32 tile, const States& st, Acc* totals) {
   const u32 w = warp_id();
   const u64 e0 = (u64)tile * TILE;
   O x[VECS][VI];
@@ -339,16 +241,7 @@ TALLY_DEVICE void scan_tile(const ScanParams& p, u32 tile, const Slots* st, Acc*
     const Acc incl = warp_inclusive_scan(mine, merge);
     const Acc agg = warp_shfl_idx(incl, 31);
     const Acc excl = warp_exclusive_from_inclusive(incl, identity());
-    Acc prefix = identity();
-    if (p.deterministic) {
-      if (lane_id() == 0) publish(st[0], tile, agg, STATUS_AGG);
-      prefix = lookback_fixed(st, tile, agg);
-    } else if (tile == 0) {
-      if (lane_id() == 0) publish(st[0], tile, agg, STATUS_INCL);
-    } else {
-      if (lane_id() == 0) publish(st[0], tile, agg, STATUS_AGG);
-      prefix = lookback_fast(st[0], tile, agg);
-    }
+    const Acc prefix = lookback_prefix(st, tile, agg, p.deterministic);
     // Each row-and-warp piece's prefix, the tile's prefix first (a fixed association).
     if ((int)lane_id() < PIECES) totals[lane_id()] = (tile > 0) ? merge(prefix, excl) : excl;
   }
@@ -397,16 +290,8 @@ constexpr int MIN_BLOCKS = (VI * sizeof(O) <= 16 && !HAS_KEY) ? 3 : 2;
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS) tally_scan(const ScanParams p) {
   __shared__ Acc totals[32];
   __shared__ u32 shared_tile;
-  if (threadIdx.x == 0) shared_tile = atomicAdd(reinterpret_cast<u32*>(p.states), 1u);
-  __syncthreads();
-  const u32 tile = shared_tile;
-  Slots st[3];
-  unsigned char* base = p.states + 256;
-  st[0] = slots_at(base, p.tiles);
-  base += region_bytes(p.tiles);
-  st[1] = slots_at(base, p.groups);
-  base += region_bytes(p.groups);
-  st[2] = slots_at(base, p.supers);
+  const u32 tile = lookback_next_tile(p.states, &shared_tile);
+  const States st = lookback_states<ScanLookback>(p.states, p.tiles, p.groups, p.supers);
   const bool full = (u64)(tile + 1) * TILE <= p.n;
   const bool aligned = (((u64)p.input | (u64)p.output | (u64)p.keys) & 15) == 0;
   if (full && aligned) scan_tile<true>(p, tile, st, totals);

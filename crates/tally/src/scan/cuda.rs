@@ -95,7 +95,7 @@ impl ScanVariant {
 
     /// The defines that select this specialisation.
     pub fn defines(&self) -> Defines {
-        let p = policy::policy(self.input, self.output, 0);
+        let p = policy::policy(self.input, self.output, self.key_bytes != 0, 0);
         let mut d: Defines = vec![
             ("TALLY_ELEM", self.input.cuda_type().to_string()),
             ("TALLY_OUT", self.output.cuda_type().to_string()),
@@ -153,8 +153,8 @@ impl<T: ScanInto<O>, O: ScanValue> ScanPlan<T, O> {
     ) -> Result<Self> {
         let is_custom = custom.is_some();
         let variant = ScanVariant { input: T::TYPE, output: O::TYPE, op, key_bytes, custom };
-        let policy = policy::policy(T::TYPE, O::TYPE, n as u64);
-        if policy.tiles > u32::MAX as u64 {
+        let policy = policy::policy(T::TYPE, O::TYPE, key_bytes != 0, n as u64);
+        if policy.states.tiles > u32::MAX as u64 {
             return Err(Error::invalid(format!("a scan of {n} elements has more tiles than a launch can number")));
         }
         let kernel =
@@ -191,7 +191,7 @@ impl<T: ScanInto<O>, O: ScanValue> ScanPlan<T, O> {
 
     /// The kernel's launch: one block per tile.
     pub fn launch_shape(&self) -> LaunchShape {
-        LaunchShape::new(self.policy.tiles as u32, self.policy.block_threads, 0)
+        LaunchShape::new(self.policy.states.tiles as u32, self.policy.block_threads, 0)
     }
 
     /// Bytes one launch reads and writes (input, keys and output; for bandwidth figures).
@@ -264,7 +264,7 @@ impl<T: ScanInto<O>, O: ScanValue> ScanPlan<T, O> {
             stream.memset_zeros(&mut flag)?;
             flag.ptr_mut(&cu)
         };
-        let bytes = self.policy.state_bytes;
+        let bytes = self.policy.states.state_bytes;
         let mut workspace = stream.workspace();
         let mut all = workspace.reserve(stream, bytes, "scan tile states")?;
         let mut states = DeviceViewMut::from(all.inner_mut().slice_mut(..bytes));
@@ -276,9 +276,9 @@ impl<T: ScanInto<O>, O: ScanValue> ScanPlan<T, O> {
             n: self.n as u64,
             overflow,
             states: states.ptr_mut(&cu),
-            tiles: self.policy.tiles as u32,
-            groups: self.policy.groups as u32,
-            supers: self.policy.supers as u32,
+            tiles: self.policy.states.tiles as u32,
+            groups: self.policy.states.groups as u32,
+            supers: self.policy.states.supers as u32,
             exclusive: self.options.exclusive as u32,
             deterministic: self.deterministic as u32,
             check_overflow: self.checked as u32,

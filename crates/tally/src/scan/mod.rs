@@ -22,6 +22,7 @@
 pub mod cpu;
 pub mod cuda;
 pub mod element;
+pub mod lookback;
 pub mod policy;
 pub mod reference;
 

@@ -1,6 +1,7 @@
 //! The scan's policy on the GPU: block size, rows per tile and the tile-state layout, as pure
 //! functions of the element types and the problem. The plan in `cuda.rs` is the mechanism.
 
+use super::lookback::LookbackLayout;
 use crate::reduce::ElementType;
 
 crate::kernel_codes! {
@@ -20,9 +21,6 @@ crate::kernel_codes! {
 /// Threads per block of every scan kernel.
 pub const BLOCK_THREADS: u32 = 256;
 
-/// Tiles per group, and groups per super-group, of the deterministic look-back (a warp).
-pub const GROUP: u64 = 32;
-
 /// What the plan launches and reserves.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ScanPolicy {
@@ -32,14 +30,8 @@ pub struct ScanPolicy {
     pub vecs: u32,
     /// Elements per tile.
     pub tile: u64,
-    /// Tiles (= blocks) of the launch.
-    pub tiles: u64,
-    /// Groups of 32 tiles.
-    pub groups: u64,
-    /// Super-groups of 32 groups.
-    pub supers: u64,
-    /// Bytes of tile state in the workspace (zeroed before each launch).
-    pub state_bytes: usize,
+    /// The tiles (= blocks) of the launch and their look-back states in the workspace.
+    pub states: LookbackLayout,
 }
 
 /// Rows per tile for inputs of `size` bytes: about 16 items per thread for 1- to 4-byte
@@ -53,24 +45,20 @@ pub fn vecs_for(size: usize) -> u32 {
     }
 }
 
-/// The bytes of one slot array of `count` slots: packed 64-bit words for values of up to
-/// 4 bytes, else two 8-byte values and a status word per slot; rounded up to 256 bytes.
-fn region_bytes(count: u64, out_size: usize) -> u64 {
-    let b = if out_size <= 4 { 8 * count } else { 20 * count };
-    b.next_multiple_of(256)
+/// The kernel's accumulator: the output value, and for scans by key a 32-bit segment flag
+/// after it (`sizeof(Acc)` in `scan.cu`); it shares a word with its status up to 4 bytes.
+fn acc_bytes(out_size: usize, keyed: bool) -> (usize, bool) {
+    let bytes = if keyed { (out_size + 4).next_multiple_of(out_size.max(4)) } else { out_size };
+    (bytes, out_size <= 4)
 }
 
-/// The policy for `n` elements of `input` scanned into `output`.
-pub fn policy(input: ElementType, output: ElementType, n: u64) -> ScanPolicy {
+/// The policy for `n` elements of `input` scanned (by key where `keyed`) into `output`.
+pub fn policy(input: ElementType, output: ElementType, keyed: bool, n: u64) -> ScanPolicy {
     let vecs = vecs_for(input.size());
     let tile = BLOCK_THREADS as u64 * (16 / input.size()) as u64 * vecs as u64;
-    let tiles = n.div_ceil(tile);
-    let groups = tiles.div_ceil(GROUP).max(1);
-    let supers = groups.div_ceil(GROUP).max(1);
-    // The tile counter (256 bytes), then the tiles', groups' and super-groups' slots.
-    let o = output.size();
-    let state_bytes = 256 + region_bytes(tiles.max(1), o) + region_bytes(groups, o) + region_bytes(supers, o);
-    ScanPolicy { block_threads: BLOCK_THREADS, vecs, tile, tiles, groups, supers, state_bytes: state_bytes as usize }
+    let (acc, packed) = acc_bytes(output.size(), keyed);
+    let states = LookbackLayout::new(n.div_ceil(tile), acc, packed);
+    ScanPolicy { block_threads: BLOCK_THREADS, vecs, tile, states }
 }
 
 #[cfg(test)]
@@ -79,14 +67,17 @@ mod tests {
 
     #[test]
     fn tiles_are_16_items_per_thread_and_states_are_small() {
-        let p = policy(ElementType::F32, ElementType::F32, 1 << 28);
-        assert_eq!((p.tile, p.tiles, p.groups, p.supers), (4096, 65536, 2048, 64));
-        assert!(p.state_bytes < (1 << 20));
-        let w = policy(ElementType::I32, ElementType::I64, (1 << 31) + 5);
-        assert_eq!(w.tiles, (1u64 << 31).div_ceil(4096) + 1);
-        assert!(w.state_bytes < 12 << 20);
-        assert_eq!(policy(ElementType::U8, ElementType::U64, 1).tile, 4096);
-        assert_eq!(policy(ElementType::F64, ElementType::F64, 1).tile, 2048);
-        assert_eq!(policy(ElementType::U16, ElementType::U64, 0).tiles, 0);
+        let p = policy(ElementType::F32, ElementType::F32, false, 1 << 28);
+        assert_eq!((p.tile, p.states.tiles, p.states.groups, p.states.supers), (4096, 65536, 2048, 64));
+        assert!(p.states.state_bytes < (1 << 20));
+        let w = policy(ElementType::I32, ElementType::I64, false, (1 << 31) + 5);
+        assert_eq!(w.states.tiles, (1u64 << 31).div_ceil(4096) + 1);
+        assert!(w.states.state_bytes < 12 << 20);
+        let keyed = policy(ElementType::F64, ElementType::F64, true, 1 << 20);
+        // 36-byte slots (two 16-byte accumulators and a status): 512 tiles, 16 groups, 1 super-group.
+        assert_eq!(keyed.states.state_bytes, 256 + 36 * 512 + 768 + 256);
+        assert_eq!(policy(ElementType::U8, ElementType::U64, false, 1).tile, 4096);
+        assert_eq!(policy(ElementType::F64, ElementType::F64, false, 1).tile, 2048);
+        assert_eq!(policy(ElementType::U16, ElementType::U64, false, 0).states.tiles, 0);
     }
 }

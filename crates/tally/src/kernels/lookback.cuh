@@ -1,0 +1,198 @@
+// Single-pass tile prefixes (decoupled look-back, Merrill & Garland): the device-wide level of
+// every primitive whose tiles need what all tiles before them combine to: the scans (a running
+// value), and select, partition, unique, run-length encoding and reduce-by-key (output positions,
+// a running count of what was kept). A tile publishes its aggregate as soon as it has one and
+// finds its prefix from its predecessors' published states, so the input is read once.
+//
+// A primitive describes what tiles combine with a traits type `L`:
+//   typedef ... Acc;                                what is combined (a value, a count, a pair)
+//   static Acc identity();
+//   static Acc merge(const Acc& a, const Acc& b);   a before b; associative
+//   static constexpr bool PACKED;                   an Acc and its status fit one 64-bit word:
+//   static u64 pack(const Acc& a, u32 status);        status is LOOKBACK_AGG or LOOKBACK_INCL
+//   static u32 status_of(u64 word);                   0 while the slot is empty
+//   static Acc unpack(u64 word);
+// Unpacked, a slot is two Accs (the aggregate, then the inclusive prefix) written with
+// L2-coherent stores, and a status word released after them (read with an acquire load).
+//
+// The workspace (zeroed before every launch) holds a 256-byte header whose first word numbers
+// tiles in the order blocks start, so a tile only ever waits for tiles that are already running;
+// then one slot array per level: tiles, groups of 32 tiles, super-groups of 32 groups. The host
+// computes the same sizes (`scan::lookback` in Rust).
+//
+// Two look-backs:
+//   fixed (deterministic): the last tile of a group publishes the group's total (its 32
+//     aggregates by a fixed tree), the last tile of a super-group the running total up to its
+//     end. A tile's prefix is (super-group prefix . groups before it in its super-group) . tiles
+//     before it in its group, each by a fixed tree: the same bits on every run, whatever the
+//     timing. Waits are short: only super-group totals form a chain, one link per 1024 tiles.
+//   fast: the classic look-back; each tile publishes its inclusive prefix after its aggregate,
+//     and a tile combines predecessors a warp-width at a time until it meets an inclusive
+//     prefix. Where it stops depends on timing: for integers (counts, min/max) that changes
+//     nothing.
+#pragma once
+#include "common.cuh"
+#include "warp.cuh"
+#include "block.cuh"
+
+constexpr u32 LOOKBACK_AGG = 1;  // also "ready" in the fixed look-back's group arrays
+constexpr u32 LOOKBACK_INCL = 2;
+
+// One array of `count` slots.
+template <class L>
+struct LookbackSlots {
+  typedef typename L::Acc Acc;
+  u64* packed;  // PACKED: one word per slot
+  Acc* value;   // otherwise: value[2i] aggregate, value[2i + 1] inclusive prefix
+  u32* status;  // otherwise: the status word of slot i
+};
+
+template <class L>
+TALLY_DEVICE u64 lookback_region_bytes(u32 count) {
+  const u64 b = L::PACKED ? 8ull * count : (2ull * sizeof(typename L::Acc) + 4) * count;
+  return (b + 255) & ~255ull;
+}
+
+template <class L>
+TALLY_DEVICE LookbackSlots<L> lookback_slots_at(unsigned char* base, u32 count) {
+  LookbackSlots<L> s;
+  s.packed = reinterpret_cast<u64*>(base);
+  s.value = reinterpret_cast<typename L::Acc*>(base);
+  s.status = reinterpret_cast<u32*>(base + 2ull * sizeof(typename L::Acc) * count);
+  return s;
+}
+
+// The three levels of slots after the workspace's header.
+template <class L>
+struct LookbackStates {
+  LookbackSlots<L> level[3];
+};
+
+template <class L>
+TALLY_DEVICE LookbackStates<L> lookback_states(unsigned char* states, u32 tiles, u32 groups, u32 supers) {
+  LookbackStates<L> s;
+  unsigned char* base = states + 256;
+  s.level[0] = lookback_slots_at<L>(base, tiles);
+  base += lookback_region_bytes<L>(tiles);
+  s.level[1] = lookback_slots_at<L>(base, groups);
+  base += lookback_region_bytes<L>(groups);
+  s.level[2] = lookback_slots_at<L>(base, supers);
+  return s;
+}
+
+// This block's tile: the next number from the header's counter (read by thread 0, shared
+// through `slot`; every thread calls it).
+TALLY_DEVICE u32 lookback_next_tile(unsigned char* states, u32* slot) {
+  if (threadIdx.x == 0) *slot = atomicAdd(reinterpret_cast<u32*>(states), 1u);
+  __syncthreads();
+  return *slot;
+}
+
+// An Acc written word by word through L2 (block.cuh's `load_cg` reads it back).
+template <typename Acc>
+TALLY_DEVICE void store_cg(Acc* p, const Acc& a) {
+  static_assert(sizeof(Acc) % 4 == 0, "whole 32-bit words");
+  const u32* w = reinterpret_cast<const u32*>(&a);
+#pragma unroll
+  for (int i = 0; i < (int)(sizeof(Acc) / 4); ++i) __stcg(reinterpret_cast<u32*>(p) + i, w[i]);
+}
+
+template <class L>
+TALLY_DEVICE void lookback_publish(const LookbackSlots<L>& s, u32 i, const typename L::Acc& a, u32 status) {
+  if constexpr (L::PACKED) {
+    store_relaxed64(s.packed + i, L::pack(a, status));
+  } else {
+    store_cg(s.value + 2ull * i + (status == LOOKBACK_INCL), a);
+    store_release(s.status + i, status);
+  }
+}
+
+// Slot i's status and value, once it has one (spins until then).
+template <class L>
+TALLY_DEVICE u32 lookback_wait(const LookbackSlots<L>& s, u32 i, typename L::Acc& a) {
+  for (int spins = 0;; ++spins) {
+    u32 status;
+    if constexpr (L::PACKED) {
+      const u64 w = load_relaxed64(s.packed + i);
+      status = L::status_of(w);
+      if (status) a = L::unpack(w);
+    } else {
+      status = load_acquire(s.status + i);
+      if (status) a = load_cg(s.value + 2ull * i + (status == LOOKBACK_INCL));
+    }
+    if (status) return status;
+    if (spins > 4) __nanosleep(32);
+  }
+}
+
+// The fixed look-back (warp 0; every lane returns the prefix). The tile's aggregate must
+// already be published (`lookback_publish(st.level[0], tile, agg, LOOKBACK_AGG)`).
+template <class L>
+TALLY_DEVICE typename L::Acc lookback_fixed(const LookbackStates<L>& st, u32 tile, const typename L::Acc& agg) {
+  typedef typename L::Acc Acc;
+  auto merge = [](const Acc& a, const Acc& b) { return L::merge(a, b); };
+  const u32 lane = lane_id();
+  const u32 g = tile >> 5, r = tile & 31, k = g >> 5, q = g & 31;
+  Acc v = L::identity();
+  if (lane < r) lookback_wait(st.level[0], (g << 5) + lane, v);
+  else if (lane == r) v = agg;
+  Acc sc = warp_inclusive_scan(v, merge);
+  const Acc within_group = warp_shfl_idx(sc, r == 0 ? 0 : (int)r - 1);
+  const Acc group_total = warp_shfl_idx(sc, 31);
+  if (r == 31 && lane == 0) lookback_publish(st.level[1], g, group_total, LOOKBACK_AGG);
+  v = L::identity();
+  if (lane < q) lookback_wait(st.level[1], (k << 5) + lane, v);
+  else if (lane == q) v = group_total;
+  sc = warp_inclusive_scan(v, merge);
+  const Acc within_super = warp_shfl_idx(sc, q == 0 ? 0 : (int)q - 1);
+  const Acc super_total = warp_shfl_idx(sc, 31);
+  Acc before = L::identity();
+  if (k > 0) {
+    if (lane == 0) lookback_wait(st.level[2], k - 1, before);
+    before = warp_shfl_idx(before, 0);
+  }
+  if (r == 31 && q == 31 && lane == 0) lookback_publish(st.level[2], k, L::merge(before, super_total), LOOKBACK_AGG);
+  Acc prefix = before;
+  if (q > 0) prefix = L::merge(prefix, within_super);
+  if (r > 0) prefix = L::merge(prefix, within_group);
+  return prefix;
+}
+
+// The fast look-back (warp 0 of a tile after the first; every lane returns the prefix). The
+// tile's aggregate must already be published; this publishes its inclusive prefix.
+template <class L>
+TALLY_DEVICE typename L::Acc lookback_fast(const LookbackSlots<L>& tiles, u32 tile, const typename L::Acc& agg) {
+  typedef typename L::Acc Acc;
+  auto merge = [](const Acc& a, const Acc& b) { return L::merge(a, b); };
+  const int lane = (int)lane_id();
+  Acc prefix = L::identity();
+  for (long long base = (long long)tile - 32;; base -= 32) {
+    const long long i = base + lane;
+    Acc v = L::identity();
+    const u32 status = i < 0 ? LOOKBACK_INCL : lookback_wait(tiles, (u32)i, v);
+    const u32 incl = __ballot_sync(0xffffffffu, status == LOOKBACK_INCL);
+    const int nearest = incl ? 31 - __clz(incl) : -1;
+    if (lane < nearest) v = L::identity();
+    prefix = L::merge(warp_reduce_ordered(v, merge), prefix);
+    if (nearest >= 0) break;
+  }
+  if (lane == 0) lookback_publish(tiles, tile, L::merge(prefix, agg), LOOKBACK_INCL);
+  return prefix;
+}
+
+// Warp 0 of every tile: publishes the tile's aggregate and returns the exclusive prefix of the
+// tile (the identity for tile 0), by the fixed or the fast look-back.
+template <class L>
+TALLY_DEVICE typename L::Acc lookback_prefix(const LookbackStates<L>& st, u32 tile, const typename L::Acc& agg,
+                                             bool deterministic) {
+  if (deterministic) {
+    if (lane_id() == 0) lookback_publish(st.level[0], tile, agg, LOOKBACK_AGG);
+    return lookback_fixed(st, tile, agg);
+  }
+  if (tile == 0) {
+    if (lane_id() == 0) lookback_publish(st.level[0], tile, agg, LOOKBACK_INCL);
+    return L::identity();
+  }
+  if (lane_id() == 0) lookback_publish(st.level[0], tile, agg, LOOKBACK_AGG);
+  return lookback_fast(st.level[0], tile, agg);
+}

@@ -1,0 +1,53 @@
+//! The host's half of `kernels/lookback.cuh`, the single-pass tile prefix that the scans and
+//! the compaction primitives share: how many slots each level of tile states has, and how many
+//! bytes of workspace they take (zeroed before every launch). The sizes here and the kernel's
+//! `lookback_region_bytes` must agree.
+
+/// Tiles per group, and groups per super-group, of the fixed (deterministic) look-back: a warp.
+pub const GROUP: u64 = 32;
+
+/// The workspace header before the slot arrays (its first word is the tile counter).
+pub const HEADER_BYTES: u64 = 256;
+
+/// The tile states of one launch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LookbackLayout {
+    /// Tiles (= blocks) of the launch.
+    pub tiles: u64,
+    /// Groups of 32 tiles (at least 1).
+    pub groups: u64,
+    /// Super-groups of 32 groups (at least 1).
+    pub supers: u64,
+    /// Bytes of workspace: the header, then the tiles', groups' and super-groups' slots.
+    pub state_bytes: usize,
+}
+
+impl LookbackLayout {
+    /// The states for `tiles` tiles combining an accumulator of `acc_bytes` bytes (the kernel
+    /// traits' `sizeof(Acc)`), `packed` when it shares one 64-bit word with its status
+    /// (the traits' `PACKED`).
+    pub fn new(tiles: u64, acc_bytes: usize, packed: bool) -> Self {
+        let slot = if packed { 8 } else { 2 * acc_bytes as u64 + 4 };
+        let region = |count: u64| (slot * count).next_multiple_of(256);
+        let groups = tiles.div_ceil(GROUP).max(1);
+        let supers = groups.div_ceil(GROUP).max(1);
+        let state_bytes = HEADER_BYTES + region(tiles.max(1)) + region(groups) + region(supers);
+        LookbackLayout { tiles, groups, supers, state_bytes: state_bytes as usize }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn levels_and_bytes() {
+        let l = LookbackLayout::new(65536, 4, true);
+        assert_eq!((l.groups, l.supers), (2048, 64));
+        assert_eq!(l.state_bytes as u64, 256 + 8 * 65536 + 8 * 2048 + 512);
+        let wide = LookbackLayout::new(3, 16, false);
+        assert_eq!((wide.groups, wide.supers), (1, 1));
+        assert_eq!(wide.state_bytes, 256 * 4);
+        assert_eq!(LookbackLayout::new(0, 8, false).tiles, 0);
+    }
+}
