@@ -79,7 +79,8 @@ impl BackendArg {
 /// - `TALLY_CACHE_DIR`: the kernel cache (default `$XDG_CACHE_HOME/tally`, else `~/.cache/tally`);
 /// - `TALLY_NVRTC_OPTIONS`: extra NVRTC options for every kernel (experiments);
 /// - `TALLY_HOT_SLOTS`, `TALLY_PASS_KEYS`, `TALLY_CLUSTER`, `TALLY_AGGREGATE` (0 or 1): the
-///   histogram's tuning knobs ([`tally::Tuning`]), for experiments.
+///   histogram's tuning knobs, and `TALLY_SCAN_BLOCK_THREADS`, `TALLY_SCAN_VECS` the scans'
+///   ([`tally::Tuning`]), for experiments.
 pub fn device_options() -> DeviceOptions {
     let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
     let number = |name: &str| var(name).and_then(|v| v.parse::<u64>().ok());
@@ -95,6 +96,8 @@ pub fn device_options() -> DeviceOptions {
         pass_keys: number("TALLY_PASS_KEYS").map(|v| v as usize),
         cluster: number("TALLY_CLUSTER").map(|v| v as u32),
         aggregate: number("TALLY_AGGREGATE").map(|v| v != 0),
+        scan_block_threads: number("TALLY_SCAN_BLOCK_THREADS").map(|v| v as u32),
+        scan_vecs: number("TALLY_SCAN_VECS").map(|v| v as u32),
     };
     options
 }

@@ -21,6 +21,11 @@ pub struct Tuning {
     pub cluster: Option<u32>,
     /// Warp aggregation before the pass strategies' atomics; default by the skew probe.
     pub aggregate: Option<bool>,
+    /// Threads per block of the scan kernels (64, 128, 256 or 512); default 256.
+    pub scan_block_threads: Option<u32>,
+    /// Rows of 16-byte loads per thread and scan tile; default by the element size (at most
+    /// 32 rows and warps together).
+    pub scan_vecs: Option<u32>,
 }
 
 impl Tuning {

@@ -93,9 +93,9 @@ TALLY_DEVICE u64 raw_bits(T x) {
 
 // Calls visit(x, i) for every element this thread owns, in increasing index order: a scalar
 // head up to the first 16-byte boundary (any alignment is allowed), the body in 16-byte loads
-// (VECS in flight, grid-stride), then a scalar tail.
-template <typename Visit>
-TALLY_DEVICE void for_each_element(const ReduceParams& p, Visit visit) {
+// (VECS in flight, grid-stride) handed to visit_vec(v, i) whole, then a scalar tail.
+template <typename Visit, typename VisitVec>
+TALLY_DEVICE void for_each_element(const ReduceParams& p, Visit visit, VisitVec visit_vec) {
   const T* __restrict__ in = p.input;
   const u64 n = p.n;
   const u64 gtid = (u64)blockIdx.x * BLOCK_THREADS + threadIdx.x;
@@ -111,16 +111,9 @@ TALLY_DEVICE void for_each_element(const ReduceParams& p, Visit visit) {
 #pragma unroll
     for (int k = 0; k < VECS; ++k) buf[k] = load_vec16(body, v + k * threads);
 #pragma unroll
-    for (int k = 0; k < VECS; ++k) {
-#pragma unroll
-      for (int j = 0; j < VEC_ITEMS; ++j) visit(buf[k].item[j], head + (v + k * threads) * VEC_ITEMS + j);
-    }
+    for (int k = 0; k < VECS; ++k) visit_vec(buf[k], head + (v + k * threads) * VEC_ITEMS);
   }
-  for (; v < nvec; v += threads) {
-    const Vec16<T> b = load_vec16(body, v);
-#pragma unroll
-    for (int j = 0; j < VEC_ITEMS; ++j) visit(b.item[j], head + v * VEC_ITEMS + j);
-  }
+  for (; v < nvec; v += threads) visit_vec(load_vec16(body, v), head + v * VEC_ITEMS);
   const u64 tail = head + nvec * VEC_ITEMS;
   if (gtid < n - tail) visit(in[tail + gtid], tail + gtid);
 }
@@ -222,6 +215,28 @@ TALLY_DEVICE void local_add(Local& a, T x, u64 i, const ReduceParams&) {
 #endif
 }
 TALLY_DEVICE Acc local_finish(const Local& a) { return a; }
+// Whether none of a vector's elements can change the running extrema: no NaN among them (their
+// sum is not NaN) and all strictly beyond the extrema (ties may need an index). Most vectors
+// pass, so floats pay a few instructions per vector instead of the NaN rule per element.
+TALLY_DEVICE bool vec_leaves_alone(const Local& a, const Vec16<T>& v) {
+  if constexpr (!IS_FLOAT) {
+    return false;
+  } else {
+    T lo = v.item[0], hi = v.item[0], sum = v.item[0];
+#pragma unroll
+    for (int j = 1; j < VEC_ITEMS; ++j) {
+      const T x = v.item[j];
+      lo = x < lo ? x : lo;
+      hi = x > hi ? x : hi;
+      sum += x;
+    }
+    bool alone = sum == sum;
+    if (TALLY_SIDES & 1) alone = alone && lo > a.min;
+    if (TALLY_SIDES & 2) alone = alone && hi < a.max;
+    return alone;
+  }
+}
+#define TALLY_HAS_VEC_FILTER 1
 TALLY_DEVICE Acc merge(const Acc& a, const Acc& b) {
   Acc r = a;
   if (before_min(b.min, a.min) || (same(b.min, a.min) && b.imin < a.imin)) {
@@ -290,6 +305,16 @@ TALLY_DEVICE void write_out(const Acc& a, u64* out) { out[0] = raw_bits(a.value)
 #error "unknown TALLY_REDUCE"
 #endif
 
+// A 16-byte vector of elements from index i0 on, in order (a filter may show that none of them
+// changes the accumulator).
+TALLY_DEVICE void local_add_vec(Local& a, const Vec16<T>& v, u64 i0, const ReduceParams& p) {
+#ifdef TALLY_HAS_VEC_FILTER
+  if (vec_leaves_alone(a, v)) return;
+#endif
+#pragma unroll
+  for (int j = 0; j < VEC_ITEMS; ++j) local_add(a, v.item[j], i0 + j, p);
+}
+
 // Partials are read back word by word: keep them whole words, and within their slot.
 union alignas(8) Partial {
   Acc acc;
@@ -301,7 +326,9 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS) tally_reduce(const R
   __shared__ Acc scratch[WARPS];
   __shared__ bool last;
   Local local = local_identity();
-  for_each_element(p, [&](T x, u64 i) { local_add(local, x, i, p); });
+  for_each_element(
+      p, [&](T x, u64 i) { local_add(local, x, i, p); },
+      [&](const Vec16<T>& v, u64 i0) { local_add_vec(local, v, i0, p); });
   const auto combine = [](const Acc& a, const Acc& b) { return merge(a, b); };
   Acc acc = block_reduce<BLOCK_THREADS>(local_finish(local), scratch, combine);
   Partial* partials = reinterpret_cast<Partial*>(p.partials);
@@ -408,7 +435,11 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS) tally_reduce_exact(c
   __syncthreads();
   i64* mine = slots + threadIdx.x;
   Specials specials{0, 0, 0};
-  for_each_element(p, [&](T x, u64) { exact_add(mine, x, specials); });
+  const auto add_element = [&](T x, u64) { exact_add(mine, x, specials); };
+  for_each_element(p, add_element, [&](const Vec16<T>& v, u64 i0) {
+#pragma unroll
+    for (int j = 0; j < VEC_ITEMS; ++j) add_element(v.item[j], i0 + j);
+  });
   if constexpr (IS_F32) {
     // The thread's integer-valued doubles to integers (exact: below 2^53).
 #pragma unroll 4

@@ -4,7 +4,7 @@
 //   TALLY_OUT          output and accumulator type; TALLY_OUT_FLOAT, TALLY_OUT_SIGNED: 0 or 1
 //   TALLY_SCAN         SUM, MIN, MAX, CUSTOM (codes.cuh)
 //   TALLY_KEY_BYTES    0: a plain scan; 4 or 8: scan by key (restart where the key changes)
-//   TALLY_BLOCK_THREADS, TALLY_VECS (16-byte input loads per thread and tile)
+//   TALLY_BLOCK_THREADS, TALLY_VECS (16-byte input loads per thread and tile), TALLY_MIN_BLOCKS
 //   TALLY_CUSTOM_EXPR, TALLY_CUSTOM_IDENTITY  custom: `a OP b` as C++ (associative), identity
 // One block scans one tile of BLOCK_THREADS * VECS * 16 bytes of input; tiles are numbered in
 // the order blocks start (an atomic counter), so a tile only ever waits for tiles that are
@@ -284,8 +284,8 @@ TALLY_DEVICE void scan_tile(const ScanParams& p, u32 tile, const States& st, Acc
   if (overflowed && p.check_overflow) atomicOr(p.overflow, 1u);
 }
 
-// Three blocks per multiprocessor where the items are few (at most 85 registers), else two.
-constexpr int MIN_BLOCKS = (VI * sizeof(O) <= 16 && !HAS_KEY) ? 3 : 2;
+// Blocks per multiprocessor (the policy's: threads in flight to cover the loads' latency).
+constexpr int MIN_BLOCKS = TALLY_MIN_BLOCKS;
 
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS) tally_scan(const ScanParams p) {
   __shared__ Acc totals[32];

@@ -9,6 +9,7 @@ use crate::device::params::KernelParams;
 use crate::device::registry::{Defines, KernelFamily};
 use crate::device::{CudaDevice, DevPtr, DeviceBuffer, DeviceView, DeviceViewMut, Kernel, LaunchShape, Stream};
 use crate::error::{Error, Result};
+use crate::histogram::Tuning;
 use crate::reduce::ElementType;
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -67,6 +68,8 @@ pub struct ScanVariant {
     pub key_bytes: u32,
     /// Custom: the expression and the identity.
     pub custom: Option<(String, String)>,
+    /// The launch policy's shape of a tile: threads per block, rows, blocks per multiprocessor.
+    pub shape: (u32, u32, u32),
 }
 
 impl ScanVariant {
@@ -78,15 +81,20 @@ impl ScanVariant {
         let mut v = Vec::new();
         for key_bytes in [0, 4, 8] {
             for elem in ElementType::ALL {
+                let variant = |output: ElementType, op, custom| {
+                    let p =
+                        policy::policy(elem, output, key_bytes != 0, 0, &Tuning::default()).expect("default policy");
+                    ScanVariant { input: elem, output, op, key_bytes, custom, shape: p.shape() }
+                };
                 for op in [ScanKernelOp::Sum, ScanKernelOp::Min, ScanKernelOp::Max] {
-                    v.push(ScanVariant { input: elem, output: elem, op, key_bytes, custom: None });
+                    v.push(variant(elem, op, None));
                 }
                 if let Some(wide) = wide_of(elem) {
-                    v.push(ScanVariant { input: elem, output: wide, op: ScanKernelOp::Sum, key_bytes, custom: None });
+                    v.push(variant(wide, ScanKernelOp::Sum, None));
                 }
                 if key_bytes == 0 || elem == ElementType::F32 {
                     let custom = Some(("a > b ? a : b".to_string(), "0".to_string()));
-                    v.push(ScanVariant { input: elem, output: elem, op: ScanKernelOp::Custom, key_bytes, custom });
+                    v.push(variant(elem, ScanKernelOp::Custom, custom));
                 }
             }
         }
@@ -95,7 +103,7 @@ impl ScanVariant {
 
     /// The defines that select this specialisation.
     pub fn defines(&self) -> Defines {
-        let p = policy::policy(self.input, self.output, self.key_bytes != 0, 0);
+        let (block_threads, vecs, min_blocks) = self.shape;
         let mut d: Defines = vec![
             ("TALLY_ELEM", self.input.cuda_type().to_string()),
             ("TALLY_OUT", self.output.cuda_type().to_string()),
@@ -103,8 +111,9 @@ impl ScanVariant {
             ("TALLY_OUT_SIGNED", (self.output.is_signed_int() as u32).to_string()),
             ("TALLY_SCAN", self.op.cpp().to_string()),
             ("TALLY_KEY_BYTES", self.key_bytes.to_string()),
-            ("TALLY_BLOCK_THREADS", p.block_threads.to_string()),
-            ("TALLY_VECS", p.vecs.to_string()),
+            ("TALLY_BLOCK_THREADS", block_threads.to_string()),
+            ("TALLY_VECS", vecs.to_string()),
+            ("TALLY_MIN_BLOCKS", min_blocks.to_string()),
         ];
         if let Some((expr, identity)) = &self.custom {
             d.push(("TALLY_CUSTOM_EXPR", expr.clone()));
@@ -152,8 +161,8 @@ impl<T: ScanInto<O>, O: ScanValue> ScanPlan<T, O> {
         custom: Option<(String, String)>,
     ) -> Result<Self> {
         let is_custom = custom.is_some();
-        let variant = ScanVariant { input: T::TYPE, output: O::TYPE, op, key_bytes, custom };
-        let policy = policy::policy(T::TYPE, O::TYPE, key_bytes != 0, n as u64);
+        let policy = policy::policy(T::TYPE, O::TYPE, key_bytes != 0, n as u64, dev.tuning())?;
+        let variant = ScanVariant { input: T::TYPE, output: O::TYPE, op, key_bytes, custom, shape: policy.shape() };
         if policy.states.tiles > u32::MAX as u64 {
             return Err(Error::invalid(format!("a scan of {n} elements has more tiles than a launch can number")));
         }

@@ -2,6 +2,8 @@
 //! functions of the element types and the problem. The plan in `cuda.rs` is the mechanism.
 
 use super::lookback::LookbackLayout;
+use crate::error::{Error, Result};
+use crate::histogram::Tuning;
 use crate::reduce::ElementType;
 
 crate::kernel_codes! {
@@ -18,7 +20,7 @@ crate::kernel_codes! {
     }
 }
 
-/// Threads per block of every scan kernel.
+/// Threads per block of the scan kernels unless tuned.
 pub const BLOCK_THREADS: u32 = 256;
 
 /// What the plan launches and reserves.
@@ -28,10 +30,20 @@ pub struct ScanPolicy {
     pub block_threads: u32,
     /// 16-byte input loads per thread and tile (rows of the tile).
     pub vecs: u32,
+    /// Blocks per multiprocessor the kernel is compiled for (`__launch_bounds__`).
+    pub min_blocks: u32,
     /// Elements per tile.
     pub tile: u64,
     /// The tiles (= blocks) of the launch and their look-back states in the workspace.
     pub states: LookbackLayout,
+}
+
+impl ScanPolicy {
+    /// What the kernel is specialised for: threads per block, rows per tile, blocks per
+    /// multiprocessor.
+    pub fn shape(&self) -> (u32, u32, u32) {
+        (self.block_threads, self.vecs, self.min_blocks)
+    }
 }
 
 /// Rows per tile for inputs of `size` bytes: about 16 items per thread for 1- to 4-byte
@@ -53,12 +65,26 @@ fn acc_bytes(out_size: usize, keyed: bool) -> (usize, bool) {
 }
 
 /// The policy for `n` elements of `input` scanned (by key where `keyed`) into `output`.
-pub fn policy(input: ElementType, output: ElementType, keyed: bool, n: u64) -> ScanPolicy {
-    let vecs = vecs_for(input.size());
-    let tile = BLOCK_THREADS as u64 * (16 / input.size()) as u64 * vecs as u64;
+pub fn policy(input: ElementType, output: ElementType, keyed: bool, n: u64, tuning: &Tuning) -> Result<ScanPolicy> {
+    let block_threads = tuning.scan_block_threads.unwrap_or(BLOCK_THREADS);
+    if ![64, 128, 256, 512].contains(&block_threads) {
+        return Err(Error::invalid(format!("scan blocks of {block_threads} threads: use 64, 128, 256 or 512")));
+    }
+    let vecs = tuning.scan_vecs.unwrap_or_else(|| vecs_for(input.size()));
+    if vecs == 0 || vecs * (block_threads / 32) > 32 {
+        return Err(Error::invalid(format!(
+            "{vecs} rows per scan tile with {block_threads} threads: rows times warps must be 1 to 32"
+        )));
+    }
+    let tile = block_threads as u64 * (16 / input.size()) as u64 * vecs as u64;
     let (acc, packed) = acc_bytes(output.size(), keyed);
     let states = LookbackLayout::new(n.div_ceil(tile), acc, packed);
-    ScanPolicy { block_threads: BLOCK_THREADS, vecs, tile, states }
+    // Three blocks of 256 threads per multiprocessor where a thread's items are few (at most
+    // 85 registers), else two: threads in flight to cover the loads' latency.
+    let light = (16 / input.size()) * output.size() <= 16 && !keyed;
+    let threads_per_sm = if light { 768 } else { 512 };
+    let min_blocks = (threads_per_sm / block_threads).max(1);
+    Ok(ScanPolicy { block_threads, vecs, min_blocks, tile, states })
 }
 
 #[cfg(test)]
@@ -67,17 +93,32 @@ mod tests {
 
     #[test]
     fn tiles_are_16_items_per_thread_and_states_are_small() {
-        let p = policy(ElementType::F32, ElementType::F32, false, 1 << 28);
+        let t = Tuning::default();
+        let p = policy(ElementType::F32, ElementType::F32, false, 1 << 28, &t).unwrap();
         assert_eq!((p.tile, p.states.tiles, p.states.groups, p.states.supers), (4096, 65536, 2048, 64));
         assert!(p.states.state_bytes < (1 << 20));
-        let w = policy(ElementType::I32, ElementType::I64, false, (1 << 31) + 5);
+        let w = policy(ElementType::I32, ElementType::I64, false, (1 << 31) + 5, &t).unwrap();
         assert_eq!(w.states.tiles, (1u64 << 31).div_ceil(4096) + 1);
         assert!(w.states.state_bytes < 12 << 20);
-        let keyed = policy(ElementType::F64, ElementType::F64, true, 1 << 20);
+        let keyed = policy(ElementType::F64, ElementType::F64, true, 1 << 20, &t).unwrap();
         // 36-byte slots (two 16-byte accumulators and a status): 512 tiles, 16 groups, 1 super-group.
         assert_eq!(keyed.states.state_bytes, 256 + 36 * 512 + 768 + 256);
-        assert_eq!(policy(ElementType::U8, ElementType::U64, false, 1).tile, 4096);
-        assert_eq!(policy(ElementType::F64, ElementType::F64, false, 1).tile, 2048);
-        assert_eq!(policy(ElementType::U16, ElementType::U64, false, 0).states.tiles, 0);
+        assert_eq!(policy(ElementType::U8, ElementType::U64, false, 1, &t).unwrap().tile, 4096);
+        assert_eq!(policy(ElementType::F64, ElementType::F64, false, 1, &t).unwrap().tile, 2048);
+        assert_eq!(policy(ElementType::U16, ElementType::U64, false, 0, &t).unwrap().states.tiles, 0);
+    }
+
+    #[test]
+    fn tuning_changes_the_tile_within_limits() {
+        let tuned = Tuning { scan_block_threads: Some(128), scan_vecs: Some(8), ..Tuning::default() };
+        let p = policy(ElementType::F32, ElementType::F32, false, 1 << 20, &tuned).unwrap();
+        assert_eq!((p.block_threads, p.vecs, p.tile, p.min_blocks), (128, 8, 4096, 6));
+        let too_many = Tuning { scan_vecs: Some(5), ..Tuning::default() };
+        assert!(policy(ElementType::F32, ElementType::F32, false, 1, &too_many).is_err());
+        let odd = Tuning { scan_block_threads: Some(96), ..Tuning::default() };
+        assert!(policy(ElementType::F32, ElementType::F32, false, 1, &odd).is_err());
+        let d = policy(ElementType::F32, ElementType::F32, false, 1, &Tuning::default()).unwrap();
+        assert_eq!(d.min_blocks, 3);
+        assert_eq!(policy(ElementType::F32, ElementType::F32, true, 1, &Tuning::default()).unwrap().min_blocks, 2);
     }
 }
