@@ -107,26 +107,51 @@ TALLY_DEVICE void lookback_publish(const LookbackSlots<L>& s, u32 i, const typen
   }
 }
 
-// Slot i's status and value, once it has one (spins until then).
+// Slot i's status, and its value where it has one (0: not yet; one read, no waiting).
 template <class L>
-TALLY_DEVICE u32 lookback_wait(const LookbackSlots<L>& s, u32 i, typename L::Acc& a) {
-  for (int spins = 0;; ++spins) {
-    u32 status;
-    if constexpr (L::PACKED) {
-      const u64 w = load_relaxed64(s.packed + i);
-      status = L::status_of(w);
-      if (status) a = L::unpack(w);
-    } else {
-      status = load_acquire(s.status + i);
-      if (status) a = load_cg(s.value + 2ull * i + (status == LOOKBACK_INCL));
-    }
-    if (status) return status;
-    if (spins > 4) __nanosleep(32);
+TALLY_DEVICE u32 lookback_try(const LookbackSlots<L>& s, u32 i, typename L::Acc& a) {
+  if constexpr (L::PACKED) {
+    const u64 w = load_relaxed64(s.packed + i);
+    const u32 status = L::status_of(w);
+    if (status) a = L::unpack(w);
+    return status;
+  } else {
+    const u32 status = load_acquire(s.status + i);
+    if (status) a = load_cg(s.value + 2ull * i + (status == LOOKBACK_INCL));
+    return status;
   }
 }
 
+// Up to N slots a lane needs (`want` bit j: slot idx[j] of slots[j]), read until each has a
+// status. The reads of one round are independent, so a lane waits about one memory round
+// trip for all of them, not one per slot.
+template <class L, int N>
+TALLY_DEVICE void lookback_wait_all(const LookbackSlots<L>* slots, const u32* idx, u32 want,
+                                    typename L::Acc* value, u32* status) {
+  for (int spins = 0; want; ++spins) {
+#pragma unroll
+    for (int j = 0; j < N; ++j) {
+      if ((want >> j) & 1) {
+        status[j] = lookback_try(slots[j], idx[j], value[j]);
+        if (status[j]) want &= ~(1u << j);
+      }
+    }
+    if (want && spins > 4) __nanosleep(32);
+  }
+}
+
+// Slot i's status and value, once it has one (spins until then).
+template <class L>
+TALLY_DEVICE u32 lookback_wait(const LookbackSlots<L>& s, u32 i, typename L::Acc& a) {
+  u32 status;
+  lookback_wait_all<L, 1>(&s, &i, 1, &a, &status);
+  return status;
+}
+
 // The fixed look-back (warp 0; every lane returns the prefix). The tile's aggregate must
-// already be published (`lookback_publish(st.level[0], tile, agg, LOOKBACK_AGG)`).
+// already be published (`lookback_publish(st.level[0], tile, agg, LOOKBACK_AGG)`). The levels
+// are read one after the other: reading them in the same rounds measured slower (docs/PERF.md,
+// v11), the polls of the upper levels contending with their publishers.
 template <class L>
 TALLY_DEVICE typename L::Acc lookback_fixed(const LookbackStates<L>& st, u32 tile, const typename L::Acc& agg) {
   typedef typename L::Acc Acc;
@@ -158,23 +183,46 @@ TALLY_DEVICE typename L::Acc lookback_fixed(const LookbackStates<L>& st, u32 til
   return prefix;
 }
 
+// Predecessors a lane of the fast look-back reads per round: WINDOWS warp-widths at once.
+constexpr int LOOKBACK_WINDOWS = 4;
+
 // The fast look-back (warp 0 of a tile after the first; every lane returns the prefix). The
-// tile's aggregate must already be published; this publishes its inclusive prefix.
+// tile's aggregate must already be published; this publishes its inclusive prefix. Each round
+// reads the 128 nearest tiles not yet combined, and stops at the nearest inclusive prefix.
 template <class L>
 TALLY_DEVICE typename L::Acc lookback_fast(const LookbackSlots<L>& tiles, u32 tile, const typename L::Acc& agg) {
   typedef typename L::Acc Acc;
   auto merge = [](const Acc& a, const Acc& b) { return L::merge(a, b); };
+  constexpr int W = LOOKBACK_WINDOWS;
   const int lane = (int)lane_id();
+  LookbackSlots<L> slots[W];
   Acc prefix = L::identity();
-  for (long long base = (long long)tile - 32;; base -= 32) {
-    const long long i = base + lane;
-    Acc v = L::identity();
-    const u32 status = i < 0 ? LOOKBACK_INCL : lookback_wait(tiles, (u32)i, v);
-    const u32 incl = __ballot_sync(0xffffffffu, status == LOOKBACK_INCL);
-    const int nearest = incl ? 31 - __clz(incl) : -1;
-    if (lane < nearest) v = L::identity();
-    prefix = L::merge(warp_reduce_ordered(v, merge), prefix);
-    if (nearest >= 0) break;
+  for (long long end = (long long)tile;; end -= 32 * W) {
+    // Window j holds tiles end - 32 * (W - j) + lane: window W - 1 is the nearest.
+    u32 idx[W], status[W], want = 0;
+    Acc value[W];
+#pragma unroll
+    for (int j = 0; j < W; ++j) {
+      const long long i = end - 32ll * (W - j) + lane;
+      slots[j] = tiles;
+      idx[j] = (u32)(i < 0 ? 0 : i);
+      value[j] = L::identity();
+      status[j] = LOOKBACK_INCL;  // before the first tile: the identity, inclusive
+      want |= (u32)(i >= 0) << j;
+    }
+    lookback_wait_all<L, W>(slots, idx, want, value, status);
+    bool found = false;
+#pragma unroll
+    for (int j = W - 1; j >= 0; --j) {
+      if (!found) {
+        const u32 incl = __ballot_sync(0xffffffffu, status[j] == LOOKBACK_INCL);
+        const int nearest = incl ? 31 - __clz(incl) : -1;
+        Acc v = lane < nearest ? L::identity() : value[j];
+        prefix = L::merge(warp_reduce_ordered(v, merge), prefix);
+        found = nearest >= 0;
+      }
+    }
+    if (found) break;
   }
   if (lane == 0) lookback_publish(tiles, tile, L::merge(prefix, agg), LOOKBACK_INCL);
   return prefix;

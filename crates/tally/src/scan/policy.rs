@@ -21,7 +21,7 @@ crate::kernel_codes! {
 }
 
 /// Threads per block of the scan kernels unless tuned.
-pub const BLOCK_THREADS: u32 = 256;
+pub const BLOCK_THREADS: u32 = 128;
 
 /// What the plan launches and reserves.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,14 +46,14 @@ impl ScanPolicy {
     }
 }
 
-/// Rows per tile for inputs of `size` bytes: about 16 items per thread for 1- to 4-byte
-/// inputs (16-byte loads: 16 u8, 8 u16 twice, 4 f32 four times), 8 for 8-byte ones; at most 4
-/// rows, so that one warp scans the row-and-warp totals (4 rows x 8 warps).
+/// Rows per tile for inputs of `size` bytes with the default 128 threads: 128 bytes of input per
+/// thread for 4- and 8-byte inputs (32 f32, 16 f64), tiles of 4096 one- and two-byte items.
+/// Larger tiles mean fewer tiles in flight for the look-back to cross (docs/PERF.md, v11).
 pub fn vecs_for(size: usize) -> u32 {
     match size {
-        1 => 1,
-        2 => 2,
-        _ => 4,
+        1 => 2,
+        2 => 4,
+        _ => 8,
     }
 }
 
@@ -113,12 +113,12 @@ mod tests {
         let tuned = Tuning { scan_block_threads: Some(128), scan_vecs: Some(8), ..Tuning::default() };
         let p = policy(ElementType::F32, ElementType::F32, false, 1 << 20, &tuned).unwrap();
         assert_eq!((p.block_threads, p.vecs, p.tile, p.min_blocks), (128, 8, 4096, 6));
-        let too_many = Tuning { scan_vecs: Some(5), ..Tuning::default() };
+        let too_many = Tuning { scan_vecs: Some(9), ..Tuning::default() };
         assert!(policy(ElementType::F32, ElementType::F32, false, 1, &too_many).is_err());
         let odd = Tuning { scan_block_threads: Some(96), ..Tuning::default() };
         assert!(policy(ElementType::F32, ElementType::F32, false, 1, &odd).is_err());
         let d = policy(ElementType::F32, ElementType::F32, false, 1, &Tuning::default()).unwrap();
-        assert_eq!(d.min_blocks, 3);
-        assert_eq!(policy(ElementType::F32, ElementType::F32, true, 1, &Tuning::default()).unwrap().min_blocks, 2);
+        assert_eq!((d.block_threads, d.vecs, d.min_blocks), (128, 8, 6));
+        assert_eq!(policy(ElementType::F32, ElementType::F32, true, 1, &Tuning::default()).unwrap().min_blocks, 4);
     }
 }
