@@ -1,5 +1,5 @@
 //! Pieces every integration test binary of the library shares: finding the GPU, or saying why
-//! a GPU test skips.
+//! a GPU test skips; a deterministic generator of random inputs.
 #![allow(dead_code)] // each test binary uses its own subset
 
 use std::sync::Arc;
@@ -19,5 +19,17 @@ pub fn gpu() -> Option<Arc<CudaDevice>> {
             eprintln!("skipping GPU test: {e}");
             None
         }
+    }
+}
+
+/// A small deterministic generator: the splitmix64 sequence from a seed.
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// The next 64 random bits.
+    pub fn next(&mut self) -> u64 {
+        let z = tally::data::splitmix64(self.0);
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        z
     }
 }
