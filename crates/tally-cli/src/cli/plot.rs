@@ -164,7 +164,8 @@ pub fn plot(r: &Report, path: &Path) -> anyhow::Result<()> {
 
 /// Bars of the summed weights (first channel; negative sums below the axis; infinite sums
 /// clamped to the axis' end).
-pub fn plot_weighted(r: &WeightedReport, path: &Path) -> anyhow::Result<()> {
+pub fn plot_weighted(w: &WeightedReport, path: &Path) -> anyhow::Result<()> {
+    let r = &w.report;
     check_plot_path(Some(path))?;
     let edges = bin_edges(&r.spec.bins);
     let xa = Axis::new(edges[0], edges[edges.len() - 1]);
@@ -175,7 +176,7 @@ pub fn plot_weighted(r: &WeightedReport, path: &Path) -> anyhow::Result<()> {
     root.fill(&WHITE).context("drawing")?;
     let mut chart = ChartBuilder::on(&root)
         .caption(
-            format!("{} samples ({}), {} weights, {} bins{clamped}", r.n, r.dtype, r.weight_dtype, r.spec.bins.count()),
+            format!("{} samples ({}), {} weights, {} bins{clamped}", r.n, r.dtype, w.weight_dtype, r.spec.bins.count()),
             ("sans-serif", 20),
         )
         .margin(10)
