@@ -121,61 +121,21 @@ fn hist2d_from_csv_columns_npy_pairs_and_two_files_agree() {
 
 #[test]
 fn hist2d_demo_heat_map_csv_and_weights() {
+    // `tally hist2d --demo` on the CPU backend, with `extra` arguments.
+    let demo = |extra: &[&str]| tally(&[&["hist2d", "--demo", "--backend", "cpu"], extra].concat());
     let plot = tmp("heat.svg");
-    let o = tally(&[
-        "hist2d",
-        "--demo",
-        "--size",
-        "20000",
-        "--bins-x",
-        "300",
-        "--bins-y",
-        "300",
-        "--backend",
-        "cpu",
-        "--plot",
-        plot.to_str().unwrap(),
-    ]);
+    let o = demo(&["--size", "20000", "--bins-x", "300", "--bins-y", "300", "--plot", plot.to_str().unwrap()]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let svg = std::fs::read_to_string(&plot).unwrap();
     assert!(svg.contains("<svg") && svg.contains("count per cell"));
-    let o = tally(&[
-        "hist2d",
-        "--demo",
-        "--distribution",
-        "uniform",
-        "--size",
-        "1000",
-        "--bins-x",
-        "2",
-        "--bins-y",
-        "3",
-        "--backend",
-        "cpu",
-        "--csv",
-    ]);
+    let o = demo(&["--distribution", "uniform", "--size", "1000", "--bins-x", "2", "--bins-y", "3", "--csv"]);
     let out = String::from_utf8_lossy(&o.stdout).into_owned();
     assert!(out.starts_with("ix,iy,x_lower,x_upper,y_lower,y_upper,count\n"), "{out}");
     assert_eq!(out.lines().count(), 1 + 6);
     let w = tmp("dw.csv");
     std::fs::write(&w, "2\n".repeat(1000)).unwrap();
-    let v = json(&tally(&[
-        "hist2d",
-        "--demo",
-        "--distribution",
-        "uniform",
-        "--size",
-        "1000",
-        "--bins-x",
-        "2",
-        "--bins-y",
-        "2",
-        "--backend",
-        "cpu",
-        "--json",
-        "--weights",
-        w.to_str().unwrap(),
-    ]));
+    let uniform = ["--distribution", "uniform", "--size", "1000", "--bins-x", "2", "--bins-y", "2"];
+    let v = json(&demo(&[&uniform[..], &["--json", "--weights", w.to_str().unwrap()]].concat()));
     let total: f64 =
         v["sums"].as_array().unwrap().iter().flat_map(|r| r.as_array().unwrap()).map(|x| x.as_f64().unwrap()).sum();
     assert_eq!(total, 2000.0);
