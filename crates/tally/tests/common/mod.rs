@@ -33,3 +33,24 @@ impl Rng {
         z
     }
 }
+
+/// `n` values drawn by `gen` from the generator seeded with `seed`.
+pub fn draw<T>(n: usize, seed: u64, mut gen: impl FnMut(&mut Rng) -> T) -> Vec<T> {
+    let mut r = Rng(seed);
+    (0..n).map(|_| gen(&mut r)).collect()
+}
+
+/// Implements a suite's generator trait `$gen` (`fn gen(r: &mut Rng) -> Self`) for integer
+/// types as the generator's next bits, truncated: every value of the type.
+#[allow(unused_macros)] // each test binary uses its own subset
+macro_rules! gen_truncated {
+    ($gen:ident: $($t:ty),*) => {$(
+        impl $gen for $t {
+            fn gen(r: &mut $crate::common::Rng) -> Self {
+                r.next() as $t
+            }
+        }
+    )*};
+}
+#[allow(unused_imports)]
+pub(crate) use gen_truncated;

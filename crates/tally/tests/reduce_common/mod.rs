@@ -15,14 +15,7 @@ pub use crate::common::Rng;
 pub trait Gen: ReduceElement {
     fn gen(r: &mut Rng) -> Self;
 }
-macro_rules! gen_int {
-    ($($t:ty),*) => {$(
-        impl Gen for $t {
-            fn gen(r: &mut Rng) -> Self { r.next() as $t }
-        }
-    )*};
-}
-gen_int!(u8, i8, u16, i16, u32, i32, u64, i64);
+crate::common::gen_truncated!(Gen: u8, i8, u16, i16, u32, i32, u64, i64);
 impl Gen for f32 {
     fn gen(r: &mut Rng) -> Self {
         let b = r.next();
@@ -43,8 +36,7 @@ impl Gen for f64 {
 }
 
 pub fn data<T: Gen>(n: usize, seed: u64) -> Vec<T> {
-    let mut r = Rng(seed);
-    (0..n).map(|_| T::gen(&mut r)).collect()
+    crate::common::draw(n, seed, T::gen)
 }
 
 /// The exact sum of `xs` rounded to f64, by a route of its own: positive and negative

@@ -12,14 +12,7 @@ pub use crate::common::Rng;
 pub trait Gen: ScanValue {
     fn gen(r: &mut Rng) -> Self;
 }
-macro_rules! gen_int {
-    ($($t:ty),*) => {$(
-        impl Gen for $t {
-            fn gen(r: &mut Rng) -> Self { r.next() as $t }
-        }
-    )*};
-}
-gen_int!(u8, i8, u16, i16, u32, i32);
+crate::common::gen_truncated!(Gen: u8, i8, u16, i16, u32, i32);
 impl Gen for u64 {
     fn gen(r: &mut Rng) -> Self {
         r.next() >> 24
@@ -42,8 +35,7 @@ impl Gen for f64 {
 }
 
 pub fn data<T: Gen>(n: usize, seed: u64) -> Vec<T> {
-    let mut r = Rng(seed);
-    (0..n).map(|_| T::gen(&mut r)).collect()
+    crate::common::draw(n, seed, T::gen)
 }
 
 /// Keys in runs of random lengths (1 to `max_run`).
