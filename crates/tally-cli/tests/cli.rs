@@ -4,29 +4,21 @@
 use std::path::PathBuf;
 
 mod common;
-use common::{stderr, stdout, tally};
+use common::{fails_with, stderr, stdout, tally};
+use std::process::Output;
 
 fn tmp(name: &str) -> PathBuf {
     common::tmp_in("cli", name)
 }
 
-/// A failure: exit code 2 and one line on stderr that mentions `needle`.
-fn fails_with(args: &[&str], needle: &str) {
-    let o = tally(args);
-    assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
-    let err = stderr(&o);
-    let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
-    assert!(err.contains(needle), "{args:?}: expected '{needle}' in: {err}");
-    assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
-    // clap prints usage hints after its error line; ours are exactly one line.
-    if !needle.starts_with("error:") {
-        assert_eq!(lines.len(), 1, "{args:?}: not one line: {err}");
-    }
+/// `tally hist --demo` on the CPU backend, with `extra` arguments.
+fn demo(extra: &[&str]) -> Output {
+    tally(&[&["hist", "--demo", "--backend", "cpu"], extra].concat())
 }
 
 #[test]
 fn demo_json_has_the_promised_fields_and_counts_every_sample() {
-    let o = tally(&["hist", "--demo", "--backend", "cpu", "--size", "10007", "--bins", "16", "--json"]);
+    let o = demo(&["--size", "10007", "--bins", "16", "--json"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     let counts = v["counts"].as_array().unwrap();
@@ -42,21 +34,7 @@ fn demo_json_has_the_promised_fields_and_counts_every_sample() {
 fn every_distribution_and_dtype_runs() {
     for dist in ["uniform", "hot90", "hot100", "zipf"] {
         for dtype in ["u8", "u16", "i32", "u32", "i64", "f32", "f64"] {
-            let o = tally(&[
-                "hist",
-                "--demo",
-                "--backend",
-                "cpu",
-                "--size",
-                "1000",
-                "--bins",
-                "8",
-                "--distribution",
-                dist,
-                "--dtype",
-                dtype,
-                "--json",
-            ]);
+            let o = demo(&["--size", "1000", "--bins", "8", "--distribution", dist, "--dtype", dtype, "--json"]);
             assert!(o.status.success(), "{dist} {dtype}: {}", stderr(&o));
             let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
             let sum: u64 = v["counts"].as_array().unwrap().iter().map(|c| c.as_u64().unwrap()).sum();
@@ -95,19 +73,7 @@ fn raw_file_table_and_csv() {
 fn plot_writes_an_svg() {
     let path = tmp("plot.svg");
     let _ = std::fs::remove_file(&path);
-    let o = tally(&[
-        "hist",
-        "--demo",
-        "--backend",
-        "cpu",
-        "--size",
-        "5000",
-        "--bins",
-        "32",
-        "--plot",
-        path.to_str().unwrap(),
-        "--json",
-    ]);
+    let o = demo(&["--size", "5000", "--bins", "32", "--plot", path.to_str().unwrap(), "--json"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let svg = std::fs::read_to_string(&path).unwrap();
     assert!(svg.starts_with("<svg") || svg.contains("<svg"), "not an SVG");

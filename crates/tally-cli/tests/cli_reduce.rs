@@ -2,20 +2,10 @@
 //! one-line errors with exit code 2.
 
 mod common;
-use common::{stderr, stdout, tally};
+use common::{cpu_json as json, fails_with};
 
 fn csv(name: &str, values: &[&str]) -> String {
-    let path = common::tmp_in("cli-reduce", name);
-    std::fs::write(&path, values.join("\n") + "\n").unwrap();
-    path.display().to_string()
-}
-
-fn json(args: &[&str]) -> serde_json::Value {
-    let mut all = args.to_vec();
-    all.extend(["--backend", "cpu", "--json"]);
-    let out = tally(&all);
-    assert!(out.status.success(), "{}", stderr(&out));
-    serde_json::from_str(&stdout(&out)).unwrap()
+    common::csv_in("cli-reduce", name, values)
 }
 
 #[test]
@@ -65,11 +55,6 @@ fn bad_requests_are_one_line_errors() {
         (vec!["reduce", &f, "--op", "min", "--exact"], "--exact goes with"),
         (vec!["reduce", &empty, "--op", "min"], "empty"),
     ] {
-        let mut all = args.clone();
-        all.extend(["--backend", "cpu"]);
-        let out = tally(&all);
-        assert_eq!(out.status.code(), Some(2), "{args:?}");
-        let e = stderr(&out);
-        assert!(e.contains(says) && e.trim().lines().count() == 1, "{args:?}: {e}");
+        fails_with(&[&args[..], &["--backend", "cpu"]].concat(), says);
     }
 }

@@ -2,24 +2,14 @@
 //! cumsum types, the JSON summary, and one-line errors with exit code 2.
 
 mod common;
-use common::{stderr, stdout, tally};
+use common::{cpu_json as json, fails_with, stderr, stdout, tally};
 
 fn csv(name: &str, values: &[&str]) -> String {
-    let path = common::tmp_in("cli-scan", name);
-    std::fs::write(&path, values.join("\n") + "\n").unwrap();
-    path.display().to_string()
+    common::csv_in("cli-scan", name, values)
 }
 
 fn out(name: &str) -> String {
     common::tmp_in("cli-scan", name).display().to_string()
-}
-
-fn json(args: &[&str]) -> serde_json::Value {
-    let mut all = args.to_vec();
-    all.extend(["--backend", "cpu", "--json"]);
-    let out = tally(&all);
-    assert!(out.status.success(), "{}", stderr(&out));
-    serde_json::from_str(&stdout(&out)).unwrap()
 }
 
 fn read_npy<T: npyz::Deserialize>(path: &str) -> Vec<T> {
@@ -93,12 +83,7 @@ fn bad_requests_are_one_line_errors() {
         (vec!["scan", &f, "--out", "-"], "--out needs a file name"),
         (vec!["scan", &f, "--out", "/nonexistent-dir/x.npy"], "cannot write"),
     ] {
-        let mut all = args.clone();
-        all.extend(["--backend", "cpu"]);
-        let out = tally(&all);
-        assert_eq!(out.status.code(), Some(2), "{args:?}");
-        let e = stderr(&out);
-        assert!(e.contains(says) && e.trim().lines().count() == 1, "{args:?}: {e}");
+        fails_with(&[&args[..], &["--backend", "cpu"]].concat(), says);
     }
 }
 

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::Output;
 
 mod common;
-use common::tally;
+use common::{fails_with, tally};
 
 fn tmp(name: &str) -> PathBuf {
     common::tmp_in("cli-weighted", name)
@@ -14,14 +14,6 @@ fn tmp(name: &str) -> PathBuf {
 fn json(o: &Output) -> serde_json::Value {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     serde_json::from_str(&String::from_utf8_lossy(&o.stdout)).unwrap()
-}
-
-fn fails_with(args: &[&str], needle: &str) {
-    let o = tally(args);
-    let err = String::from_utf8_lossy(&o.stderr).into_owned();
-    assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
-    assert!(err.contains(needle), "{args:?}: expected '{needle}' in: {err}");
-    assert_eq!(err.lines().filter(|l| !l.trim().is_empty()).count(), 1, "{args:?}: not one line: {err}");
 }
 
 /// A little-endian f32 .npy file of `shape`.
@@ -50,7 +42,12 @@ fn weighted_hist_sums_weights_and_says_how() {
     std::fs::write(&weights, "w\n1\n2\n3.5\n-4\n10\n0.25\n").unwrap();
     let s = samples.to_str().unwrap();
     let w = weights.to_str().unwrap();
-    let v = json(&tally(&["hist", s, "--weights", w, "--bins", "4", "--range", "0,4", "--backend", "cpu", "--json"]));
+    // The same histogram each time, in the form `extra` asks for.
+    let weighted = |extra: &[&str]| {
+        let base = ["hist", s, "--weights", w, "--bins", "4", "--range", "0,4", "--backend", "cpu"];
+        tally(&[&base[..], extra].concat())
+    };
+    let v = json(&weighted(&["--json"]));
     let sums: Vec<f64> = v["sums"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
     assert_eq!(sums, vec![1.0, 5.5, 0.0, -4.0]);
     assert_eq!((v["nan"].as_f64(), v["nan_count"].as_u64()), (Some(10.0), Some(1)));
@@ -58,42 +55,16 @@ fn weighted_hist_sums_weights_and_says_how() {
     assert_eq!(v["weighting"]["accumulation"], "fixed-point");
     assert_eq!(v["weighting"]["deterministic"], true);
     assert!(v["weighting"]["error_bound"].as_f64().unwrap() > 0.0);
-    let v = json(&tally(&[
-        "hist",
-        s,
-        "--weights",
-        w,
-        "--bins",
-        "4",
-        "--range",
-        "0,4",
-        "--backend",
-        "cpu",
-        "--json",
-        "--float-atomics",
-    ]));
+    let v = json(&weighted(&["--json", "--float-atomics"]));
     assert_eq!(v["weighting"]["accumulation"], "float-atomics");
     assert_eq!(v["weighting"]["deterministic"], false);
     // Table and CSV run; a plot is written.
     let plot = tmp("w.svg");
-    let o = tally(&[
-        "hist",
-        s,
-        "--weights",
-        w,
-        "--bins",
-        "4",
-        "--range",
-        "0,4",
-        "--backend",
-        "cpu",
-        "--plot",
-        plot.to_str().unwrap(),
-    ]);
+    let o = weighted(&["--plot", plot.to_str().unwrap()]);
     assert!(o.status.success());
     assert!(String::from_utf8_lossy(&o.stdout).contains("fixed point 2^"));
     assert!(std::fs::read_to_string(&plot).unwrap().contains("<svg"));
-    let o = tally(&["hist", s, "--weights", w, "--bins", "4", "--range", "0,4", "--backend", "cpu", "--csv"]);
+    let o = weighted(&["--csv"]);
     assert!(String::from_utf8_lossy(&o.stdout).starts_with("bin,lower,upper,value\n0,0,1,1\n"));
 }
 
@@ -150,61 +121,21 @@ fn hist2d_from_csv_columns_npy_pairs_and_two_files_agree() {
 
 #[test]
 fn hist2d_demo_heat_map_csv_and_weights() {
+    // `tally hist2d --demo` on the CPU backend, with `extra` arguments.
+    let demo = |extra: &[&str]| tally(&[&["hist2d", "--demo", "--backend", "cpu"], extra].concat());
     let plot = tmp("heat.svg");
-    let o = tally(&[
-        "hist2d",
-        "--demo",
-        "--size",
-        "20000",
-        "--bins-x",
-        "300",
-        "--bins-y",
-        "300",
-        "--backend",
-        "cpu",
-        "--plot",
-        plot.to_str().unwrap(),
-    ]);
+    let o = demo(&["--size", "20000", "--bins-x", "300", "--bins-y", "300", "--plot", plot.to_str().unwrap()]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let svg = std::fs::read_to_string(&plot).unwrap();
     assert!(svg.contains("<svg") && svg.contains("count per cell"));
-    let o = tally(&[
-        "hist2d",
-        "--demo",
-        "--distribution",
-        "uniform",
-        "--size",
-        "1000",
-        "--bins-x",
-        "2",
-        "--bins-y",
-        "3",
-        "--backend",
-        "cpu",
-        "--csv",
-    ]);
+    let o = demo(&["--distribution", "uniform", "--size", "1000", "--bins-x", "2", "--bins-y", "3", "--csv"]);
     let out = String::from_utf8_lossy(&o.stdout).into_owned();
     assert!(out.starts_with("ix,iy,x_lower,x_upper,y_lower,y_upper,count\n"), "{out}");
     assert_eq!(out.lines().count(), 1 + 6);
     let w = tmp("dw.csv");
     std::fs::write(&w, "2\n".repeat(1000)).unwrap();
-    let v = json(&tally(&[
-        "hist2d",
-        "--demo",
-        "--distribution",
-        "uniform",
-        "--size",
-        "1000",
-        "--bins-x",
-        "2",
-        "--bins-y",
-        "2",
-        "--backend",
-        "cpu",
-        "--json",
-        "--weights",
-        w.to_str().unwrap(),
-    ]));
+    let uniform = ["--distribution", "uniform", "--size", "1000", "--bins-x", "2", "--bins-y", "2"];
+    let v = json(&demo(&[&uniform[..], &["--json", "--weights", w.to_str().unwrap()]].concat()));
     let total: f64 =
         v["sums"].as_array().unwrap().iter().flat_map(|r| r.as_array().unwrap()).map(|x| x.as_f64().unwrap()).sum();
     assert_eq!(total, 2000.0);

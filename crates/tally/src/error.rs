@@ -70,6 +70,9 @@ pub enum Error {
     /// The input is empty and the operation has no value for an empty input.
     #[error("empty input: {0}")]
     EmptyInput(String),
+    /// A result checked against the value it must have was wrong (the lab's final counters).
+    #[error("wrong result: {0}")]
+    WrongResult(String),
 }
 
 /// `Result` with tally's [`Error`](enum@Error).

@@ -101,49 +101,28 @@ pub trait Sample:
     fn is_nan(self) -> bool;
 }
 
-macro_rules! int_sample {
-    ($t:ty, $d:expr) => {
+/// `Sample` for each `$t` of the `DType::$d`: its exact value by `$to_i64` and its NaN test by
+/// `$is_nan`, each an expression of the sample bound to the name before it.
+macro_rules! sample {
+    ($($t:ty => $d:ident),*; to_i64: |$x:ident| $to_i64:expr, is_nan: |$y:ident| $is_nan:expr) => {$(
         impl Sample for $t {
-            const DTYPE: DType = $d;
+            const DTYPE: DType = DType::$d;
             #[inline(always)]
             fn to_f64(self) -> f64 {
                 self as f64
             }
             #[inline(always)]
             fn to_i64(self) -> Option<i64> {
-                Some(self as i64)
+                let $x = self;
+                $to_i64
             }
             #[inline(always)]
             fn is_nan(self) -> bool {
-                false
+                let $y = self;
+                $is_nan
             }
         }
-    };
+    )*};
 }
-int_sample!(u8, DType::U8);
-int_sample!(u16, DType::U16);
-int_sample!(i32, DType::I32);
-int_sample!(u32, DType::U32);
-int_sample!(i64, DType::I64);
-
-macro_rules! float_sample {
-    ($t:ty, $d:expr) => {
-        impl Sample for $t {
-            const DTYPE: DType = $d;
-            #[inline(always)]
-            fn to_f64(self) -> f64 {
-                self as f64
-            }
-            #[inline(always)]
-            fn to_i64(self) -> Option<i64> {
-                None
-            }
-            #[inline(always)]
-            fn is_nan(self) -> bool {
-                self.is_nan()
-            }
-        }
-    };
-}
-float_sample!(f32, DType::F32);
-float_sample!(f64, DType::F64);
+sample!(u8 => U8, u16 => U16, i32 => I32, u32 => U32, i64 => I64; to_i64: |x| Some(x as i64), is_nan: |_x| false);
+sample!(f32 => F32, f64 => F64; to_i64: |_x| None, is_nan: |x| x.is_nan());

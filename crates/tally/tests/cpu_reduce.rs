@@ -1,5 +1,6 @@
 //! The CPU backend's reductions against the plain sequential reference, every op and type.
 
+mod common;
 mod reduce_common;
 
 use reduce_common::*;

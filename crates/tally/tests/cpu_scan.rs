@@ -1,6 +1,7 @@
 //! The CPU backend's scans against the plain sequential reference: every op and type,
 //! inclusive and exclusive, plain, by key, in place, custom; overflow; repeatability.
 
+mod common;
 mod scan_common;
 
 use scan_common::*;

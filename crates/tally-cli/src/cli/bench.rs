@@ -2,8 +2,11 @@
 //! each timed (median, CUDA events on a GPU), checked against the CPU, and set against the read
 //! bandwidth measured in the same run.
 
+use super::bench_report::{
+    device_and_bandwidth, gbs, host_median_ms, ok_cell, percent_cell, BenchOutputArgs, BenchReport, BenchRow, Column,
+    Yardstick,
+};
 use super::input::with_type;
-use super::BackendArg;
 use anyhow::bail;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
@@ -56,10 +59,7 @@ pub struct BenchHistArgs {
     #[arg(long, default_value_t = 20)]
     pub reps: usize,
     #[command(flatten)]
-    pub backend: BackendArg,
-    /// Print JSON instead of a table.
-    #[arg(long)]
-    pub json: bool,
+    pub out: BenchOutputArgs,
 }
 
 #[derive(Serialize, Debug, Clone)]
@@ -81,13 +81,38 @@ pub struct Row {
     pub cluster: Option<u32>,
 }
 
-#[derive(Serialize)]
-struct Report<'a> {
-    backend: &'static str,
-    device: String,
-    samples: usize,
-    read_bandwidth_gbs: f64,
-    rows: &'a [Row],
+impl BenchRow for Row {
+    const COLUMNS: &'static [Column] = &[
+        Column::left("dtype", 5),
+        Column::left("dist", 8),
+        Column::right("bins", 9),
+        Column::left("strategy", 17),
+        Column::left("ran", 17),
+        Column::right("ms", 10),
+        Column::right("GB/s", 9),
+        Column::right("%read", 7),
+        Column::right("ok", 3),
+        Column::left("layout", 0),
+    ];
+
+    fn cells(&self) -> Vec<String> {
+        vec![
+            self.dtype.name().into(),
+            self.distribution.into(),
+            self.bins.to_string(),
+            self.strategy.name().into(),
+            self.ran.name().into(),
+            format!("{:.4}", self.ms),
+            format!("{:.1}", self.gbs),
+            percent_cell(self.fraction_of_read_bandwidth),
+            ok_cell(self.verified),
+            layout(self),
+        ]
+    }
+
+    fn verified(&self) -> bool {
+        self.verified
+    }
 }
 
 pub(crate) fn parse_strategy(s: &str) -> Result<Strategy, String> {
@@ -140,7 +165,7 @@ struct Sweep<'a> {
 }
 
 fn hist(a: BenchHistArgs) -> anyhow::Result<()> {
-    let backend = a.backend.open()?;
+    let backend = a.out.backend.open()?;
     let dtypes: Vec<DType> = a
         .dtypes
         .iter()
@@ -151,12 +176,7 @@ fn hist(a: BenchHistArgs) -> anyhow::Result<()> {
         bail!("invalid argument: the bin count must be at least 1");
     }
     let n = a.size.unwrap_or(if matches!(backend, Backend::Cuda(_)) { 1 << 28 } else { 1 << 24 });
-    let (device, read_gbs) = match &backend {
-        Backend::Cuda(dev) => (dev.info().name.clone(), dev.read_bandwidth(1 << 30, 20)?),
-        Backend::Cpu => {
-            (format!("CPU, {} threads", rayon::current_num_threads()), tally::device::cpu::read_bandwidth(1 << 28, 5))
-        }
-    };
+    let (device, read_gbs) = device_and_bandwidth(&backend)?;
     let cases: usize =
         dtypes.iter().map(|d| bins.iter().filter(|&&b| *d != DType::U8 || b <= 256).count() * dists.len()).sum();
     let per_case = if matches!(backend, Backend::Cuda(_)) { strategies.len() } else { 1 };
@@ -174,36 +194,15 @@ fn hist(a: BenchHistArgs) -> anyhow::Result<()> {
         }
     }
     sweep.bar.finish_and_clear();
-    let rows = sweep.rows;
-    if a.json {
-        let r = Report { backend: backend.name(), device, samples: n, read_bandwidth_gbs: read_gbs, rows: &rows };
-        println!("{}", serde_json::to_string_pretty(&r)?);
-    } else {
-        println!("# tally bench hist: {device}, {n} samples per case, read bandwidth {read_gbs:.1} GB/s (same run)");
-        println!(
-            "{:<5} {:<8} {:>9} {:<17} {:<17} {:>10} {:>9} {:>7} {:>3} layout",
-            "dtype", "dist", "bins", "strategy", "ran", "ms", "GB/s", "%read", "ok"
-        );
-        for r in &rows {
-            println!(
-                "{:<5} {:<8} {:>9} {:<17} {:<17} {:>10.4} {:>9.1} {:>6.1}% {:>3} {}",
-                r.dtype.name(),
-                r.distribution,
-                r.bins,
-                r.strategy.name(),
-                r.ran.name(),
-                r.ms,
-                r.gbs,
-                100.0 * r.fraction_of_read_bandwidth,
-                if r.verified { "yes" } else { "NO" },
-                layout(r)
-            );
-        }
-    }
-    if rows.iter().any(|r| !r.verified) {
-        bail!("some strategies disagreed with the CPU backend (rows marked NO)");
-    }
-    Ok(())
+    let report = BenchReport {
+        name: "hist",
+        backend: backend.name(),
+        device: &device,
+        samples: Some(n),
+        yardstick: Yardstick::Read(read_gbs),
+        rows: &sweep.rows,
+    };
+    report.print(a.out.json)
 }
 
 /// Cluster size and passes, where they are not the plain one-block, one-pass case.
@@ -226,7 +225,7 @@ impl Sweep<'_> {
         let reference = cpu::histogram(&host, &spec)?;
         let bytes = (self.n * std::mem::size_of::<T>()) as f64;
         let mut push = |strategy, ran, ms: f64, verified, passes, cluster| {
-            let gbs = bytes / (ms * 1e6);
+            let gbs = gbs(bytes, ms);
             self.rows.push(Row {
                 dtype: T::DTYPE,
                 distribution: dist.name(),
@@ -243,15 +242,8 @@ impl Sweep<'_> {
         };
         match self.backend {
             Backend::Cpu => {
-                let mut times = Vec::new();
-                for _ in 0..self.reps.min(5) {
-                    let t = std::time::Instant::now();
-                    let h = cpu::histogram(&host, &spec)?;
-                    times.push(t.elapsed().as_secs_f64() * 1e3);
-                    std::hint::black_box(h);
-                }
-                times.sort_by(|a, b| a.total_cmp(b));
-                push(Strategy::ThreadPrivate, Strategy::ThreadPrivate, times[times.len() / 2], true, 1, None);
+                let (ms, _) = host_median_ms(self.reps.min(5), || Ok(cpu::histogram(&host, &spec)?))?;
+                push(Strategy::ThreadPrivate, Strategy::ThreadPrivate, ms, true, 1, None);
                 self.bar.inc(1);
             }
             Backend::Cuda(dev) => {
@@ -294,14 +286,4 @@ pub(crate) fn time_plan<T: Sample>(
     let ms = timer.median_ms(reps, || plan.launch(stream, samples))?;
     let histogram = plan.read(stream)?;
     Ok(Timed { ms, ran: plan.strategy(), histogram, passes: plan.passes(), cluster: plan.cluster_size() })
-}
-
-/// The device's name and the read bandwidth measured now: every bench's yardstick.
-pub(crate) fn device_and_bandwidth(backend: &Backend) -> anyhow::Result<(String, f64)> {
-    Ok(match backend {
-        Backend::Cuda(dev) => (dev.info().name.clone(), dev.read_bandwidth(1 << 30, 20)?),
-        Backend::Cpu => {
-            (format!("CPU, {} threads", rayon::current_num_threads()), tally::device::cpu::read_bandwidth(1 << 28, 5))
-        }
-    })
 }

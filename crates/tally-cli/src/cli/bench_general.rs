@@ -1,8 +1,11 @@
 //! `tally bench weighted` and `tally bench hist2d`: weighted and 2-D histograms on resident data,
 //! timed, checked against the CPU backend (fixed point bit for bit), against the read bandwidth.
 
-use super::bench::{device_and_bandwidth, parse_strategy};
-use super::BackendArg;
+use super::bench::parse_strategy;
+use super::bench_report::{
+    device_and_bandwidth, gbs, host_median_ms, ok_cell, percent_cell, BenchOutputArgs, BenchReport, BenchRow, Column,
+    Yardstick,
+};
 use anyhow::bail;
 use serde::Serialize;
 use std::sync::Arc;
@@ -32,9 +35,7 @@ pub struct BenchWeightedArgs {
     #[arg(long, default_value_t = 20)]
     pub reps: usize,
     #[command(flatten)]
-    pub backend: BackendArg,
-    #[arg(long)]
-    pub json: bool,
+    pub out: BenchOutputArgs,
 }
 
 #[derive(clap::Args, Debug)]
@@ -57,9 +58,7 @@ pub struct BenchHist2dArgs {
     #[arg(long, default_value_t = 20)]
     pub reps: usize,
     #[command(flatten)]
-    pub backend: BackendArg,
-    #[arg(long)]
-    pub json: bool,
+    pub out: BenchOutputArgs,
 }
 
 /// One row of `bench weighted` or `bench hist2d`.
@@ -81,13 +80,38 @@ pub struct GeneralRow {
     pub passes: usize,
 }
 
-#[derive(Serialize)]
-struct GeneralReport<'a> {
-    backend: &'static str,
-    device: String,
-    samples: usize,
-    read_bandwidth_gbs: f64,
-    rows: &'a [GeneralRow],
+impl BenchRow for GeneralRow {
+    const COLUMNS: &'static [Column] = &[
+        Column::left("case", 9),
+        Column::left("dist", 8),
+        Column::right("bins", 10),
+        Column::left("strategy", 17),
+        Column::left("ran", 17),
+        Column::left("accumulation", 15),
+        Column::right("ms", 10),
+        Column::right("GB/s", 9),
+        Column::right("%read", 7),
+        Column::right("ok", 3),
+    ];
+
+    fn cells(&self) -> Vec<String> {
+        vec![
+            self.case.into(),
+            self.distribution.clone(),
+            self.bins.clone(),
+            self.strategy.name().into(),
+            self.ran.name().into(),
+            self.accumulation.clone(),
+            format!("{:.4}", self.ms),
+            format!("{:.1}", self.gbs),
+            percent_cell(self.fraction_of_read_bandwidth),
+            ok_cell(self.verified),
+        ]
+    }
+
+    fn verified(&self) -> bool {
+        self.verified
+    }
 }
 
 fn accumulation_of(name: &str) -> anyhow::Result<(Accumulation, SharedAtomics)> {
@@ -126,60 +150,79 @@ fn close(a: &[f64], b: &[f64]) -> bool {
     a.len() == b.len() && a.iter().zip(b).all(|(x, y)| (x - y).abs() <= 1e-4 * y.abs().max(1.0))
 }
 
-fn print_general(
-    title: &str,
-    device: &str,
+/// What both benches open first: the backend, the samples per case, the read bandwidth.
+struct Setup {
+    backend: Backend,
     n: usize,
+    device: String,
     read_gbs: f64,
-    rows: &[GeneralRow],
-    json: bool,
-    backend: &Backend,
-) -> anyhow::Result<()> {
-    if json {
-        let r = GeneralReport {
-            backend: backend.name(),
-            device: device.to_string(),
-            samples: n,
-            read_bandwidth_gbs: read_gbs,
+}
+
+impl Setup {
+    /// `size` samples per case (default 2^28 on a GPU, 2^22 on the CPU).
+    fn open(out: &BenchOutputArgs, size: Option<usize>) -> anyhow::Result<Setup> {
+        let backend = out.backend.open()?;
+        let gpu = matches!(backend, Backend::Cuda(_));
+        let n = size.unwrap_or(if gpu { 1 << 28 } else { 1 << 22 });
+        let (device, read_gbs) = device_and_bandwidth(&backend)?;
+        Ok(Setup { backend, n, device, read_gbs })
+    }
+
+    /// Prints the rows of `tally bench NAME`.
+    fn report(&self, name: &'static str, rows: &[GeneralRow], json: bool) -> anyhow::Result<()> {
+        let report = BenchReport {
+            name,
+            backend: self.backend.name(),
+            device: &self.device,
+            samples: Some(self.n),
+            yardstick: Yardstick::Read(self.read_gbs),
             rows,
         };
-        println!("{}", serde_json::to_string_pretty(&r)?);
-    } else {
-        println!("# tally bench {title}: {device}, {n} samples per case, read bandwidth {read_gbs:.1} GB/s (same run)");
-        println!(
-            "{:<9} {:<8} {:>10} {:<17} {:<17} {:<15} {:>10} {:>9} {:>7} {:>3}",
-            "case", "dist", "bins", "strategy", "ran", "accumulation", "ms", "GB/s", "%read", "ok"
-        );
-        for r in rows {
-            println!(
-                "{:<9} {:<8} {:>10} {:<17} {:<17} {:<15} {:>10.4} {:>9.1} {:>6.1}% {:>3}",
-                r.case,
-                r.distribution,
-                r.bins,
-                r.strategy.name(),
-                r.ran.name(),
-                r.accumulation,
-                r.ms,
-                r.gbs,
-                100.0 * r.fraction_of_read_bandwidth,
-                if r.verified { "yes" } else { "NO" }
-            );
+        report.print(json)
+    }
+}
+
+/// What the rows of one case share: its name, data and bins, and the bytes each run reads.
+struct GeneralCase {
+    case: &'static str,
+    distribution: String,
+    bins: String,
+    bytes: f64,
+    read_gbs: f64,
+}
+
+impl GeneralCase {
+    /// The row of one timed run.
+    fn row(
+        &self,
+        (strategy, ran): (Strategy, Strategy),
+        accumulation: String,
+        ms: f64,
+        verified: bool,
+        passes: usize,
+    ) -> GeneralRow {
+        let gbs = gbs(self.bytes, ms);
+        GeneralRow {
+            case: self.case,
+            distribution: self.distribution.clone(),
+            bins: self.bins.clone(),
+            strategy,
+            ran,
+            accumulation,
+            ms,
+            gbs,
+            fraction_of_read_bandwidth: gbs / self.read_gbs,
+            verified,
+            passes,
         }
     }
-    if rows.iter().any(|r| !r.verified) {
-        bail!("some cases disagreed with the CPU backend (rows marked NO)");
-    }
-    Ok(())
 }
 
 pub(crate) fn weighted(a: BenchWeightedArgs) -> anyhow::Result<()> {
-    let backend = a.backend.open()?;
-    let gpu = matches!(backend, Backend::Cuda(_));
-    let n = a.size.unwrap_or(if gpu { 1 << 28 } else { 1 << 22 });
-    let (device, read_gbs) = device_and_bandwidth(&backend)?;
+    let setup = Setup::open(&a.out, a.size)?;
+    let (backend, n, read_gbs) = (&setup.backend, setup.n, setup.read_gbs);
     let accs: Vec<(Accumulation, SharedAtomics)> =
         a.accumulations.iter().map(|s| accumulation_of(s)).collect::<anyhow::Result<_>>()?;
-    let bytes = (n * 8) as f64;
     let mut rows = Vec::new();
     for &bins in &a.bins {
         if bins == 0 {
@@ -191,51 +234,31 @@ pub(crate) fn weighted(a: BenchWeightedArgs) -> anyhow::Result<()> {
             let spec = HistogramSpec::even(bins, 0.0, bins as f64);
             let reference =
                 tally::histogram::weighted::cpu_histogram_weighted(&xs, &ws, &spec, Accumulation::FixedPoint)?;
-            let mut push = |strategy, ran, acc: String, ms: f64, verified, passes| {
-                let gbs = bytes / (ms * 1e6);
-                rows.push(GeneralRow {
-                    case: "weighted",
-                    distribution: dist.name().into(),
-                    bins: bins.to_string(),
-                    strategy,
-                    ran,
-                    accumulation: acc,
-                    ms,
-                    gbs,
-                    fraction_of_read_bandwidth: gbs / read_gbs,
-                    verified,
-                    passes,
-                });
+            let case = GeneralCase {
+                case: "weighted",
+                distribution: dist.name().into(),
+                bins: bins.to_string(),
+                bytes: (n * 8) as f64,
+                read_gbs,
             };
-            match &backend {
+            match backend {
                 Backend::Cpu => {
                     // The CPU has one fixed-point flavour.
                     let mut cpu_accs: Vec<Accumulation> = accs.iter().map(|a| a.0).collect();
                     cpu_accs.dedup();
                     for acc in cpu_accs {
                         let opts = WeightedOptions { accumulation: acc, ..Default::default() };
-                        let mut times = Vec::new();
-                        let mut last = None;
-                        for _ in 0..a.reps.clamp(1, 5) {
-                            let t = std::time::Instant::now();
-                            last = Some(Backend::Cpu.histogram_weighted(&xs, &ws, &spec, opts)?);
-                            times.push(t.elapsed().as_secs_f64() * 1e3);
-                        }
-                        times.sort_by(|a, b| a.total_cmp(b));
-                        let h = last.expect("at least one run");
+                        let (ms, h) = host_median_ms(a.reps.min(5), || {
+                            Ok(Backend::Cpu.histogram_weighted(&xs, &ws, &spec, opts)?)
+                        })?;
                         let ok = if acc == Accumulation::FixedPoint {
                             h.same_bits(&reference)
                         } else {
                             close(&h.sums[0], &reference.sums[0])
                         };
-                        push(
-                            Strategy::ThreadPrivate,
-                            Strategy::ThreadPrivate,
-                            accumulation_name(acc, SharedAtomics::Halves, Strategy::ThreadPrivate),
-                            times[times.len() / 2],
-                            ok,
-                            1,
-                        );
+                        let cpu = Strategy::ThreadPrivate;
+                        let name = accumulation_name(acc, SharedAtomics::Halves, cpu);
+                        rows.push(case.row((cpu, cpu), name, ms, ok, 1));
                     }
                 }
                 Backend::Cuda(dev) => {
@@ -259,28 +282,20 @@ pub(crate) fn weighted(a: BenchWeightedArgs) -> anyhow::Result<()> {
                             } else {
                                 close(&h.sums[0], &reference.sums[0])
                             };
-                            push(
-                                s,
-                                plan.strategy(),
-                                accumulation_name(acc, flavour, plan.strategy()),
-                                ms,
-                                ok,
-                                plan.passes(),
-                            );
+                            let name = accumulation_name(acc, flavour, plan.strategy());
+                            rows.push(case.row((s, plan.strategy()), name, ms, ok, plan.passes()));
                         }
                     }
                 }
             }
         }
     }
-    print_general("weighted", &device, n, read_gbs, &rows, a.json, &backend)
+    setup.report("weighted", &rows, a.out.json)
 }
 
 pub(crate) fn hist2d(a: BenchHist2dArgs) -> anyhow::Result<()> {
-    let backend = a.backend.open()?;
-    let gpu = matches!(backend, Backend::Cuda(_));
-    let n = a.size.unwrap_or(if gpu { 1 << 28 } else { 1 << 22 });
-    let (device, read_gbs) = device_and_bandwidth(&backend)?;
+    let setup = Setup::open(&a.out, a.size)?;
+    let (backend, n, read_gbs) = (&setup.backend, setup.n, setup.read_gbs);
     let spec = Histogram2dSpec::even(a.bins, (0.0, 1.0), a.bins, (0.0, 1.0));
     let label = format!("{}x{}", a.bins, a.bins);
     let mut rows = Vec::new();
@@ -301,7 +316,6 @@ pub(crate) fn hist2d(a: BenchHist2dArgs) -> anyhow::Result<()> {
             }
         };
         for weighted in [false, true].into_iter().filter(|&w| !w || a.weighted) {
-            let bytes = (n * if weighted { 12 } else { 8 }) as f64;
             let acc = if weighted { "fixed" } else { "count" };
             let reference = if weighted {
                 reference.clone()
@@ -309,44 +323,20 @@ pub(crate) fn hist2d(a: BenchHist2dArgs) -> anyhow::Result<()> {
                 tally::histogram::hist2d::cpu_histogram_2d::<f32, f32>(pairs, None, &spec, Accumulation::FixedPoint)?
             };
             let w = if weighted { ws.as_deref() } else { None };
-            let mut push = |strategy, ran, ms: f64, verified, passes| {
-                let gbs = bytes / (ms * 1e6);
-                rows.push(GeneralRow {
-                    case: "hist2d",
-                    distribution: dist.clone(),
-                    bins: label.clone(),
-                    strategy,
-                    ran,
-                    accumulation: acc.into(),
-                    ms,
-                    gbs,
-                    fraction_of_read_bandwidth: gbs / read_gbs,
-                    verified,
-                    passes,
-                });
+            let case = GeneralCase {
+                case: "hist2d",
+                distribution: dist.clone(),
+                bins: label.clone(),
+                bytes: (n * if weighted { 12 } else { 8 }) as f64,
+                read_gbs,
             };
-            match &backend {
+            match backend {
                 Backend::Cpu => {
-                    let mut times = Vec::new();
-                    let mut last = None;
-                    for _ in 0..a.reps.clamp(1, 5) {
-                        let t = std::time::Instant::now();
-                        last = Some(tally::histogram::hist2d::cpu_histogram_2d(
-                            pairs,
-                            w,
-                            &spec,
-                            Accumulation::FixedPoint,
-                        )?);
-                        times.push(t.elapsed().as_secs_f64() * 1e3);
-                    }
-                    times.sort_by(|a, b| a.total_cmp(b));
-                    push(
-                        Strategy::ThreadPrivate,
-                        Strategy::ThreadPrivate,
-                        times[times.len() / 2],
-                        last.expect("one run").same_bits(&reference),
-                        1,
-                    );
+                    let (ms, h) = host_median_ms(a.reps.min(5), || {
+                        Ok(tally::histogram::hist2d::cpu_histogram_2d(pairs, w, &spec, Accumulation::FixedPoint)?)
+                    })?;
+                    let cpu = Strategy::ThreadPrivate;
+                    rows.push(case.row((cpu, cpu), acc.into(), ms, h.same_bits(&reference), 1));
                 }
                 Backend::Cuda(dev) => {
                     let coords = dev.stream().upload(&xy, "benchmark pairs")?;
@@ -362,11 +352,17 @@ pub(crate) fn hist2d(a: BenchHist2dArgs) -> anyhow::Result<()> {
                             GeneralPlan::two_d(dev, &input, &spec, WeightedOptions::default().with_strategy(s))?;
                         let ms = time_general(dev, &mut plan, &input, a.reps)?;
                         let h = plan.read_2d(dev.stream(), &spec)?;
-                        push(s, plan.strategy(), ms, h.same_bits(&reference), plan.passes());
+                        rows.push(case.row(
+                            (s, plan.strategy()),
+                            acc.into(),
+                            ms,
+                            h.same_bits(&reference),
+                            plan.passes(),
+                        ));
                     }
                 }
             }
         }
     }
-    print_general("hist2d", &device, n, read_gbs, &rows, a.json, &backend)
+    setup.report("hist2d", &rows, a.out.json)
 }

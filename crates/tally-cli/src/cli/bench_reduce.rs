@@ -2,10 +2,12 @@
 //! CUDA events around the one launch; end to end on the host clock too), checked against the
 //! CPU backend, and set against the read bandwidth measured in the same run.
 
-use super::BackendArg;
+use super::bench_report::{
+    device_and_bandwidth, gbs, host_median_ms, ok_cell, percent_cell, BenchOutputArgs, BenchReport, BenchRow, Column,
+    Yardstick,
+};
 use anyhow::bail;
 use serde::Serialize;
-use std::time::Instant;
 use tally::data::splitmix64;
 use tally::reduce::{CmpOp, Compare, ReduceElement, ReduceOp, ReduceOptions, ReducePlan};
 use tally::Backend;
@@ -26,10 +28,7 @@ pub struct BenchReduceArgs {
     #[arg(long, default_value_t = 50)]
     pub reps: usize,
     #[command(flatten)]
-    pub backend: BackendArg,
-    /// Print JSON instead of a table.
-    #[arg(long)]
-    pub json: bool,
+    pub out: BenchOutputArgs,
 }
 
 /// One row of the sweep.
@@ -49,12 +48,34 @@ pub struct ReduceRow {
     pub verified: bool,
 }
 
-#[derive(Serialize)]
-struct Report {
-    backend: &'static str,
-    device: String,
-    read_bandwidth_gbs: f64,
-    rows: Vec<ReduceRow>,
+impl BenchRow for ReduceRow {
+    const COLUMNS: &'static [Column] = &[
+        Column::left("type", 5),
+        Column::left("op", 10),
+        Column::right("n", 11),
+        Column::right("ms", 10),
+        Column::right("e2e us", 11),
+        Column::right("GB/s", 9),
+        Column::right("%read", 7),
+        Column::right("ok", 3),
+    ];
+
+    fn cells(&self) -> Vec<String> {
+        vec![
+            self.dtype.clone(),
+            self.op.clone(),
+            self.n.to_string(),
+            format!("{:.4}", self.ms),
+            format!("{:.1}", self.end_to_end_us),
+            format!("{:.1}", self.gbs),
+            percent_cell(self.fraction_of_read_bandwidth),
+            ok_cell(self.verified),
+        ]
+    }
+
+    fn verified(&self) -> bool {
+        self.verified
+    }
 }
 
 fn op_of(name: &str) -> anyhow::Result<(ReduceOp, ReduceOptions)> {
@@ -71,11 +92,6 @@ fn op_of(name: &str) -> anyhow::Result<(ReduceOp, ReduceOptions)> {
         "count" => (ReduceOp::Count(Compare::new(CmpOp::Gt, 0.5)), plain),
         _ => bail!("unknown op '{name}' (expected sum, exact-sum, min, max, minmax, argmin, argmax, mean or count)"),
     })
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    v[v.len() / 2]
 }
 
 /// Values in [0, 1) for floats, [-2^20, 2^20) for integers: sums neither overflow nor lose the
@@ -127,15 +143,9 @@ fn sweep<T: BenchValue>(
             let reference = Backend::Cpu.reduce(host.as_slice(), op, options)?;
             let (ms, e2e, got) = match backend {
                 Backend::Cpu => {
-                    let mut t = Vec::new();
-                    let mut last = None;
-                    for _ in 0..a.reps.clamp(1, 10) {
-                        let s = Instant::now();
-                        last = Some(Backend::Cpu.reduce(host.as_slice(), op, options)?);
-                        t.push(s.elapsed().as_secs_f64() * 1e3);
-                    }
-                    let ms = median(t);
-                    (ms, ms * 1e3, last.expect("one run"))
+                    let (ms, r) =
+                        host_median_ms(a.reps.min(10), || Ok(Backend::Cpu.reduce(host.as_slice(), op, options)?))?;
+                    (ms, ms * 1e3, r)
                 }
                 Backend::Cuda(dev) => {
                     let stream = dev.stream();
@@ -143,17 +153,11 @@ fn sweep<T: BenchValue>(
                     let view = buf.view();
                     let mut plan = ReducePlan::<T>::new(dev, op, options, n)?;
                     let ms = stream.timer()?.median_ms(a.reps, || plan.launch(stream, &view))?;
-                    let mut t = Vec::new();
-                    let mut last = None;
-                    for _ in 0..a.reps.max(3) {
-                        let s = Instant::now();
-                        last = Some(plan.run(&view)?);
-                        t.push(s.elapsed().as_secs_f64() * 1e6);
-                    }
-                    (ms, median(t), last.expect("one run"))
+                    let (e2e_ms, r) = host_median_ms(a.reps.max(3), || Ok(plan.run(&view)?))?;
+                    (ms, e2e_ms * 1e3, r)
                 }
             };
-            let gbs = (n * std::mem::size_of::<T>()) as f64 / (ms * 1e6);
+            let gbs = gbs((n * std::mem::size_of::<T>()) as f64, ms);
             rows.push(ReduceRow {
                 dtype: T::TYPE.name().into(),
                 op: name.clone(),
@@ -174,8 +178,8 @@ pub fn run(a: BenchReduceArgs) -> anyhow::Result<()> {
     if a.reps == 0 {
         bail!("--reps must be at least 1");
     }
-    let backend = a.backend.open()?;
-    let (device, read_gbs) = super::bench::device_and_bandwidth(&backend)?;
+    let backend = a.out.backend.open()?;
+    let (device, read_gbs) = device_and_bandwidth(&backend)?;
     let mut rows = Vec::new();
     for d in &a.dtypes {
         match d.as_str() {
@@ -185,31 +189,13 @@ pub fn run(a: BenchReduceArgs) -> anyhow::Result<()> {
             _ => bail!("unknown type '{d}' for bench reduce (expected f32, f64 or i32)"),
         }
     }
-    if a.json {
-        let r = Report { backend: backend.name(), device, read_bandwidth_gbs: read_gbs, rows };
-        println!("{}", serde_json::to_string_pretty(&r)?);
-        return Ok(());
-    }
-    println!("# tally bench reduce: {device}, read bandwidth {read_gbs:.1} GB/s (same run)");
-    println!(
-        "{:<5} {:<10} {:>11} {:>10} {:>11} {:>9} {:>7} {:>3}",
-        "type", "op", "n", "ms", "e2e us", "GB/s", "%read", "ok"
-    );
-    for r in &rows {
-        println!(
-            "{:<5} {:<10} {:>11} {:>10.4} {:>11.1} {:>9.1} {:>6.1}% {:>3}",
-            r.dtype,
-            r.op,
-            r.n,
-            r.ms,
-            r.end_to_end_us,
-            r.gbs,
-            100.0 * r.fraction_of_read_bandwidth,
-            if r.verified { "yes" } else { "NO" }
-        );
-    }
-    if rows.iter().any(|r| !r.verified) {
-        bail!("some cases disagreed with the CPU backend (rows marked NO)");
-    }
-    Ok(())
+    let report = BenchReport {
+        name: "reduce",
+        backend: backend.name(),
+        device: &device,
+        samples: None,
+        yardstick: Yardstick::Read(read_gbs),
+        rows: &rows,
+    };
+    report.print(a.out.json)
 }

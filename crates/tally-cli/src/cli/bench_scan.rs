@@ -3,11 +3,12 @@
 //! launch), checked against the CPU backend, and set against the device-to-device copy
 //! bandwidth measured in the same run (a scan reads and writes once, as a copy does).
 
-use super::BackendArg;
+use super::bench_report::{
+    device_name, gbs, host_median_ms, ok_cell, percent_cell, BenchOutputArgs, BenchReport, BenchRow, Column, Yardstick,
+};
 use anyhow::bail;
 use serde::Serialize;
 use std::sync::Arc;
-use std::time::Instant;
 use tally::data::splitmix64;
 use tally::device::CudaDevice;
 use tally::{Backend, ScanInto, ScanKey, ScanOp, ScanOptions, ScanPlan, ScanValue};
@@ -22,10 +23,7 @@ pub struct BenchScanArgs {
     #[arg(long, default_value_t = 20)]
     pub reps: usize,
     #[command(flatten)]
-    pub backend: BackendArg,
-    /// Print JSON instead of a table.
-    #[arg(long)]
-    pub json: bool,
+    pub out: BenchOutputArgs,
 }
 
 /// One row of the sweep.
@@ -44,18 +42,30 @@ pub struct ScanRow {
     pub verified: bool,
 }
 
-#[derive(Serialize)]
-struct Report {
-    backend: &'static str,
-    device: String,
-    /// Device-to-device copy of 1 GiB (CPU: 256 MiB), read + write bytes per second.
-    copy_bandwidth_gbs: f64,
-    rows: Vec<ScanRow>,
-}
+impl BenchRow for ScanRow {
+    const COLUMNS: &'static [Column] = &[
+        Column::left("case", 14),
+        Column::right("n", 11),
+        Column::right("ms", 10),
+        Column::right("GB/s", 9),
+        Column::right("%copy", 7),
+        Column::right("ok", 3),
+    ];
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    v[v.len() / 2]
+    fn cells(&self) -> Vec<String> {
+        vec![
+            self.case.clone(),
+            self.n.to_string(),
+            format!("{:.4}", self.ms),
+            format!("{:.1}", self.gbs),
+            percent_cell(self.fraction_of_copy_bandwidth),
+            ok_cell(self.verified),
+        ]
+    }
+
+    fn verified(&self) -> bool {
+        self.verified
+    }
 }
 
 /// The copy bandwidth (read + write bytes per second) of `bytes` bytes: on the GPU a
@@ -75,14 +85,12 @@ pub fn copy_bandwidth(backend: &Backend, bytes: usize, reps: usize) -> anyhow::R
         Backend::Cpu => {
             let src = vec![1u8; bytes];
             let mut dst = vec![0u8; bytes];
-            let mut t = Vec::new();
-            for _ in 0..reps.clamp(1, 5) {
-                let s = Instant::now();
+            let copy = || {
                 dst.copy_from_slice(&src);
                 std::hint::black_box(&mut dst);
-                t.push(s.elapsed().as_secs_f64() * 1e3);
-            }
-            median(t)
+                Ok(())
+            };
+            host_median_ms(reps.min(5), copy)?.0
         }
     };
     Ok(2.0 * bytes as f64 / (ms * 1e6))
@@ -128,19 +136,12 @@ fn case<T: ScanInto<O>, O: ScanValue, K: ScanKey>(
         None => Backend::Cpu.scan_vec(xs, op, options)?,
     };
     let (ms, got) = match backend {
-        Backend::Cpu => {
-            let mut t = Vec::new();
-            let mut last = Vec::new();
-            for _ in 0..reps.clamp(1, 10) {
-                let s = Instant::now();
-                last = match keys {
-                    Some(k) => Backend::Cpu.scan_by_key_vec(k, xs, op, options)?,
-                    None => Backend::Cpu.scan_vec(xs, op, options)?,
-                };
-                t.push(s.elapsed().as_secs_f64() * 1e3);
-            }
-            (median(t), last)
-        }
+        Backend::Cpu => host_median_ms(reps.min(10), || {
+            Ok(match keys {
+                Some(k) => Backend::Cpu.scan_by_key_vec(k, xs, op, options)?,
+                None => Backend::Cpu.scan_vec(xs, op, options)?,
+            })
+        })?,
         Backend::Cuda(dev) => gpu_case::<T, O, K>(dev, xs, keys, op, options, reps)?,
     };
     Ok((name.to_string(), ms, agree(xs, &got, &want, tol)))
@@ -183,7 +184,7 @@ pub fn run(a: BenchScanArgs) -> anyhow::Result<()> {
     if a.reps == 0 {
         bail!("--reps must be at least 1");
     }
-    let backend = a.backend.open()?;
+    let backend = a.out.backend.open()?;
     let gpu = matches!(backend, Backend::Cuda(_));
     let sizes = a.log2_sizes.clone().unwrap_or_else(|| if gpu { vec![20, 24, 28] } else { vec![22] });
     if sizes.is_empty() {
@@ -192,10 +193,7 @@ pub fn run(a: BenchScanArgs) -> anyhow::Result<()> {
     if let Some(&big) = sizes.iter().find(|&&s| s > 31) {
         bail!("--log2-sizes: 2^{big} elements is more than this benchmark holds (at most 2^31)");
     }
-    let device = match &backend {
-        Backend::Cuda(dev) => dev.info().name.clone(),
-        Backend::Cpu => format!("CPU, {} threads", rayon::current_num_threads()),
-    };
+    let device = device_name(&backend);
     let copy_gbs = copy_bandwidth(&backend, if gpu { 1 << 30 } else { 1 << 28 }, a.reps.max(5))?;
     let mut rows = Vec::new();
     for &log2 in &sizes {
@@ -234,31 +232,17 @@ pub fn run(a: BenchScanArgs) -> anyhow::Result<()> {
             ),
         ];
         for ((name, ms, verified), bytes_per) in cases {
-            let gbs = (n * bytes_per) as f64 / (ms * 1e6);
+            let gbs = gbs((n * bytes_per) as f64, ms);
             rows.push(ScanRow { case: name, n, ms, gbs, fraction_of_copy_bandwidth: gbs / copy_gbs, verified });
         }
     }
-    let all_ok = rows.iter().all(|r| r.verified);
-    if a.json {
-        let r = Report { backend: backend.name(), device, copy_bandwidth_gbs: copy_gbs, rows };
-        println!("{}", serde_json::to_string_pretty(&r)?);
-    } else {
-        println!("# tally bench scan: {device}, copy bandwidth {copy_gbs:.1} GB/s (read + write, same run)");
-        println!("{:<14} {:>11} {:>10} {:>9} {:>7} {:>3}", "case", "n", "ms", "GB/s", "%copy", "ok");
-        for r in &rows {
-            println!(
-                "{:<14} {:>11} {:>10.4} {:>9.1} {:>6.1}% {:>3}",
-                r.case,
-                r.n,
-                r.ms,
-                r.gbs,
-                100.0 * r.fraction_of_copy_bandwidth,
-                if r.verified { "yes" } else { "NO" }
-            );
-        }
-    }
-    if !all_ok {
-        bail!("some cases disagreed with the CPU backend (rows marked NO)");
-    }
-    Ok(())
+    let report = BenchReport {
+        name: "scan",
+        backend: backend.name(),
+        device: &device,
+        samples: None,
+        yardstick: Yardstick::Copy(copy_gbs),
+        rows: &rows,
+    };
+    report.print(a.out.json)
 }

@@ -202,13 +202,15 @@ pub fn run(a: HistArgs) -> anyhow::Result<()> {
         let seconds = start.elapsed().as_secs_f64();
         let smallest = with_weights!(&weights, w => smallest_nonzero(w));
         let report = output::WeightedReport {
-            spec: &spec,
-            hist: &h,
-            labels: &loaded.labels,
-            dtype: loaded.samples.dtype(),
+            report: output::Report {
+                spec: &spec,
+                hist: &h,
+                labels: &loaded.labels,
+                dtype: loaded.samples.dtype(),
+                n: loaded.samples.len(),
+                seconds,
+            },
             weight_dtype: weights.dtype(),
-            n: loaded.samples.len(),
-            seconds,
             warning: output::dynamic_range_warning(&h.weighting, smallest),
         };
         output::print_weighted(&report, format)?;
@@ -221,7 +223,7 @@ pub fn run(a: HistArgs) -> anyhow::Result<()> {
     let start = std::time::Instant::now();
     let h = with_vec!(&loaded.samples, v => backend.histogram(v.as_slice(), &spec, a.strategy))?;
     let elapsed = start.elapsed();
-    if std::env::var_os("TALLY_TRACE").is_some() {
+    if super::trace() {
         eprintln!(
             "tally: backend {} opened in {:.1} ms; histogram (compile or cache, upload, count, read back) {:.1} ms",
             backend.name(),

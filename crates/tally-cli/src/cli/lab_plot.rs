@@ -3,6 +3,7 @@
 
 use super::lab::{pow2, same_hot};
 use super::lab_histogram::HistogramReport;
+use super::plot::PALETTE;
 use anyhow::Context;
 use plotters::coord::ranged1d::{Ranged, ValueFormatter};
 use plotters::coord::Shift;
@@ -10,17 +11,6 @@ use plotters::prelude::*;
 use std::path::Path;
 use tally::lab::{self, GlobalMode, GlobalReport, SharedOp, SharedReport};
 use tally::Strategy;
-
-const PALETTE: [RGBColor; 8] = [
-    RGBColor(31, 119, 180),
-    RGBColor(214, 39, 40),
-    RGBColor(44, 160, 44),
-    RGBColor(255, 127, 14),
-    RGBColor(148, 103, 189),
-    RGBColor(140, 86, 75),
-    RGBColor(227, 119, 194),
-    RGBColor(23, 190, 207),
-];
 
 /// A log range around the positive values in `v`, widened by `pad` on each side.
 fn log_bounds(v: impl Iterator<Item = f64>, pad: f64) -> (f64, f64) {
@@ -192,6 +182,26 @@ pub(super) fn plot_shared(r: &SharedReport, path: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// One line per strategy (a colour each) and CUB's (`None`: black, dashed), with the legend.
+fn draw_strategies<'a, X, Y>(
+    chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, Y>>,
+    series: &[(Option<Strategy>, String)],
+    points: impl Fn(Option<Strategy>) -> Vec<(f64, f64)>,
+) -> anyhow::Result<()>
+where
+    X: Ranged<ValueType = f64> + ValueFormatter<f64>,
+    Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
+{
+    for (i, (s, name)) in series.iter().cloned().enumerate() {
+        let (colour, stroke) = match s {
+            Some(_) => (PALETTE[i % PALETTE.len()], Stroke::Solid),
+            None => (RGBColor(0, 0, 0), Stroke::Dashed),
+        };
+        draw_line(chart, points(s), colour, stroke, name)?;
+    }
+    legend(chart, SeriesLabelPosition::LowerLeft)
+}
+
 pub(super) fn plot_histogram(r: &HistogramReport, path: &Path) -> anyhow::Result<()> {
     let c = &r.config;
     let root = SVGBackend::new(path, (1200, 540)).into_drawing_area();
@@ -219,18 +229,9 @@ pub(super) fn plot_histogram(r: &HistogramReport, path: &Path) -> anyhow::Result
     let x = log_bounds(c.sweep_bins.iter().map(|&b| b as f64), 1.4);
     let caption = format!("{} i32 samples, uniform ({})", short(c.samples as f64), r.device);
     let mut chart = log_log_chart(&left, &caption, x, y, "bins", "GB/s")?;
-    for (i, (s, name)) in series.iter().cloned().enumerate() {
-        let pts: Vec<(f64, f64)> = c.sweep_bins.iter().filter_map(|&b| gbs(s, b, 0.0).map(|g| (b as f64, g))).collect();
-        let stroke = if s.is_none() { Stroke::Dashed } else { Stroke::Solid };
-        draw_line(
-            &mut chart,
-            pts,
-            if s.is_none() { RGBColor(0, 0, 0) } else { PALETTE[i % PALETTE.len()] },
-            stroke,
-            name,
-        )?;
-    }
-    legend(&mut chart, SeriesLabelPosition::LowerLeft)?;
+    draw_strategies(&mut chart, &series, |s| {
+        c.sweep_bins.iter().filter_map(|&b| gbs(s, b, 0.0).map(|g| (b as f64, g))).collect()
+    })?;
     // Right: GB/s against the share of samples in one bin; a linear x, a log y.
     let caption = format!("{} bins, skewed", c.table_bins);
     let mut chart = ChartBuilder::on(&right)
@@ -247,19 +248,9 @@ pub(super) fn plot_histogram(r: &HistogramReport, path: &Path) -> anyhow::Result
         .y_label_formatter(&|v| short(*v))
         .draw()
         .context("drawing")?;
-    for (i, (s, name)) in series.iter().cloned().enumerate() {
-        let pts: Vec<(f64, f64)> =
-            c.sweep_hot.iter().filter_map(|&h| gbs(s, c.table_bins, h).map(|g| (h, g))).collect();
-        let stroke = if s.is_none() { Stroke::Dashed } else { Stroke::Solid };
-        draw_line(
-            &mut chart,
-            pts,
-            if s.is_none() { RGBColor(0, 0, 0) } else { PALETTE[i % PALETTE.len()] },
-            stroke,
-            name,
-        )?;
-    }
-    legend(&mut chart, SeriesLabelPosition::LowerLeft)?;
+    draw_strategies(&mut chart, &series, |s| {
+        c.sweep_hot.iter().filter_map(|&h| gbs(s, c.table_bins, h).map(|g| (h, g))).collect()
+    })?;
     root.present().context("writing the SVG")?;
     Ok(())
 }

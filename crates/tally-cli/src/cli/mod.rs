@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod bench_general;
 pub mod bench_reduce;
+pub mod bench_report;
 pub mod bench_scan;
 mod cub;
 pub mod hist;
@@ -19,7 +20,8 @@ pub mod reduce;
 pub mod scan;
 
 use clap::{Parser, Subcommand};
-use tally::{Backend, BackendKind, CudaDevice, DeviceOptions};
+use std::path::PathBuf;
+use tally::{Backend, BackendKind, CudaDevice, DType, DeviceOptions};
 
 #[derive(Parser, Debug)]
 #[command(name = "tally", version, about = "GPU histograms and friends, with a CPU fall-back")]
@@ -75,12 +77,39 @@ impl BackendArg {
     }
 }
 
-/// How the CLI opens a device. The one place where tally reads its environment variables:
+/// A file of values and how to read it, shared by `reduce` and `scan`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct ValuesArg {
+    /// Input file: raw binary (needs --dtype), .npy, .csv (--column) or `-` for standard input.
+    pub input: PathBuf,
+    /// Element type of raw files (u8, u16, i32, u32, i64, f32, f64); CSV columns parse as this.
+    #[arg(long, value_parser = hist::parse_dtype)]
+    pub dtype: Option<DType>,
+    /// CSV column, by header name or 0-based index.
+    #[arg(long)]
+    pub column: Option<String>,
+}
+
+impl ValuesArg {
+    /// The values; how the file was read, where that needs saying, goes to stderr.
+    pub fn load(&self) -> anyhow::Result<input::Samples> {
+        let options = input::InputOptions { dtype: self.dtype, column: self.column.clone(), ..Default::default() };
+        let loaded = input::load(&self.input, &options)?;
+        if let Some(note) = &loaded.note {
+            eprintln!("tally: {note}");
+        }
+        Ok(loaded.samples)
+    }
+}
+
+/// How the CLI opens a device. This function and [`trace`] are the one place where tally reads
+/// its environment variables:
 /// - `TALLY_CACHE_DIR`: the kernel cache (default `$XDG_CACHE_HOME/tally`, else `~/.cache/tally`);
 /// - `TALLY_NVRTC_OPTIONS`: extra NVRTC options for every kernel (experiments);
 /// - `TALLY_HOT_SLOTS`, `TALLY_PASS_KEYS`, `TALLY_CLUSTER`, `TALLY_AGGREGATE` (0 or 1): the
 ///   histogram's tuning knobs, and `TALLY_SCAN_BLOCK_THREADS`, `TALLY_SCAN_VECS` the scans'
-///   ([`tally::Tuning`]), for experiments.
+///   ([`tally::Tuning`]), for experiments;
+/// - `TALLY_TRACE` (set): `hist` says on stderr how long opening the backend and the call took.
 pub fn device_options() -> DeviceOptions {
     let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
     let number = |name: &str| var(name).and_then(|v| v.parse::<u64>().ok());
@@ -100,6 +129,11 @@ pub fn device_options() -> DeviceOptions {
         scan_vecs: number("TALLY_SCAN_VECS").map(|v| v as u32),
     };
     options
+}
+
+/// Whether `TALLY_TRACE` asks for timings on stderr (see [`device_options`]).
+pub fn trace() -> bool {
+    std::env::var_os("TALLY_TRACE").is_some()
 }
 
 pub fn run() -> anyhow::Result<()> {

@@ -3,7 +3,7 @@
 
 use std::io::Write;
 use tally::histogram::{rule_edge, short, Edge, Weighting};
-use tally::{Bins, DType, Histogram, Histogram2d, Histogram2dSpec, HistogramSpec, WeightedHistogram};
+use tally::{Bins, DType, Histogram, Histogram2d, Histogram2dSpec, HistogramSpec, Strategy, WeightedHistogram};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
@@ -12,9 +12,10 @@ pub enum Format {
     Csv,
 }
 
-pub struct Report<'a> {
+/// A histogram with what it was made from and how long it took.
+pub struct Report<'a, H = Histogram> {
     pub spec: &'a HistogramSpec,
-    pub hist: &'a Histogram,
+    pub hist: &'a H,
     pub labels: &'a [String],
     pub dtype: DType,
     pub n: usize,
@@ -31,6 +32,22 @@ fn json_f64(out: &mut dyn Write, x: f64) -> std::io::Result<()> {
     } else {
         write!(out, "\"{}\"", short(x))
     }
+}
+
+/// A float as a JSON value: a number where finite, else the string "nan", "inf" or "-inf".
+pub fn json_number(x: f64) -> serde_json::Value {
+    if x.is_nan() {
+        "nan".into()
+    } else if x.is_infinite() {
+        (if x > 0.0 { "inf" } else { "-inf" }).into()
+    } else {
+        x.into()
+    }
+}
+
+/// An integer as a JSON value: a number where it fits in an i64, else its decimal string.
+pub fn json_integer(i: i128) -> serde_json::Value {
+    i64::try_from(i).map(serde_json::Value::from).unwrap_or_else(|_| i.to_string().into())
 }
 
 fn json_edge(out: &mut dyn Write, e: Edge) -> std::io::Result<()> {
@@ -97,41 +114,52 @@ fn json_edges(out: &mut dyn Write, bins: &Bins, dtype: DType) -> std::io::Result
     json_array(out, 0..=bins.count(), |o, i| json_edge(o, rule_edge(bins, dtype, i)))
 }
 
+/// `,"key":v` for each key: one value per selected channel (`below`, `above`, `nan`, ...).
+fn json_channel_fields<T: Copy>(
+    out: &mut dyn Write,
+    fields: [(&str, &Vec<T>); 3],
+    each: impl Fn(&mut dyn Write, T) -> std::io::Result<()> + Copy,
+) -> std::io::Result<()> {
+    for (key, v) in fields {
+        write!(out, ",\"{key}\":")?;
+        json_per_channel(out, v, each)?;
+    }
+    Ok(())
+}
+
+/// The fields that say how a histogram was made, as every JSON document of `hist` and `hist2d`
+/// ends: `backend`, `strategy`, `dtype`, the preformatted `extra` fields, `samples`, `seconds`.
+fn json_run_fields(
+    out: &mut dyn Write,
+    (backend, strategy): (&str, Strategy),
+    dtype: DType,
+    extra: &str,
+    (n, seconds): (usize, f64),
+) -> std::io::Result<()> {
+    write!(out, ",\"backend\":\"{backend}\",\"strategy\":\"{}\",\"dtype\":\"{}\"", strategy.name(), dtype.name())?;
+    write!(out, "{extra},\"samples\":{n},\"seconds\":")?;
+    json_f64(out, seconds)
+}
+
 /// JSON: `counts` is an array for one channel and an array of arrays for several; `below`,
 /// `above` and `nan` follow the same shape. Streamed: the document is never held whole.
 pub fn write_json(out: &mut impl Write, r: &Report) -> std::io::Result<()> {
     let h = r.hist;
     out.write_all(b"{\"counts\":")?;
     json_rows(out, &h.counts, write_u64)?;
-    for (key, v) in [("below", &h.below), ("above", &h.above), ("nan", &h.nan)] {
-        write!(out, ",\"{key}\":")?;
-        json_per_channel(out, v, write_u64)?;
-    }
+    json_channel_fields(out, [("below", &h.below), ("above", &h.above), ("nan", &h.nan)], write_u64)?;
     out.write_all(b",\"edges\":")?;
     json_edges(out, &r.spec.bins, r.dtype)?;
     out.write_all(b",\"channels\":")?;
     json_value(out, &r.labels)?;
-    write!(
-        out,
-        ",\"backend\":\"{}\",\"strategy\":\"{}\",\"dtype\":\"{}\"",
-        h.backend,
-        h.strategy.name(),
-        r.dtype.name()
-    )?;
-    write!(out, ",\"samples\":{},\"seconds\":", r.n)?;
-    json_f64(out, r.seconds)?;
+    json_run_fields(out, (h.backend, h.strategy), r.dtype, "", (r.n, r.seconds))?;
     out.write_all(b"}\n")
 }
 
 /// The one table style of `hist`, counted or weighted: right-aligned columns `bin`, `lower`,
 /// `upper` (the rule's own edges) and one column per channel.
-fn write_table(
-    out: &mut impl Write,
-    bins: &Bins,
-    dtype: DType,
-    labels: &[String],
-    value: impl Fn(usize, usize) -> String,
-) -> std::io::Result<()> {
+fn write_table<H>(out: &mut impl Write, r: &Report<H>, value: impl Fn(usize, usize) -> String) -> std::io::Result<()> {
+    let (bins, dtype, labels) = (&r.spec.bins, r.dtype, r.labels);
     let n = bins.count();
     let edge = |i: usize| rule_edge(bins, dtype, i).to_string();
     let wl = (0..=n).map(|i| edge(i).len()).max().unwrap_or(1).max(5);
@@ -159,13 +187,8 @@ fn write_table(
     Ok(())
 }
 
-fn write_csv(
-    out: &mut impl Write,
-    bins: &Bins,
-    dtype: DType,
-    labels: &[String],
-    value: impl Fn(usize, usize) -> String,
-) -> std::io::Result<()> {
+fn write_csv<H>(out: &mut impl Write, r: &Report<H>, value: impl Fn(usize, usize) -> String) -> std::io::Result<()> {
+    let (bins, dtype, labels) = (&r.spec.bins, r.dtype, r.labels);
     write!(out, "bin,lower,upper")?;
     for l in labels {
         write!(out, ",{l}")?;
@@ -202,7 +225,7 @@ pub fn write_report(out: &mut impl Write, r: &Report, format: Format) -> std::io
     let value = |k: usize, b: usize| h.counts[k][b].to_string();
     match format {
         Format::Json => write_json(out, r),
-        Format::Csv => write_csv(out, &r.spec.bins, r.dtype, r.labels, value),
+        Format::Csv => write_csv(out, r, value),
         Format::Table => {
             writeln!(
                 out,
@@ -217,7 +240,7 @@ pub fn write_report(out: &mut impl Write, r: &Report, format: Format) -> std::io
             for (k, l) in r.labels.iter().enumerate() {
                 writeln!(out, "# {l}: below {}, above {}, nan {}", h.below[k], h.above[k], h.nan[k])?;
             }
-            write_table(out, &r.spec.bins, r.dtype, r.labels, value)
+            write_table(out, r, value)
         }
     }
 }
@@ -227,13 +250,8 @@ pub use super::plot::{check_plot_path, plot, plot_heatmap, plot_weighted};
 // ---- weighted ---------------------------------------------------------------------------------
 
 pub struct WeightedReport<'a> {
-    pub spec: &'a HistogramSpec,
-    pub hist: &'a WeightedHistogram,
-    pub labels: &'a [String],
-    pub dtype: DType,
+    pub report: Report<'a, WeightedHistogram>,
     pub weight_dtype: DType,
-    pub n: usize,
-    pub seconds: f64,
     /// Said with the result (table, JSON and CSV on stderr) when small weights may be lost.
     pub warning: Option<String>,
 }
@@ -256,36 +274,25 @@ pub fn dynamic_range_warning(w: &Weighting, smallest_nonzero: Option<f64>) -> Op
 /// `nan` (summed weights) and their `*_count`s follow the same shape; `weighting` says how the
 /// sums were formed (fixed-point scale and error bound, or float atomics). Non-finite sums are
 /// the strings "inf", "-inf", "nan", as in the table.
-pub fn write_weighted_json(out: &mut impl Write, r: &WeightedReport) -> std::io::Result<()> {
+pub fn write_weighted_json(out: &mut impl Write, w: &WeightedReport) -> std::io::Result<()> {
+    let r = &w.report;
     let h = r.hist;
     out.write_all(b"{\"sums\":")?;
     json_rows(out, &h.sums, write_f64)?;
-    for (key, v) in [("below", &h.below), ("above", &h.above), ("nan", &h.nan)] {
-        write!(out, ",\"{key}\":")?;
-        json_per_channel(out, v, write_f64)?;
-    }
-    for (key, v) in [("below_count", &h.below_count), ("above_count", &h.above_count), ("nan_count", &h.nan_count)] {
-        write!(out, ",\"{key}\":")?;
-        json_per_channel(out, v, write_u64)?;
-    }
+    json_channel_fields(out, [("below", &h.below), ("above", &h.above), ("nan", &h.nan)], write_f64)?;
+    let counts = [("below_count", &h.below_count), ("above_count", &h.above_count), ("nan_count", &h.nan_count)];
+    json_channel_fields(out, counts, write_u64)?;
     out.write_all(b",\"edges\":")?;
     json_edges(out, &r.spec.bins, r.dtype)?;
     out.write_all(b",\"channels\":")?;
     json_value(out, &r.labels)?;
     out.write_all(b",\"weighting\":")?;
     json_value(out, &h.weighting)?;
-    write!(
-        out,
-        ",\"backend\":\"{}\",\"strategy\":\"{}\",\"dtype\":\"{}\"",
-        h.backend,
-        h.strategy.name(),
-        r.dtype.name()
-    )?;
-    write!(out, ",\"weight_dtype\":\"{}\",\"samples\":{},\"seconds\":", r.weight_dtype.name(), r.n)?;
-    json_f64(out, r.seconds)?;
-    if let Some(w) = &r.warning {
+    let weight_dtype = format!(",\"weight_dtype\":\"{}\"", w.weight_dtype.name());
+    json_run_fields(out, (h.backend, h.strategy), r.dtype, &weight_dtype, (r.n, r.seconds))?;
+    if let Some(warning) = &w.warning {
         out.write_all(b",\"warning\":")?;
-        json_value(out, w)?;
+        json_value(out, warning)?;
     }
     out.write_all(b"}\n")
 }
@@ -302,34 +309,35 @@ fn weighting_line(w: &Weighting) -> String {
     }
 }
 
-pub fn print_weighted(r: &WeightedReport, format: Format) -> anyhow::Result<()> {
-    if let (Some(w), Format::Csv | Format::Json) = (&r.warning, format) {
-        eprintln!("tally: warning: {w}");
+pub fn print_weighted(w: &WeightedReport, format: Format) -> anyhow::Result<()> {
+    if let (Some(warning), Format::Csv | Format::Json) = (&w.warning, format) {
+        eprintln!("tally: warning: {warning}");
     }
-    to_stdout(|mut out| write_weighted(&mut out, r, format))
+    to_stdout(|mut out| write_weighted(&mut out, w, format))
 }
 
-pub fn write_weighted(out: &mut impl Write, r: &WeightedReport, format: Format) -> std::io::Result<()> {
+pub fn write_weighted(out: &mut impl Write, w: &WeightedReport, format: Format) -> std::io::Result<()> {
+    let r = &w.report;
     let h = r.hist;
     let value = |k: usize, b: usize| short(h.sums[k][b]);
     match format {
-        Format::Json => write_weighted_json(out, r),
-        Format::Csv => write_csv(out, &r.spec.bins, r.dtype, r.labels, value),
+        Format::Json => write_weighted_json(out, w),
+        Format::Csv => write_csv(out, r, value),
         Format::Table => {
             writeln!(
                 out,
                 "# {} {} samples, {} weights, {} bins, backend {}, strategy {}, {:.3} ms",
                 r.n,
                 r.dtype,
-                r.weight_dtype,
+                w.weight_dtype,
                 r.spec.bins.count(),
                 h.backend,
                 h.strategy,
                 r.seconds * 1e3
             )?;
             writeln!(out, "# {}", weighting_line(&h.weighting))?;
-            if let Some(w) = &r.warning {
-                writeln!(out, "# warning: {w}")?;
+            if let Some(warning) = &w.warning {
+                writeln!(out, "# warning: {warning}")?;
             }
             for (k, l) in r.labels.iter().enumerate() {
                 writeln!(
@@ -343,7 +351,7 @@ pub fn write_weighted(out: &mut impl Write, r: &WeightedReport, format: Format) 
                     h.nan_count[k]
                 )?;
             }
-            write_table(out, &r.spec.bins, r.dtype, r.labels, value)
+            write_table(out, r, value)
         }
     }
 }
@@ -414,15 +422,7 @@ pub fn write_json_2d(out: &mut impl Write, r: &Report2d) -> std::io::Result<()> 
     }
     out.write_all(b",\"columns\":")?;
     json_value(out, &[r.labels.0, r.labels.1])?;
-    write!(
-        out,
-        ",\"backend\":\"{}\",\"strategy\":\"{}\",\"dtype\":\"{}\"",
-        h.backend,
-        h.strategy.name(),
-        r.dtype.name()
-    )?;
-    write!(out, ",\"samples\":{},\"seconds\":", r.n)?;
-    json_f64(out, r.seconds)?;
+    json_run_fields(out, (h.backend, h.strategy), r.dtype, "", (r.n, r.seconds))?;
     out.write_all(b"}\n")
 }
 

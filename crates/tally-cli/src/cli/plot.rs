@@ -103,12 +103,16 @@ fn value_axis(values: impl Iterator<Item = f64>) -> Axis {
     }
 }
 
-const COLOURS: [RGBColor; 5] = [
+/// The colours of lines and bars, in order (matplotlib's tab10).
+pub(super) const PALETTE: [RGBColor; 8] = [
     RGBColor(31, 119, 180),
     RGBColor(214, 39, 40),
     RGBColor(44, 160, 44),
     RGBColor(255, 127, 14),
     RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(23, 190, 207),
 ];
 
 /// Bars for one channel, one outline per channel for several; counts on a linear axis.
@@ -132,7 +136,7 @@ pub fn plot(r: &Report, path: &Path) -> anyhow::Result<()> {
     Axis::labels(&mut mesh, (&xa, &xl), (&ya, &yl));
     mesh.draw().context("drawing")?;
     for (k, counts) in r.hist.counts.iter().enumerate() {
-        let colour = COLOURS[k % COLOURS.len()];
+        let colour = PALETTE[k % PALETTE.len()];
         let label = r.labels.get(k).cloned().unwrap_or_default();
         if r.hist.counts.len() == 1 {
             chart
@@ -164,7 +168,8 @@ pub fn plot(r: &Report, path: &Path) -> anyhow::Result<()> {
 
 /// Bars of the summed weights (first channel; negative sums below the axis; infinite sums
 /// clamped to the axis' end).
-pub fn plot_weighted(r: &WeightedReport, path: &Path) -> anyhow::Result<()> {
+pub fn plot_weighted(w: &WeightedReport, path: &Path) -> anyhow::Result<()> {
+    let r = &w.report;
     check_plot_path(Some(path))?;
     let edges = bin_edges(&r.spec.bins);
     let xa = Axis::new(edges[0], edges[edges.len() - 1]);
@@ -175,7 +180,7 @@ pub fn plot_weighted(r: &WeightedReport, path: &Path) -> anyhow::Result<()> {
     root.fill(&WHITE).context("drawing")?;
     let mut chart = ChartBuilder::on(&root)
         .caption(
-            format!("{} samples ({}), {} weights, {} bins{clamped}", r.n, r.dtype, r.weight_dtype, r.spec.bins.count()),
+            format!("{} samples ({}), {} weights, {} bins{clamped}", r.n, r.dtype, w.weight_dtype, r.spec.bins.count()),
             ("sans-serif", 20),
         )
         .margin(10)
@@ -190,7 +195,7 @@ pub fn plot_weighted(r: &WeightedReport, path: &Path) -> anyhow::Result<()> {
     mesh.draw().context("drawing")?;
     chart
         .draw_series(sums.iter().enumerate().map(|(b, &s)| {
-            Rectangle::new([(xa.at(edges[b]), ya.at(0.0)), (xa.at(edges[b + 1]), ya.at(s))], COLOURS[0].filled())
+            Rectangle::new([(xa.at(edges[b]), ya.at(0.0)), (xa.at(edges[b + 1]), ya.at(s))], PALETTE[0].filled())
         }))
         .context("drawing")?;
     root.present().context("writing the SVG")?;

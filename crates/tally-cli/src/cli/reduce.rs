@@ -1,25 +1,19 @@
 //! `tally reduce`: one reduction of a file's values (sum, min, max, minmax, argmin, argmax,
 //! mean, count of values passing a comparison), as text or JSON.
 
-use super::input::{self, with_vec, InputOptions, Samples};
-use super::BackendArg;
+use super::input::{with_vec, Samples};
+use super::output::{json_integer, json_number};
+use super::{BackendArg, ValuesArg};
 use anyhow::bail;
 use serde_json::{json, Value};
-use std::path::PathBuf;
 use tally::reduce::{CmpOp, Compare, ReduceElement, ReduceOp, ReduceOptions, Reduction};
-use tally::{Backend, DType};
+use tally::Backend;
 
 /// Arguments of `tally reduce`.
 #[derive(clap::Args, Debug)]
 pub struct ReduceArgs {
-    /// Input file: raw binary (needs --dtype), .npy, .csv (--column) or `-` for standard input.
-    pub input: PathBuf,
-    /// Element type of raw files (u8, u16, i32, u32, i64, f32, f64); CSV columns parse as this.
-    #[arg(long, value_parser = super::hist::parse_dtype)]
-    pub dtype: Option<DType>,
-    /// CSV column, by header name or 0-based index.
-    #[arg(long)]
-    pub column: Option<String>,
+    #[command(flatten)]
+    pub values: ValuesArg,
     /// sum, min, max, minmax, argmin, argmax, mean, or count (with --where).
     #[arg(long, default_value = "sum")]
     pub op: String,
@@ -80,22 +74,11 @@ pub fn parse_op(name: &str, condition: Option<&str>) -> anyhow::Result<ReduceOp>
     Ok(op)
 }
 
-/// A number for JSON: non-finite values as the strings "nan", "inf", "-inf".
-fn number(x: f64) -> Value {
-    if x.is_nan() {
-        json!("nan")
-    } else if x.is_infinite() {
-        json!(if x > 0.0 { "inf" } else { "-inf" })
-    } else {
-        json!(x)
-    }
-}
-
 /// A value: the exact integer where there is one, else the f64.
 fn exact_or(exact: Option<i128>, x: f64) -> Value {
     match exact {
-        Some(i) => i64::try_from(i).map(|i| json!(i)).unwrap_or_else(|_| json!(i.to_string())),
-        None => number(x),
+        Some(i) => json_integer(i),
+        None => json_number(x),
     }
 }
 
@@ -128,14 +111,10 @@ pub fn run(a: ReduceArgs) -> anyhow::Result<()> {
     if a.exact && !matches!(op, ReduceOp::Sum | ReduceOp::Mean) {
         bail!("--exact goes with --op sum or mean");
     }
-    let loaded =
-        input::load(&a.input, &InputOptions { dtype: a.dtype, column: a.column.clone(), ..Default::default() })?;
-    if let Some(note) = &loaded.note {
-        eprintln!("tally: {note}");
-    }
+    let samples = a.values.load()?;
     let backend = a.backend.open()?;
     let options = ReduceOptions { skip_nan: a.skip_nan, exact: a.exact };
-    let (r, nan) = with_vec!(&loaded.samples, v => reduce_typed(&backend, v, op, options))?;
+    let (r, nan) = with_vec!(&samples, v => reduce_typed(&backend, v, op, options))?;
     if a.json {
         let mut doc =
             json!({ "op": op.name(), "count": r.n, "nan": nan, "backend": r.backend, "dtype": r.dtype.name() });

@@ -3,25 +3,20 @@
 //! with a one-line or JSON summary. Integer sums follow numpy's cumsum: signed integers into
 //! i64, unsigned ones into u64.
 
-use super::input::{self, with_vec, InputOptions, Samples};
-use super::BackendArg;
+use super::input::{with_vec, Samples};
+use super::output::{json_integer, json_number};
+use super::{BackendArg, ValuesArg};
 use anyhow::{bail, Context};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use tally::scan::{ScanElement, ScanInto, ScanOp, ScanOptions, ScanValue};
-use tally::{Backend, DType};
+use tally::Backend;
 
 /// Arguments of `tally scan`.
 #[derive(clap::Args, Debug)]
 pub struct ScanArgs {
-    /// Input file: raw binary (needs --dtype), .npy, .csv (--column) or `-` for standard input.
-    pub input: PathBuf,
-    /// Element type of raw files (u8, u16, i32, u32, i64, f32, f64); CSV columns parse as this.
-    #[arg(long, value_parser = super::hist::parse_dtype)]
-    pub dtype: Option<DType>,
-    /// CSV column, by header name or 0-based index.
-    #[arg(long)]
-    pub column: Option<String>,
+    #[command(flatten)]
+    pub values: ValuesArg,
     /// sum, min or max.
     #[arg(long, default_value = "sum")]
     pub op: String,
@@ -67,17 +62,10 @@ out_value!(u8, u16, i32, u32, i64, u64, f32, f64);
 
 /// A value for JSON: integers exactly, non-finite floats as "nan", "inf", "-inf".
 pub fn json_value<O: ScanValue>(x: O) -> Value {
-    if !O::TYPE.is_float() {
-        let i = x.to_i128();
-        return i64::try_from(i).map(|i| json!(i)).unwrap_or_else(|_| json!(i.to_string()));
-    }
-    let f = x.to_f64();
-    if f.is_nan() {
-        json!("nan")
-    } else if f.is_infinite() {
-        json!(if f > 0.0 { "inf" } else { "-inf" })
+    if O::TYPE.is_float() {
+        json_number(x.to_f64())
     } else {
-        json!(f)
+        json_integer(x.to_i128())
     }
 }
 
@@ -138,13 +126,9 @@ pub fn run(a: ScanArgs) -> anyhow::Result<()> {
     if a.out.as_os_str().is_empty() || a.out == Path::new("-") {
         bail!("--out needs a file name (.npy, or raw bytes for any other extension)");
     }
-    let loaded =
-        input::load(&a.input, &InputOptions { dtype: a.dtype, column: a.column.clone(), ..Default::default() })?;
-    if let Some(note) = &loaded.note {
-        eprintln!("tally: {note}");
-    }
+    let samples = a.values.load()?;
     let backend = a.backend.open()?;
-    let s = with_vec!(&loaded.samples, v => scan_typed(&backend, v, op, a.exclusive, &a.out))?;
+    let s = with_vec!(&samples, v => scan_typed(&backend, v, op, a.exclusive, &a.out))?;
     let last = s.last.unwrap_or(Value::Null);
     if a.json {
         let doc = json!({

@@ -26,6 +26,33 @@ pub fn tmp_in(tag: &str, name: &str) -> PathBuf {
     dir.join(name)
 }
 
+/// A CSV file of `values`, one per line, named `name` in the directory of `tag`; its path.
+pub fn csv_in(tag: &str, name: &str, values: &[&str]) -> String {
+    let path = tmp_in(tag, name);
+    std::fs::write(&path, values.join("\n") + "\n").unwrap();
+    path.display().to_string()
+}
+
+/// The JSON document tally prints for `args` on the CPU backend (`--backend cpu --json` added).
+pub fn cpu_json(args: &[&str]) -> serde_json::Value {
+    let out = tally(&[args, &["--backend", "cpu", "--json"]].concat());
+    assert!(out.status.success(), "{}", stderr(&out));
+    serde_json::from_str(&stdout(&out)).unwrap()
+}
+
+/// A user error: exit code 2 and one line on stderr that mentions `needle`, no panic. clap's
+/// own errors (`needle` starting `error:`) add usage hints after their error line.
+pub fn fails_with(args: &[&str], needle: &str) {
+    let o = tally(args);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+    assert!(err.contains(needle), "{args:?}: expected '{needle}' in: {err}");
+    assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
+    if !needle.starts_with("error:") {
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: not one line: {err}");
+    }
+}
+
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }

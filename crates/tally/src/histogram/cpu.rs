@@ -477,8 +477,7 @@ fn count_binned<T: Sample, F: Fn(T) -> u32 + Copy, const SUB: usize>(
     if l.c == 1 {
         // One channel: consecutive samples go to SUB different copies, each addressed from
         // its own base so that counting is one load and one increment per sample.
-        let mut rest = counts.chunks_exact_mut(width);
-        let copies: [&mut [u32]; SUB] = std::array::from_fn(|_| rest.next().expect("SUB copies"));
+        let mut copies = split_copies::<SUB>(counts, width);
         // One prefetch per cache line of samples: every `line` groups of SUB.
         let line = (64 / std::mem::size_of::<T>() / SUB).max(1);
         for (b, block) in part.chunks(BLOCK).enumerate() {
@@ -487,43 +486,20 @@ fn count_binned<T: Sample, F: Fn(T) -> u32 + Copy, const SUB: usize>(
             unsafe { fill(block, ids, bin) };
             // While counting, keep memory busy with the block after next.
             let ahead = part.as_ptr().wrapping_add((b + PREFETCH_BLOCKS) * BLOCK);
-            let mut groups = ids.chunks_exact(SUB);
-            for (j, g) in (&mut groups).enumerate() {
+            count_spread(&mut copies, ids, |j| {
                 if j % line == 0 {
                     prefetch(ahead.wrapping_add(j * SUB));
                 }
-                for s in 0..SUB {
-                    copies[s][g[s] as usize] += 1;
-                }
-            }
-            for &i in groups.remainder() {
-                copies[0][i as usize] += 1;
-            }
+            });
         }
         return;
     }
-    // Interleaved channels: one group of `c` samples at a time, the copy rotating per group.
-    let c = l.c;
     let mut s = 0;
-    for block in part.chunks(BLOCK / c * c) {
+    for block in part.chunks(BLOCK / l.c * l.c) {
         let ids = &mut idx[..block.len()];
         // SAFETY: fill_fn picked a version this CPU supports.
         unsafe { fill(block, ids, bin) };
-        let mut groups = ids.chunks_exact(c);
-        for g in &mut groups {
-            let copy = &mut counts[s * width..(s + 1) * width];
-            for &(ch, off) in &l.lanes {
-                copy[off + g[ch] as usize] += 1;
-            }
-            s = if s + 1 == SUB { 0 } else { s + 1 };
-        }
-        // A partial group: only at the very end of the input.
-        let rest = groups.remainder();
-        for &(ch, off) in &l.lanes {
-            if ch < rest.len() {
-                counts[off + rest[ch] as usize] += 1;
-            }
-        }
+        count_interleaved::<SUB, _>(counts, l, ids, &mut s);
     }
 }
 
@@ -532,33 +508,58 @@ fn count_bytes<const SUB: usize>(counts: &mut [u32], l: &Layout, part: &[u8]) {
     let width = l.width();
     debug_assert_eq!(counts.len(), SUB * width);
     if l.c == 1 {
-        let mut rest = counts.chunks_exact_mut(width);
-        let copies: [&mut [u32]; SUB] = std::array::from_fn(|_| rest.next().expect("SUB copies"));
-        let mut groups = part.chunks_exact(SUB);
-        for g in &mut groups {
-            for s in 0..SUB {
-                copies[s][g[s] as usize] += 1;
-            }
-        }
-        for &x in groups.remainder() {
-            copies[0][x as usize] += 1;
-        }
-        return;
+        count_spread(&mut split_copies::<SUB>(counts, width), part, |_| {});
+    } else {
+        count_interleaved::<SUB, _>(counts, l, part, &mut 0);
     }
-    let c = l.c;
-    let mut s = 0;
-    let mut groups = part.chunks_exact(c);
-    for g in &mut groups {
-        let copy = &mut counts[s * width..(s + 1) * width];
-        for &(ch, off) in &l.lanes {
-            copy[off + g[ch] as usize] += 1;
+}
+
+/// The SUB private copies of `width` counters each that `counts` holds.
+#[inline(always)]
+fn split_copies<const SUB: usize>(counts: &mut [u32], width: usize) -> [&mut [u32]; SUB] {
+    let mut rest = counts.chunks_exact_mut(width);
+    std::array::from_fn(|_| rest.next().expect("SUB copies"))
+}
+
+/// One channel: consecutive ids go to SUB different copies, each addressed from its own base,
+/// so that counting is one load and one increment per id; the last few (fewer than SUB) go to
+/// copy 0. `before_group(j)` runs before group j of SUB (a prefetch).
+#[inline(always)]
+fn count_spread<const SUB: usize, I: Copy + Into<u32>>(
+    copies: &mut [&mut [u32]; SUB],
+    ids: &[I],
+    mut before_group: impl FnMut(usize),
+) {
+    let mut groups = ids.chunks_exact(SUB);
+    for (j, g) in (&mut groups).enumerate() {
+        before_group(j);
+        for s in 0..SUB {
+            copies[s][g[s].into() as usize] += 1;
         }
-        s = if s + 1 == SUB { 0 } else { s + 1 };
+    }
+    for &i in groups.remainder() {
+        copies[0][i.into() as usize] += 1;
+    }
+}
+
+/// Interleaved channels: one group of `c` ids at a time into copy `*s`, the copy rotating per
+/// group (and carried over to the next call); a partial group, only at the very end of the
+/// input, into copy 0.
+#[inline(always)]
+fn count_interleaved<const SUB: usize, I: Copy + Into<u32>>(counts: &mut [u32], l: &Layout, ids: &[I], s: &mut usize) {
+    let width = l.width();
+    let mut groups = ids.chunks_exact(l.c);
+    for g in &mut groups {
+        let copy = &mut counts[*s * width..(*s + 1) * width];
+        for &(ch, off) in &l.lanes {
+            copy[off + g[ch].into() as usize] += 1;
+        }
+        *s = if *s + 1 == SUB { 0 } else { *s + 1 };
     }
     let rest = groups.remainder();
     for &(ch, off) in &l.lanes {
         if ch < rest.len() {
-            counts[off + rest[ch] as usize] += 1;
+            counts[off + rest[ch].into() as usize] += 1;
         }
     }
 }

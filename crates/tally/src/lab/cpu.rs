@@ -82,33 +82,9 @@ pub fn global_row(t: CounterType, ops: u64, addresses: u64, reps: usize) -> Glob
     times.sort_by(|a, b| a.total_cmp(b));
     let ms = times[times.len() / 2];
     let mode = GlobalMode::Plain;
-    match check_counters(
-        (0..addresses as usize).map(|i| counters.value(t, i)),
-        global_expected(t, mode, ops, addresses),
-    ) {
-        Ok(()) => GlobalRow {
-            counter_type: t,
-            mode,
-            ops,
-            addresses,
-            ms: Some(ms),
-            ops_per_second: Some(ops as f64 / (ms * 1e-3)),
-            vs_uncontended: None,
-            verified: true,
-            error: None,
-        },
-        Err(e) => GlobalRow {
-            counter_type: t,
-            mode,
-            ops,
-            addresses,
-            ms: None,
-            ops_per_second: None,
-            vs_uncontended: None,
-            verified: false,
-            error: Some(e),
-        },
-    }
+    let expected = global_expected(t, mode, ops, addresses);
+    let check = check_counters((0..addresses as usize).map(|i| counters.value(t, i)), expected);
+    GlobalRow::new(t, mode, ops, addresses, check.map(|()| ms))
 }
 
 /// The CPU global lab: every (type, ops, addresses) of `config` (plain mode only), reporting

@@ -148,32 +148,9 @@ pub fn global_row(
         || stream.launch(&kernel, shape, &params),
     )?;
     let raw = stream.download(&counters.view())?;
-    let check =
-        check_counters((0..addresses as usize).map(|i| t.decode(&raw, i)), global_expected(t, mode, ops, addresses));
-    Ok(match check {
-        Ok(()) => GlobalRow {
-            counter_type: t,
-            mode,
-            ops,
-            addresses,
-            ms: Some(ms),
-            ops_per_second: Some(ops as f64 / (ms * 1e-3)),
-            vs_uncontended: None,
-            verified: true,
-            error: None,
-        },
-        Err(e) => GlobalRow {
-            counter_type: t,
-            mode,
-            ops,
-            addresses,
-            ms: None,
-            ops_per_second: None,
-            vs_uncontended: None,
-            verified: false,
-            error: Some(e),
-        },
-    })
+    let expected = global_expected(t, mode, ops, addresses);
+    let check = check_counters((0..addresses as usize).map(|i| t.decode(&raw, i)), expected);
+    Ok(GlobalRow::new(t, mode, ops, addresses, check.map(|()| ms)))
 }
 
 /// Every row of `config`; a row that fails to run carries the error, the others still run.
@@ -189,17 +166,9 @@ pub fn global(dev: &Arc<CudaDevice>, config: &GlobalConfig, progress: Progress) 
                 let row = match global_row(dev, t, mode, ops, addresses, config.reps) {
                     Ok(r) => r,
                     // An error the device can recover from is the row's; anything else ends the lab.
-                    Err(e @ Error::Compile { .. }) | Err(e @ Error::OutOfMemory { .. }) => GlobalRow {
-                        counter_type: t,
-                        mode,
-                        ops,
-                        addresses,
-                        ms: None,
-                        ops_per_second: None,
-                        vs_uncontended: None,
-                        verified: false,
-                        error: Some(e.to_string()),
-                    },
+                    Err(e @ Error::Compile { .. }) | Err(e @ Error::OutOfMemory { .. }) => {
+                        GlobalRow::new(t, mode, ops, addresses, Err(e))
+                    }
                     Err(e) => return Err(e),
                 };
                 rows.push(row);
@@ -295,15 +264,16 @@ pub fn shared_run(dev: &Arc<CudaDevice>, op: SharedOp, input: &SharedInput) -> R
 }
 
 /// Checks every block's targets against [`shared_expected`].
-pub fn shared_check(op: SharedOp, input: &SharedInput, run: &SharedRun) -> std::result::Result<(), String> {
+pub fn shared_check(op: SharedOp, input: &SharedInput, run: &SharedRun) -> Result<()> {
     check_finals(&shared_expected(op, input), run)
 }
 
-fn check_finals(want: &[f64], run: &SharedRun) -> std::result::Result<(), String> {
+fn check_finals(want: &[f64], run: &SharedRun) -> Result<()> {
     for (i, &got) in run.finals.iter().enumerate() {
         let w = want[i % want.len()];
         if got != w {
-            return Err(format!("block {} target {} holds {got}, expected {w}", i / want.len(), i % want.len()));
+            let (block, target) = (i / want.len(), i % want.len());
+            return Err(Error::WrongResult(format!("block {block} target {target} holds {got}, expected {w}")));
         }
     }
     Ok(())
@@ -338,7 +308,7 @@ pub fn shared_row(
     for rep in 0..=reps.max(1) {
         let run = shared_run(dev, op, &input)?;
         if let Err(e) = check_finals(&want, &run) {
-            row.error = Some(e);
+            row.error = Some(e.to_string());
             return Ok(row);
         }
         if rep > 0 {

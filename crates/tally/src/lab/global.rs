@@ -221,6 +221,28 @@ pub struct GlobalRow {
     pub error: Option<String>,
 }
 
+impl GlobalRow {
+    /// The row of `ops` increments over `addresses` counters: the median milliseconds of a run
+    /// whose counters were right, or what went wrong.
+    pub fn new(counter_type: CounterType, mode: GlobalMode, ops: u64, addresses: u64, ms: Result<f64>) -> GlobalRow {
+        let (ms, error) = match ms {
+            Ok(ms) => (Some(ms), None),
+            Err(e) => (None, Some(e.to_string())),
+        };
+        GlobalRow {
+            counter_type,
+            mode,
+            ops,
+            addresses,
+            ms,
+            ops_per_second: ms.map(|ms| ops as f64 / (ms * 1e-3)),
+            vs_uncontended: None,
+            verified: error.is_none(),
+            error,
+        }
+    }
+}
+
 /// The global lab's result: its configuration, a row per measurement, and notes on the method.
 #[derive(Clone, Debug, Serialize)]
 pub struct GlobalReport {
@@ -323,8 +345,8 @@ pub fn global_expected(t: CounterType, mode: GlobalMode, ops: u64, addresses: u6
     Expected::Exact(per_counter)
 }
 
-/// Checks every counter; the message names the first that is wrong and how many are.
-pub fn check_counters(values: impl Iterator<Item = f64>, expected: Expected) -> std::result::Result<(), String> {
+/// Checks every counter; the error names the first that is wrong and how many are.
+pub fn check_counters(values: impl Iterator<Item = f64>, expected: Expected) -> Result<()> {
     let mut bad = 0usize;
     let mut first = None;
     for (i, x) in values.enumerate() {
@@ -335,7 +357,9 @@ pub fn check_counters(values: impl Iterator<Item = f64>, expected: Expected) -> 
     }
     match first {
         None => Ok(()),
-        Some((i, x)) => Err(format!("{bad} counters hold wrong values: counter {i} is {x}, expected {expected:?}")),
+        Some((i, x)) => Err(Error::WrongResult(format!(
+            "{bad} counters hold wrong values: counter {i} is {x}, expected {expected:?}"
+        ))),
     }
 }
 

@@ -199,55 +199,36 @@ int_element!(i32, ElementType::I32, u32);
 int_element!(u64, ElementType::U64, u64);
 int_element!(i64, ElementType::I64, u64);
 
-impl ReduceElement for f32 {
-    const TYPE: ElementType = ElementType::F32;
-    type Sum = f64;
-    #[inline(always)]
-    fn to_f64(self) -> f64 {
-        self as f64
-    }
-    fn to_i128(self) -> i128 {
-        self as i128
-    }
-    #[inline(always)]
-    fn is_nan(self) -> bool {
-        self.is_nan()
-    }
-    fn from_value(value: f64, _: Option<i128>) -> Self {
-        value as f32
-    }
-    fn from_bits64(bits: u64) -> Self {
-        f32::from_bits(bits as u32)
-    }
-    fn sum_of(r: &Reduction) -> f64 {
-        r.value
-    }
+macro_rules! float_element {
+    ($t:ty, $e:expr, $u:ty) => {
+        impl ReduceElement for $t {
+            const TYPE: ElementType = $e;
+            type Sum = f64;
+            #[inline(always)]
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+            fn to_i128(self) -> i128 {
+                self as i128
+            }
+            #[inline(always)]
+            fn is_nan(self) -> bool {
+                self.is_nan()
+            }
+            fn from_value(value: f64, _: Option<i128>) -> Self {
+                value as $t
+            }
+            fn from_bits64(bits: u64) -> Self {
+                <$t>::from_bits(bits as $u)
+            }
+            fn sum_of(r: &Reduction) -> f64 {
+                r.value
+            }
+        }
+    };
 }
-
-impl ReduceElement for f64 {
-    const TYPE: ElementType = ElementType::F64;
-    type Sum = f64;
-    #[inline(always)]
-    fn to_f64(self) -> f64 {
-        self
-    }
-    fn to_i128(self) -> i128 {
-        self as i128
-    }
-    #[inline(always)]
-    fn is_nan(self) -> bool {
-        self.is_nan()
-    }
-    fn from_value(value: f64, _: Option<i128>) -> Self {
-        value
-    }
-    fn from_bits64(bits: u64) -> Self {
-        f64::from_bits(bits)
-    }
-    fn sum_of(r: &Reduction) -> f64 {
-        r.value
-    }
-}
+float_element!(f32, ElementType::F32, u32);
+float_element!(f64, ElementType::F64, u64);
 
 /// A comparison as the fast paths test it: floats as an interval of f64 with open or closed
 /// ends, integers as a closed interval clamped to the type (empty: `lo > hi`), each maybe

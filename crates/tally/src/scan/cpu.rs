@@ -79,94 +79,92 @@ fn carries<O: ScanValue>(totals: &[Carry<O>], op: &CpuOp<'_, O>) -> Vec<Carry<O>
     out
 }
 
-/// Pass 2 of one chunk: `get(j)` is element `j` of the chunk, `put(j, y)` writes its result
-/// (get(j) is always called before put(j)). Returns whether a checked sum overflowed.
-#[allow(clippy::too_many_arguments)]
-#[inline(always)]
-fn rescan<O: ScanValue, K: ScanKey>(
-    len: usize,
-    base: usize,
-    carry: Carry<O>,
+/// The carry into every chunk of `xs`: pass 1, then the chunk totals combined left to right.
+fn chunk_carries<T: ScanInto<O>, O: ScanValue, K: ScanKey>(
+    xs: &[T],
     keys: Option<&[K]>,
     op: &CpuOp<'_, O>,
-    options: &ScanOptions,
-    get: impl FnMut(usize) -> O,
-    put: impl FnMut(usize, O),
-) -> bool {
-    // The common cases get loops of their own, with the operation known at compile time.
-    match (keys.is_none(), op, op.checked(options)) {
-        (true, CpuOp::Builtin(ScanOp::Sum), false) => {
-            rescan_with(len, base, carry, keys, op.identity(), options.exclusive, false, |a: O, b| a.add(b), get, put)
-        }
-        (true, CpuOp::Builtin(ScanOp::Sum), true) => {
-            rescan_with(len, base, carry, keys, op.identity(), options.exclusive, true, |a: O, b| a.add(b), get, put)
-        }
-        (true, CpuOp::Builtin(b), _) => {
-            let b = *b;
-            rescan_with(
-                len,
-                base,
-                carry,
-                keys,
-                op.identity(),
-                options.exclusive,
-                false,
-                move |x, y| b.apply(x, y),
-                get,
-                put,
-            )
-        }
-        (_, _, checked) => rescan_with(
-            len,
-            base,
-            carry,
-            keys,
-            op.identity(),
-            options.exclusive,
-            checked,
-            |a, b| op.apply(a, b),
-            get,
-            put,
-        ),
-    }
+) -> Vec<Carry<O>> {
+    let totals: Vec<Carry<O>> =
+        xs.par_chunks(CHUNK).enumerate().map(|(c, chunk)| chunk_total(chunk, c * CHUNK, keys, op)).collect();
+    carries(&totals, op)
 }
 
-#[allow(clippy::too_many_arguments)]
-#[inline(always)]
-fn rescan_with<O: ScanValue, K: ScanKey>(
+/// One chunk of pass 2: its length, the index of its first element, and the carry into it.
+struct ChunkPass<'k, O, K> {
     len: usize,
     base: usize,
     carry: Carry<O>,
-    keys: Option<&[K]>,
-    identity: O,
-    exclusive: bool,
-    checked: bool,
-    f: impl Fn(O, O) -> O,
-    mut get: impl FnMut(usize) -> O,
-    mut put: impl FnMut(usize, O),
-) -> bool {
-    let (mut run, mut start) = (carry.value, 0);
-    if !carry.some && len > 0 {
-        run = get(0);
-        put(0, if exclusive { identity } else { run });
-        start = 1;
+    keys: Option<&'k [K]>,
+}
+
+impl<O: ScanValue, K: ScanKey> ChunkPass<'_, O, K> {
+    /// Chunk `c` of `len` elements.
+    fn new<'k>(c: usize, len: usize, carries: &[Carry<O>], keys: Option<&'k [K]>) -> ChunkPass<'k, O, K> {
+        ChunkPass { len, base: c * CHUNK, carry: carries[c], keys }
     }
-    let mut overflowed = false;
-    for j in start..len {
-        let x = get(j);
-        let before = run;
-        if keys.is_some() && head(keys, base + j) {
-            run = x;
-            put(j, if exclusive { identity } else { run });
-        } else {
-            run = f(run, x);
-            if checked {
-                overflowed |= O::sum_overflowed(before, x, run);
+
+    /// Rescans the chunk: `get(j)` is element `j` of the chunk, `put(j, y)` writes its result
+    /// (get(j) is always called before put(j)). Returns whether a checked sum overflowed.
+    #[inline(always)]
+    fn rescan(
+        &self,
+        op: &CpuOp<'_, O>,
+        options: &ScanOptions,
+        get: impl FnMut(usize) -> O,
+        put: impl FnMut(usize, O),
+    ) -> bool {
+        // The common cases get loops of their own, with the operation known at compile time.
+        let (identity, exclusive) = (op.identity(), options.exclusive);
+        match (self.keys.is_none(), op, op.checked(options)) {
+            (true, CpuOp::Builtin(ScanOp::Sum), false) => {
+                self.rescan_with(identity, exclusive, false, |a: O, b| a.add(b), get, put)
             }
-            put(j, if exclusive { before } else { run });
+            (true, CpuOp::Builtin(ScanOp::Sum), true) => {
+                self.rescan_with(identity, exclusive, true, |a: O, b| a.add(b), get, put)
+            }
+            (true, CpuOp::Builtin(b), _) => {
+                let b = *b;
+                self.rescan_with(identity, exclusive, false, move |x, y| b.apply(x, y), get, put)
+            }
+            (_, _, checked) => self.rescan_with(identity, exclusive, checked, |a, b| op.apply(a, b), get, put),
         }
     }
-    overflowed
+
+    #[inline(always)]
+    fn rescan_with(
+        &self,
+        identity: O,
+        exclusive: bool,
+        checked: bool,
+        f: impl Fn(O, O) -> O,
+        mut get: impl FnMut(usize) -> O,
+        mut put: impl FnMut(usize, O),
+    ) -> bool {
+        let (len, base, carry, keys) = (self.len, self.base, self.carry, self.keys);
+        let (mut run, mut start) = (carry.value, 0);
+        if !carry.some && len > 0 {
+            run = get(0);
+            put(0, if exclusive { identity } else { run });
+            start = 1;
+        }
+        let mut overflowed = false;
+        for j in start..len {
+            let x = get(j);
+            let before = run;
+            if keys.is_some() && head(keys, base + j) {
+                run = x;
+                put(j, if exclusive { identity } else { run });
+            } else {
+                run = f(run, x);
+                if checked {
+                    overflowed |= O::sum_overflowed(before, x, run);
+                }
+                put(j, if exclusive { before } else { run });
+            }
+        }
+        overflowed
+    }
 }
 
 /// Scans `xs` (with `keys`, one per element, for a scan by key) into a new vector.
@@ -176,16 +174,14 @@ pub(crate) fn scan<T: ScanInto<O>, O: ScanValue, K: ScanKey>(
     op: CpuOp<'_, O>,
     options: &ScanOptions,
 ) -> Result<Vec<O>> {
-    let totals: Vec<Carry<O>> =
-        xs.par_chunks(CHUNK).enumerate().map(|(c, chunk)| chunk_total(chunk, c * CHUNK, keys, &op)).collect();
-    let carry = carries(&totals, &op);
+    let carry = chunk_carries(xs, keys, &op);
     let mut out = vec![O::default(); xs.len()];
     let overflowed = out
         .par_chunks_mut(CHUNK)
         .zip(xs.par_chunks(CHUNK))
         .enumerate()
         .map(|(c, (dst, src))| {
-            rescan(src.len(), c * CHUNK, carry[c], keys, &op, options, |j| src[j].convert(), |j, y| dst[j] = y)
+            ChunkPass::new(c, src.len(), &carry, keys).rescan(&op, options, |j| src[j].convert(), |j, y| dst[j] = y)
         })
         .reduce(|| false, |a, b| a | b);
     if overflowed {
@@ -201,16 +197,14 @@ pub(crate) fn scan_in_place<T: ScanInto<T>, K: ScanKey>(
     op: CpuOp<'_, T>,
     options: &ScanOptions,
 ) -> Result<()> {
-    let totals: Vec<Carry<T>> =
-        data.par_chunks(CHUNK).enumerate().map(|(c, chunk)| chunk_total(chunk, c * CHUNK, keys, &op)).collect();
-    let carry = carries(&totals, &op);
+    let carry = chunk_carries(data, keys, &op);
     let overflowed = data
         .par_chunks_mut(CHUNK)
         .enumerate()
         .map(|(c, chunk)| {
             let len = chunk.len();
             let cell = std::cell::Cell::from_mut(chunk).as_slice_of_cells();
-            rescan(len, c * CHUNK, carry[c], keys, &op, options, |j| cell[j].get(), |j, y| cell[j].set(y))
+            ChunkPass::new(c, len, &carry, keys).rescan(&op, options, |j| cell[j].get(), |j, y| cell[j].set(y))
         })
         .reduce(|| false, |a, b| a | b);
     if overflowed {

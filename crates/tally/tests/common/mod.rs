@@ -1,5 +1,5 @@
 //! Pieces every integration test binary of the library shares: finding the GPU, or saying why
-//! a GPU test skips.
+//! a GPU test skips; a deterministic generator of random inputs.
 #![allow(dead_code)] // each test binary uses its own subset
 
 use std::sync::Arc;
@@ -21,3 +21,36 @@ pub fn gpu() -> Option<Arc<CudaDevice>> {
         }
     }
 }
+
+/// A small deterministic generator: the splitmix64 sequence from a seed.
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// The next 64 random bits.
+    pub fn next(&mut self) -> u64 {
+        let z = tally::data::splitmix64(self.0);
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        z
+    }
+}
+
+/// `n` values drawn by `gen` from the generator seeded with `seed`.
+pub fn draw<T>(n: usize, seed: u64, mut gen: impl FnMut(&mut Rng) -> T) -> Vec<T> {
+    let mut r = Rng(seed);
+    (0..n).map(|_| gen(&mut r)).collect()
+}
+
+/// Implements a suite's generator trait `$gen` (`fn gen(r: &mut Rng) -> Self`) for integer
+/// types as the generator's next bits, truncated: every value of the type.
+#[allow(unused_macros)] // each test binary uses its own subset
+macro_rules! gen_truncated {
+    ($gen:ident: $($t:ty),*) => {$(
+        impl $gen for $t {
+            fn gen(r: &mut $crate::common::Rng) -> Self {
+                r.next() as $t
+            }
+        }
+    )*};
+}
+#[allow(unused_imports)]
+pub(crate) use gen_truncated;

@@ -8,31 +8,14 @@ use tally::{Backend, CmpOp, Compare, ReduceElement, ReduceOp, ReduceOptions, Red
 /// The sizes every op is checked at.
 pub const SIZES: [usize; 7] = [0, 1, 31, 32, 33, 1025, (1 << 20) + 7];
 
-/// A small deterministic generator (splitmix64).
-pub struct Rng(pub u64);
-impl Rng {
-    pub fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-}
+pub use crate::common::Rng;
 
 /// An element from random bits: integers over their whole range, floats of many magnitudes
 /// and both signs (finite).
 pub trait Gen: ReduceElement {
     fn gen(r: &mut Rng) -> Self;
 }
-macro_rules! gen_int {
-    ($($t:ty),*) => {$(
-        impl Gen for $t {
-            fn gen(r: &mut Rng) -> Self { r.next() as $t }
-        }
-    )*};
-}
-gen_int!(u8, i8, u16, i16, u32, i32, u64, i64);
+crate::common::gen_truncated!(Gen: u8, i8, u16, i16, u32, i32, u64, i64);
 impl Gen for f32 {
     fn gen(r: &mut Rng) -> Self {
         let b = r.next();
@@ -53,8 +36,7 @@ impl Gen for f64 {
 }
 
 pub fn data<T: Gen>(n: usize, seed: u64) -> Vec<T> {
-    let mut r = Rng(seed);
-    (0..n).map(|_| T::gen(&mut r)).collect()
+    crate::common::draw(n, seed, T::gen)
 }
 
 /// The exact sum of `xs` rounded to f64, by a route of its own: positive and negative

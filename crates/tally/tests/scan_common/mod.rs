@@ -5,31 +5,14 @@
 use tally::scan::reference;
 use tally::{Backend, ScanInto, ScanKey, ScanOp, ScanOptions, ScanValue};
 
-/// A small deterministic generator (splitmix64).
-pub struct Rng(pub u64);
-impl Rng {
-    pub fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-}
+pub use crate::common::Rng;
 
 /// Elements from random bits: integers over their whole range (64-bit ones over 40 bits, so
 /// that checked sums of a few million of them stay in range), floats in [-1, 1).
 pub trait Gen: ScanValue {
     fn gen(r: &mut Rng) -> Self;
 }
-macro_rules! gen_int {
-    ($($t:ty),*) => {$(
-        impl Gen for $t {
-            fn gen(r: &mut Rng) -> Self { r.next() as $t }
-        }
-    )*};
-}
-gen_int!(u8, i8, u16, i16, u32, i32);
+crate::common::gen_truncated!(Gen: u8, i8, u16, i16, u32, i32);
 impl Gen for u64 {
     fn gen(r: &mut Rng) -> Self {
         r.next() >> 24
@@ -52,8 +35,7 @@ impl Gen for f64 {
 }
 
 pub fn data<T: Gen>(n: usize, seed: u64) -> Vec<T> {
-    let mut r = Rng(seed);
-    (0..n).map(|_| T::gen(&mut r)).collect()
+    crate::common::draw(n, seed, T::gen)
 }
 
 /// Keys in runs of random lengths (1 to `max_run`).

@@ -33,56 +33,55 @@ pub(super) trait Elem: Copy + Sized {
     fn from_num(n: Num) -> Option<Self>;
 }
 
-macro_rules! int_elem {
-    ($($t:ty),*) => {$(
+/// `Elem` for each `$t`: a `Num::$variant`, converted back by the macro `$from_num`.
+macro_rules! elem {
+    ($variant:ident, $from_num:ident: $($t:ty),*) => {$(
         impl Elem for $t {
             fn vec_from_le(bytes: &[u8]) -> Vec<Self> {
                 let (chunks, _) = bytes.as_chunks::<{ size_of::<$t>() }>();
                 chunks.iter().map(|c| <$t>::from_le_bytes(*c)).collect()
             }
             fn to_num(self) -> Num {
-                Num::Int(self as i128)
+                Num::$variant(self.into())
             }
             fn from_num(n: Num) -> Option<Self> {
-                match n {
-                    Num::Int(i) => <$t>::try_from(i).ok(),
-                    // fract() is NaN for infinities and NaN, so only integral values pass; they
-                    // convert to i128 exactly (or saturate far outside every target's range).
-                    Num::Float(x) if x.fract() == 0.0 => <$t>::try_from(x as i128).ok(),
-                    Num::Float(_) => None,
-                }
+                $from_num!($t, n)
             }
         }
     )*};
 }
-int_elem!(u8, u16, i32, u32, i64, u64);
 
-macro_rules! float_elem {
-    ($($t:ty),*) => {$(
-        impl Elem for $t {
-            fn vec_from_le(bytes: &[u8]) -> Vec<Self> {
-                let (chunks, _) = bytes.as_chunks::<{ size_of::<$t>() }>();
-                chunks.iter().map(|c| <$t>::from_le_bytes(*c)).collect()
+/// An integer type's value of `n`, where it holds it exactly.
+macro_rules! int_from_num {
+    ($t:ty, $n:expr) => {
+        match $n {
+            Num::Int(i) => <$t>::try_from(i).ok(),
+            // fract() is NaN for infinities and NaN, so only integral values pass; they
+            // convert to i128 exactly (or saturate far outside every target's range).
+            Num::Float(x) if x.fract() == 0.0 => <$t>::try_from(x as i128).ok(),
+            Num::Float(_) => None,
+        }
+    };
+}
+
+/// A float type's value of `n`, where it holds it exactly (NaN stays NaN).
+macro_rules! float_from_num {
+    ($t:ty, $n:expr) => {
+        match $n {
+            Num::Int(i) => {
+                let x = i as $t;
+                (x as i128 == i).then_some(x)
             }
-            fn to_num(self) -> Num {
-                Num::Float(self as f64)
-            }
-            fn from_num(n: Num) -> Option<Self> {
-                match n {
-                    Num::Int(i) => {
-                        let x = i as $t;
-                        (x as i128 == i).then_some(x)
-                    }
-                    Num::Float(x) => {
-                        let y = x as $t;
-                        (y as f64 == x || x.is_nan()).then_some(y)
-                    }
-                }
+            Num::Float(x) => {
+                let y = x as $t;
+                (y as f64 == x || x.is_nan()).then_some(y)
             }
         }
-    )*};
+    };
 }
-float_elem!(f32, f64);
+
+elem!(Int, int_from_num: u8, u16, i32, u32, i64, u64);
+elem!(Float, float_from_num: f32, f64);
 
 pub(super) fn cast<S: Elem, T: Elem>(v: &[S]) -> Result<Vec<T>, Lossy> {
     v.iter().enumerate().map(|(index, &s)| T::from_num(s.to_num()).ok_or(Lossy { index, value: s.to_num() })).collect()

@@ -53,35 +53,15 @@ pub(crate) use with_vec;
 /// Runs `$body` with the type alias `$T` naming the Rust type of the dtype `$dtype`.
 macro_rules! with_type {
     ($dtype:expr, $T:ident => $body:expr) => {
+        $crate::cli::input::with_type!(@arms $dtype, $T, $body;
+            U8 u8, U16 u16, I32 i32, U32 u32, I64 i64, F32 f32, F64 f64)
+    };
+    (@arms $dtype:expr, $T:ident, $body:expr; $($variant:ident $t:ty),*) => {
         match $dtype {
-            DType::U8 => {
-                type $T = u8;
+            $(DType::$variant => {
+                type $T = $t;
                 $body
-            }
-            DType::U16 => {
-                type $T = u16;
-                $body
-            }
-            DType::I32 => {
-                type $T = i32;
-                $body
-            }
-            DType::U32 => {
-                type $T = u32;
-                $body
-            }
-            DType::I64 => {
-                type $T = i64;
-                $body
-            }
-            DType::F32 => {
-                type $T = f32;
-                $body
-            }
-            DType::F64 => {
-                type $T = f64;
-                $body
-            }
+            })*
         }
     };
 }
