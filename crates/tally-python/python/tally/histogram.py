@@ -72,24 +72,20 @@ def _host_f64(values: Any) -> np.ndarray:
     return np.asarray(values, dtype=np.float64)
 
 
-def _auto_range(a: Arg) -> Tuple[float, float]:
-    """numpy's range of the data: (min, max), widened by 0.5 each way where they are equal,
-    (0, 1) for no data. NaNs are skipped (and counted as ``nan`` by the histogram)."""
-    if a.n == 0:
-        return 0.0, 1.0
-    lo, hi = _native.reduce(a.parts, a.dtype, a.device, "minmax", False, True)
-    lo, hi = float(lo), float(hi)
-    if not (np.isfinite(lo) and np.isfinite(hi)):
-        raise ValueError(f"the range of the data [{lo}, {hi}] is not finite; give range=")
+def _range(a: Arg, range_: Any) -> Tuple[float, float]:
+    """numpy's range: the one given, or the data's (min, max) skipping NaNs (which the
+    histogram counts as ``nan``), (0, 1) for no data; widened by 0.5 each way where the two
+    are equal."""
+    if range_ is not None:
+        lo, hi = (float(v) for v in range_)
+    elif a.n == 0:
+        lo, hi = 0.0, 1.0
+    else:
+        lo, hi = (float(v) for v in _native.reduce(a.parts, a.dtype, a.device, "minmax", False, True))
+        if not (np.isfinite(lo) and np.isfinite(hi)):
+            raise ValueError(f"the range of the data [{lo}, {hi}] is not finite; give range=")
     if lo == hi:
         lo, hi = lo - 0.5, hi + 0.5
-    return lo, hi
-
-
-def _range(a: Arg, range_: Any) -> Tuple[float, float]:
-    if range_ is None:
-        return _auto_range(a)
-    lo, hi = (float(v) for v in range_)
     return lo, hi
 
 
@@ -122,7 +118,9 @@ def _spec(a: Arg, bins: Any, range_: Any, edges: Any, closed_last: bool, as_edge
     if n < 1:
         raise ValueError(f"bins must be at least 1, got {n}")
     lo, hi = _range(a, range_)
-    report = _rule_edges(n, lo, hi, "float64")
+    # numpy's edges, which bound the bins exactly wherever they are exact (the counting rule
+    # itself is tally's: see the module's docstring).
+    report = np.linspace(lo, hi, n + 1)
     if as_edges and closed_last:
         return _closed(_rule_edges(n, lo, hi, a.dtype if a.dtype in _SAMPLE_TYPES else "float64")), report, n, None
     return (n, lo, hi), report, n, hi
