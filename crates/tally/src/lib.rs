@@ -27,8 +27,8 @@ pub mod sample;
 pub mod scan;
 
 pub use device::{
-    Backend, BackendKind, Buffer, CudaDevice, Detected, DeviceBuffer, DeviceOptions, DeviceView, DeviceViewMut, Input,
-    Stream,
+    Backend, BackendKind, Buffer, CudaDevice, Detected, DeviceBuffer, DeviceOptions, DeviceView, DeviceViewMut,
+    ExternalBuffer, Input, Stream,
 };
 pub use error::{Error, Result};
 pub use histogram::{

@@ -102,33 +102,12 @@ impl ValuesArg {
     }
 }
 
-/// How the CLI opens a device. This function and [`trace`] are the one place where tally reads
-/// its environment variables:
-/// - `TALLY_CACHE_DIR`: the kernel cache (default `$XDG_CACHE_HOME/tally`, else `~/.cache/tally`);
-/// - `TALLY_NVRTC_OPTIONS`: extra NVRTC options for every kernel (experiments);
-/// - `TALLY_HOT_SLOTS`, `TALLY_PASS_KEYS`, `TALLY_CLUSTER`, `TALLY_AGGREGATE` (0 or 1): the
-///   histogram's tuning knobs, and `TALLY_SCAN_BLOCK_THREADS`, `TALLY_SCAN_VECS` the scans'
-///   ([`tally::Tuning`]), for experiments;
-/// - `TALLY_TRACE` (set): `hist` says on stderr how long opening the backend and the call took.
+/// How the CLI opens a device: as the environment says ([`DeviceOptions::from_env`], the one
+/// place tally reads its configuration variables: the kernel cache `TALLY_CACHE_DIR`, extra
+/// NVRTC options, the histogram's and the scans' tuning knobs). `TALLY_TRACE` is read by
+/// [`trace`].
 pub fn device_options() -> DeviceOptions {
-    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
-    let number = |name: &str| var(name).and_then(|v| v.parse::<u64>().ok());
-    let mut options = DeviceOptions::default();
-    if let Some(dir) = var("TALLY_CACHE_DIR") {
-        options.cache_dir = Some(dir.into());
-    }
-    if let Some(extra) = var("TALLY_NVRTC_OPTIONS") {
-        options.nvrtc_options = extra.split_whitespace().map(String::from).collect();
-    }
-    options.tuning = tally::Tuning {
-        hot_slots: number("TALLY_HOT_SLOTS").map(|v| v as usize),
-        pass_keys: number("TALLY_PASS_KEYS").map(|v| v as usize),
-        cluster: number("TALLY_CLUSTER").map(|v| v as u32),
-        aggregate: number("TALLY_AGGREGATE").map(|v| v != 0),
-        scan_block_threads: number("TALLY_SCAN_BLOCK_THREADS").map(|v| v as u32),
-        scan_vecs: number("TALLY_SCAN_VECS").map(|v| v as u32),
-    };
-    options
+    DeviceOptions::from_env()
 }
 
 /// Whether `TALLY_TRACE` asks for timings on stderr (see [`device_options`]).

@@ -18,6 +18,9 @@ use std::marker::PhantomData;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 
+mod external;
+pub use external::ExternalBuffer;
+
 /// What `tally info` reports about the device, and what policies decide from.
 #[derive(Clone, Debug, Serialize)]
 pub struct DeviceInfo {
@@ -81,7 +84,8 @@ pub struct CudaDevice {
     ctx: Arc<CudaContext>,
     stream: Stream,
     info: DeviceInfo,
-    modules: Mutex<HashMap<String, Arc<CudaModule>>>,
+    /// Shared with the views of this device on other streams ([`CudaDevice::with_stream`]).
+    modules: Arc<Mutex<HashMap<String, Arc<CudaModule>>>>,
     cache: KernelCache,
     nvrtc_options: Vec<String>,
     tuning: Tuning,
@@ -165,7 +169,7 @@ impl CudaDevice {
             ctx,
             stream,
             info,
-            modules: Mutex::default(),
+            modules: Arc::default(),
             cache,
             nvrtc_options: options.nvrtc_options,
             tuning: options.tuning,

@@ -12,13 +12,40 @@ pub mod params;
 pub mod registry;
 pub mod workspace;
 
-pub use cuda::{CudaDevice, DeviceInfo, DeviceOptions, EventTimer, Kernel, LaunchShape, Stream};
+pub use cuda::{CudaDevice, DeviceInfo, DeviceOptions, EventTimer, ExternalBuffer, Kernel, LaunchShape, Stream};
 pub use memory::{DevPtr, DeviceBuffer, DeviceView, DeviceViewMut, Input};
 
 use crate::error::{Error, Result};
 use crate::sample::Sample;
 use std::str::FromStr;
 use std::sync::Arc;
+
+impl DeviceOptions {
+    /// The defaults, with what the environment sets: `TALLY_CACHE_DIR` (the kernel cache),
+    /// `TALLY_NVRTC_OPTIONS` (extra NVRTC options, space-separated) and the [`crate::Tuning`]
+    /// knobs `TALLY_HOT_SLOTS`, `TALLY_PASS_KEYS`, `TALLY_CLUSTER`, `TALLY_AGGREGATE`,
+    /// `TALLY_SCAN_BLOCK_THREADS`, `TALLY_SCAN_VECS`. Empty or unparsable values are ignored.
+    pub fn from_env() -> DeviceOptions {
+        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+        let number = |name: &str| var(name).and_then(|v| v.parse::<u64>().ok());
+        let mut options = DeviceOptions::default();
+        if let Some(dir) = var("TALLY_CACHE_DIR") {
+            options.cache_dir = Some(dir.into());
+        }
+        if let Some(extra) = var("TALLY_NVRTC_OPTIONS") {
+            options.nvrtc_options = extra.split_whitespace().map(String::from).collect();
+        }
+        options.tuning = crate::Tuning {
+            hot_slots: number("TALLY_HOT_SLOTS").map(|v| v as usize),
+            pass_keys: number("TALLY_PASS_KEYS").map(|v| v as usize),
+            cluster: number("TALLY_CLUSTER").map(|v| v as u32),
+            aggregate: number("TALLY_AGGREGATE").map(|v| v != 0),
+            scan_block_threads: number("TALLY_SCAN_BLOCK_THREADS").map(|v| v as u32),
+            scan_vecs: number("TALLY_SCAN_VECS").map(|v| v as u32),
+        };
+        options
+    }
+}
 
 /// Which backend a caller asks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

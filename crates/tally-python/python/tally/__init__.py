@@ -1,0 +1,49 @@
+"""tally: GPU histograms, reductions and scans for numpy, PyTorch and CuPy arrays.
+
+Arrays on a GPU (PyTorch and CuPy, or anything with ``__dlpack__`` or
+``__cuda_array_interface__``) are read in place on the caller's current stream, and results come
+back as the same kind of array on the same device. numpy arrays are counted on the CPU, or copied
+to a GPU with ``backend="cuda"``. Every call waits for its work to finish before it returns.
+
+    import tally
+    counts, edges = tally.histogram(x, bins=256, range=(0, 256))   # numpy.histogram
+    total = tally.sum(x, exact=True)                                 # math.fsum, on the GPU
+    running = tally.cumsum(x)                                        # numpy.cumsum
+
+Errors: ``TypeError`` for an array or dtype tally does not take, ``ValueError`` for bad
+arguments (and strided arrays), ``OverflowError`` where a result does not fit its type,
+``MemoryError`` where device memory runs out, ``RuntimeError`` for the device and driver.
+"""
+
+from __future__ import annotations
+
+from . import _native
+from .histogram import Histogram, Histogram2d, bincount, histogram, histogram2d
+from .reduce import argmax, argmin, count, max, mean, min, minmax, sum
+from .scan import cummax, cummin, cumsum
+
+__version__: str = _native.__version__
+
+__all__ = [
+    "Histogram", "Histogram2d", "histogram", "histogram2d", "bincount",
+    "sum", "mean", "min", "max", "minmax", "argmin", "argmax", "count",
+    "cumsum", "cummin", "cummax",
+    "cuda_available", "device_info",
+]
+
+
+def device_info(device: int = 0) -> dict:
+    """The CUDA device as tally sees it (name, compute capability, multiprocessors, memory, the
+    NVRTC target); a ``RuntimeError`` saying why where there is no usable GPU."""
+    name, cc, sms, memory, target = _native.device_info(device)
+    return {"name": name, "compute_capability": cc, "multiprocessors": sms, "memory_bytes": memory,
+            "nvrtc_target": target}
+
+
+def cuda_available(device: int = 0) -> bool:
+    """Whether tally can use GPU ``device`` (:func:`device_info` says why not)."""
+    try:
+        _native.device_info(device)
+    except RuntimeError:
+        return False
+    return True

@@ -1,0 +1,225 @@
+//! Histograms: `Backend::histogram`, `histogram_weighted` and `histogram_2d`, the counts or sums
+//! written into numpy arrays that the Python layer allocated (it moves them to the input's
+//! device), and the binning rule's bin edges.
+
+use crate::array::{Dtype, Held, Out, Target};
+use crate::dispatch;
+use crate::error::{to_py, value_error};
+use cudarc::driver::DeviceRepr;
+use pyo3::prelude::*;
+use tally::histogram::{rule_edge, Outliers2d, PairsInput, Weight};
+use tally::{Bins, Channels, DType, DevicePairs, HistogramSpec, Input, Pairs, Sample, Strategy, WeightedOptions};
+
+/// The bins the Python layer passes: `(bins, lower, upper)` for even bins, or a list of edges.
+fn parse_bins(bins: &Bound<'_, PyAny>) -> PyResult<Bins> {
+    if let Ok((n, lower, upper)) = bins.extract::<(u32, f64, f64)>() {
+        return Ok(Bins::even(n, lower, upper));
+    }
+    let edges = bins.extract::<Vec<f64>>().map_err(|_| value_error("bins: (count, lower, upper) or a list of edges"))?;
+    Ok(Bins::Edges(edges))
+}
+
+fn parse_strategy(name: &str) -> PyResult<Strategy> {
+    name.parse().map_err(to_py)
+}
+
+/// A host output's elements (histograms return on the host; the Python layer moves them).
+fn host_out<'a, V: DeviceRepr>(out: &'a mut Out<V>) -> PyResult<&'a mut [V]> {
+    out.host().ok_or_else(|| value_error("histogram outputs are host arrays"))
+}
+
+/// Counts `x` (host array, or `(address, elements)` of device memory) of `dtype` into `bins`
+/// (see [`parse_bins`]), writing the counts into `counts` (int64, one per bin). Returns the
+/// samples below the first edge, at or above the last, the NaNs, and the strategy that ran.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+pub fn histogram(
+    py: Python<'_>,
+    x: &Bound<'_, PyAny>,
+    dtype: &str,
+    device: Option<(usize, usize)>,
+    bins: &Bound<'_, PyAny>,
+    strategy: &str,
+    counts: &Bound<'_, PyAny>,
+) -> PyResult<(u64, u64, u64, &'static str)> {
+    let target = Target::new(device)?;
+    let spec = HistogramSpec { bins: parse_bins(bins)?, channels: Channels::single() };
+    let strategy = parse_strategy(strategy)?;
+    let mut out = Out::<i64>::new(counts, &target, spec.bins.count())?;
+    let h = dispatch!(Dtype::parse(dtype)?, "a histogram", T => {
+        let held = Held::<T>::new(x, &target, "x")?;
+        let backend = target.backend();
+        py.detach(|| backend.histogram(held.input(), &spec, strategy)).map_err(to_py)
+    }, [U8: u8, U16: u16, I32: i32, U32: u32, I64: i64, F32: f32, F64: f64])?;
+    for (o, &c) in host_out(&mut out)?.iter_mut().zip(&h.counts[0]) {
+        *o = c as i64;
+    }
+    Ok((h.below[0], h.above[0], h.nan[0], h.strategy.name()))
+}
+
+/// Sums of the weights outside the bins and their counts: below, above, NaN.
+type OutlierSums = (f64, f64, f64, u64, u64, u64);
+
+fn weighted_typed<T: Sample, W: Weight>(
+    py: Python<'_>,
+    target: &Target,
+    x: &Bound<'_, PyAny>,
+    weights: &Bound<'_, PyAny>,
+    spec: &HistogramSpec,
+    strategy: Strategy,
+    sums: &mut [f64],
+) -> PyResult<(OutlierSums, &'static str)> {
+    let held = Held::<T>::new(x, target, "x")?;
+    let w = Held::<W>::new(weights, target, "weights")?;
+    let backend = target.backend();
+    let options = WeightedOptions::default().with_strategy(strategy);
+    let h = py.detach(|| backend.histogram_weighted(held.input(), w.input(), spec, options)).map_err(to_py)?;
+    sums.copy_from_slice(&h.sums[0]);
+    Ok(((h.below[0], h.above[0], h.nan[0], h.below_count[0], h.above_count[0], h.nan_count[0]), h.strategy.name()))
+}
+
+/// Sums `weights` (float32 or float64 by `weights_dtype`, one per sample) into `bins`, writing
+/// the sums into `sums` (float64). Returns the weight sums below, above and NaN, their counts,
+/// and the strategy that ran.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+pub fn histogram_weighted(
+    py: Python<'_>,
+    x: &Bound<'_, PyAny>,
+    dtype: &str,
+    weights: &Bound<'_, PyAny>,
+    weights_dtype: &str,
+    device: Option<(usize, usize)>,
+    bins: &Bound<'_, PyAny>,
+    strategy: &str,
+    sums: &Bound<'_, PyAny>,
+) -> PyResult<(OutlierSums, &'static str)> {
+    let target = Target::new(device)?;
+    let spec = HistogramSpec { bins: parse_bins(bins)?, channels: Channels::single() };
+    let strategy = parse_strategy(strategy)?;
+    let mut out = Out::<f64>::new(sums, &target, spec.bins.count())?;
+    let sums = host_out(&mut out)?;
+    dispatch!(Dtype::parse(dtype)?, "a histogram", T => {
+        dispatch!(Dtype::parse(weights_dtype)?, "weights", W => {
+            weighted_typed::<T, W>(py, &target, x, weights, &spec, strategy, sums)
+        }, [F32: f32, F64: f64])
+    }, [U8: u8, U16: u16, I32: i32, U32: u32, I64: i64, F32: f32, F64: f64])
+}
+
+/// The pairs of two held arrays, both on the host or both on the device.
+fn pairs<'a, T: DeviceRepr>(x: &'a Held<T>, y: &'a Held<T>) -> tally::Result<PairsInput<'a, T>> {
+    match (x.input(), y.input()) {
+        (Input::Host(a), Input::Host(b)) => Ok(PairsInput::Host(Pairs::Split(a, b))),
+        (Input::Device(a), Input::Device(b)) => Ok(PairsInput::Device(DevicePairs::Split(a, b))),
+        _ => Err(tally::Error::invalid("x and y must both be host arrays or both device arrays")),
+    }
+}
+
+/// Pairs outside the bins (x below, x above, y below, y above, NaN), counted, and their summed
+/// weights where weighted.
+type Outliers = ((u64, u64, u64, u64, u64), Option<(f64, f64, f64, f64, f64)>);
+
+fn outliers(counts: Outliers2d<u64>, sums: Option<Outliers2d<f64>>) -> Outliers {
+    let o = counts;
+    ((o.x_below, o.x_above, o.y_below, o.y_above, o.nan), sums.map(|s| (s.x_below, s.x_above, s.y_below, s.y_above, s.nan)))
+}
+
+fn hist2d_typed<T: Sample, W: Weight>(
+    py: Python<'_>,
+    target: &Target,
+    (x, y, weights): (&Bound<'_, PyAny>, &Bound<'_, PyAny>, Option<&Bound<'_, PyAny>>),
+    spec: &tally::Histogram2dSpec,
+    strategy: Strategy,
+    out: &Bound<'_, PyAny>,
+) -> PyResult<(Outliers, &'static str)> {
+    let (hx, hy) = (Held::<T>::new(x, target, "x")?, Held::<T>::new(y, target, "y")?);
+    let w = weights.map(|w| Held::<W>::new(w, target, "weights")).transpose()?;
+    let backend = target.backend();
+    let cells = spec.x.count() * spec.y.count();
+    let h = py
+        .detach(|| {
+            let p = pairs(&hx, &hy)?;
+            match &w {
+                None => backend.histogram_2d(p, spec, strategy),
+                Some(w) => backend.histogram_2d_weighted(
+                    p,
+                    w.input(),
+                    spec,
+                    WeightedOptions::default().with_strategy(strategy),
+                ),
+            }
+        })
+        .map_err(to_py)?;
+    if w.is_some() {
+        host_out(&mut Out::<f64>::new(out, target, cells)?)?.copy_from_slice(&h.sums);
+    } else {
+        let mut counts = Out::<i64>::new(out, target, cells)?;
+        for (o, &c) in host_out(&mut counts)?.iter_mut().zip(&h.counts) {
+            *o = c as i64;
+        }
+    }
+    Ok((outliers(h.outliers, h.outlier_sums), h.strategy.name()))
+}
+
+/// Counts (x, y) pairs (two arrays of `dtype`, host or `(address, elements)` of device memory)
+/// into `bins_x` x `bins_y` (row-major), writing `out`: int64 counts, or float64 sums of
+/// `weights` (float32 or float64 by `weights_dtype`) where there are weights. Returns the
+/// outliers and the strategy that ran.
+#[pyfunction]
+#[pyo3(signature = (x, y, dtype, weights, weights_dtype, device, bins_x, bins_y, strategy, out))]
+#[allow(clippy::too_many_arguments)]
+pub fn histogram2d(
+    py: Python<'_>,
+    x: &Bound<'_, PyAny>,
+    y: &Bound<'_, PyAny>,
+    dtype: &str,
+    weights: Option<&Bound<'_, PyAny>>,
+    weights_dtype: &str,
+    device: Option<(usize, usize)>,
+    bins_x: &Bound<'_, PyAny>,
+    bins_y: &Bound<'_, PyAny>,
+    strategy: &str,
+    out: &Bound<'_, PyAny>,
+) -> PyResult<(Outliers, &'static str)> {
+    let target = Target::new(device)?;
+    let spec = tally::Histogram2dSpec { x: parse_bins(bins_x)?, y: parse_bins(bins_y)? };
+    let strategy = parse_strategy(strategy)?;
+    dispatch!(Dtype::parse(dtype)?, "a histogram", T => {
+        dispatch!(Dtype::parse(weights_dtype)?, "weights", W => {
+            hist2d_typed::<T, W>(py, &target, (x, y, weights), &spec, strategy, out)
+        }, [F32: f32, F64: f64])
+    }, [U8: u8, U16: u16, I32: i32, U32: u32, I64: i64, F32: f32, F64: f64])
+}
+
+/// The sample type of a histogram's dtype (the f64 rule for any other).
+fn sample_dtype(dtype: Dtype) -> DType {
+    match dtype {
+        Dtype::U8 => DType::U8,
+        Dtype::U16 => DType::U16,
+        Dtype::I32 => DType::I32,
+        Dtype::U32 => DType::U32,
+        Dtype::I64 => DType::I64,
+        Dtype::F32 => DType::F32,
+        _ => DType::F64,
+    }
+}
+
+/// Writes into `out` (float64, `bins + 1` of them) where each of `bins` even bins over
+/// `[lower, upper)` begins under the rule that bins samples of `dtype` (and where the last one
+/// ends): the exact integer rule's least integer of each bin for integer samples with integral
+/// bounds, else the least f64 that the f64 rule puts in the bin. Custom edges with these values
+/// bin exactly as the even bins do.
+#[pyfunction]
+pub fn rule_edges(py: Python<'_>, bins: (u32, f64, f64), dtype: &str, out: &Bound<'_, PyAny>) -> PyResult<()> {
+    let spec = Bins::even(bins.0, bins.1, bins.2);
+    spec.validate().map_err(to_py)?;
+    let dtype = sample_dtype(Dtype::parse(dtype)?);
+    let mut out = Out::<f64>::new(out, &Target::Cpu, bins.0 as usize + 1)?;
+    let edges = host_out(&mut out)?;
+    py.detach(|| {
+        for (i, e) in edges.iter_mut().enumerate() {
+            *e = rule_edge(&spec, dtype, i).to_f64();
+        }
+    });
+    Ok(())
+}

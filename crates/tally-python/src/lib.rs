@@ -1,0 +1,49 @@
+//! `tally._native`: the extension module under the `tally` Python package. Each primitive has
+//! one file here (`histogram`, `reduce`, `scan`) and one Python module over it; the Python layer
+//! reads the caller's arrays (numpy, PyTorch, CuPy, DLPack, `__cuda_array_interface__`), picks
+//! the device and stream, allocates outputs, and calls these functions with a host array or a
+//! device array's `(address, elements)`. Every call releases the GIL while tally works.
+//!
+//! Adding a primitive: a file with its `#[pyfunction]`s built on `array::{Held, Out, Target}`
+//! and `dispatch!`, one line per function below, and a Python module in `python/tally/`.
+
+mod array;
+mod device;
+mod dlpack;
+mod error;
+mod histogram;
+mod reduce;
+mod scan;
+
+use pyo3::prelude::*;
+
+/// The CUDA device `ordinal` as tally sees it: `(name, (major, minor), multiprocessors, bytes
+/// of memory, NVRTC target)`; a `RuntimeError` with the reason where there is none.
+#[pyfunction]
+fn device_info(ordinal: usize) -> PyResult<(String, (i32, i32), u32, usize, String)> {
+    let dev = device::on_stream(ordinal, 0).map_err(error::to_py)?;
+    let i = dev.info();
+    Ok((i.name.clone(), i.compute_capability, i.multiprocessors, i.total_memory, i.target.clone()))
+}
+
+/// The ordinal of the CUDA device that holds device memory at `address`.
+#[pyfunction]
+fn device_of(address: u64) -> PyResult<usize> {
+    device::device_of(address).map_err(error::to_py)
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_function(wrap_pyfunction!(device_info, m)?)?;
+    m.add_function(wrap_pyfunction!(device_of, m)?)?;
+    m.add_function(wrap_pyfunction!(dlpack::dlpack_info, m)?)?;
+    m.add_function(wrap_pyfunction!(histogram::histogram, m)?)?;
+    m.add_function(wrap_pyfunction!(histogram::histogram_weighted, m)?)?;
+    m.add_function(wrap_pyfunction!(histogram::histogram2d, m)?)?;
+    m.add_function(wrap_pyfunction!(histogram::rule_edges, m)?)?;
+    m.add_function(wrap_pyfunction!(reduce::reduce, m)?)?;
+    m.add_function(wrap_pyfunction!(reduce::time_reduce, m)?)?;
+    m.add_function(wrap_pyfunction!(scan::scan, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,129 @@
+//! Reductions: `Backend::reduce` on one array, the result as a Python number.
+
+use crate::array::{Dtype, Held, Target};
+use crate::dispatch;
+use crate::error::{to_py, value_error};
+use pyo3::prelude::*;
+use pyo3::IntoPyObjectExt;
+use std::time::Instant;
+use tally::{CmpOp, Compare, ReduceOp, ReduceOptions, Reduction};
+
+/// The op named `name` ("sum", "min", ...; "count" with `compare`).
+fn parse_op(name: &str, compare: Option<(String, f64)>) -> PyResult<ReduceOp> {
+    Ok(match name {
+        "sum" => ReduceOp::Sum,
+        "min" => ReduceOp::Min,
+        "max" => ReduceOp::Max,
+        "minmax" => ReduceOp::MinMax,
+        "argmin" => ReduceOp::ArgMin,
+        "argmax" => ReduceOp::ArgMax,
+        "mean" => ReduceOp::Mean,
+        "count" => {
+            let (op, value) = compare.ok_or_else(|| value_error("count needs a comparison"))?;
+            let op = match op.as_str() {
+                "<" => CmpOp::Lt,
+                "<=" => CmpOp::Le,
+                ">" => CmpOp::Gt,
+                ">=" => CmpOp::Ge,
+                "==" => CmpOp::Eq,
+                "!=" => CmpOp::Ne,
+                other => {
+                    return Err(value_error(format!("unknown comparison '{other}' (expected <, <=, >, >=, == or !=)")))
+                }
+            };
+            ReduceOp::Count(Compare::new(op, value))
+        }
+        other => return Err(value_error(format!("unknown reduction '{other}'"))),
+    })
+}
+
+/// An integer result exactly, else the float.
+fn number(py: Python<'_>, value: f64, exact: Option<i128>) -> PyResult<Py<PyAny>> {
+    match exact {
+        Some(i) => i.into_py_any(py),
+        None => value.into_py_any(py),
+    }
+}
+
+/// The reduction's value as Python sees it: an int for integer sums, minima and maxima, the
+/// index, the count; a float otherwise; a pair for minmax.
+fn to_python(py: Python<'_>, r: &Reduction) -> PyResult<Py<PyAny>> {
+    match r.op {
+        ReduceOp::Sum | ReduceOp::Min | ReduceOp::Max => number(py, r.value, r.exact),
+        ReduceOp::Mean => r.value.into_py_any(py),
+        ReduceOp::MinMax => {
+            let lo = number(py, r.value, r.exact)?;
+            let hi = number(py, r.max.unwrap_or(f64::NAN), r.max_exact)?;
+            (lo, hi).into_py_any(py)
+        }
+        ReduceOp::ArgMin | ReduceOp::ArgMax => r.index.unwrap_or(0).into_py_any(py),
+        ReduceOp::Count(_) => r.count.unwrap_or(0).into_py_any(py),
+    }
+}
+
+/// Runs the reduction `reps` times (at least once) with the GIL released; the last result and
+/// the mean seconds per call.
+#[allow(clippy::too_many_arguments)]
+fn run(
+    py: Python<'_>,
+    x: &Bound<'_, PyAny>,
+    dtype: &str,
+    device: Option<(usize, usize)>,
+    op: &str,
+    exact: bool,
+    skip_nan: bool,
+    compare: Option<(String, f64)>,
+    reps: usize,
+) -> PyResult<(Reduction, f64)> {
+    let target = Target::new(device)?;
+    let op = parse_op(op, compare)?;
+    let options = ReduceOptions { exact, skip_nan };
+    dispatch!(Dtype::parse(dtype)?, "a reduction", T => {
+        let held = Held::<T>::new(x, &target, "x")?;
+        let backend = target.backend();
+        py.detach(|| {
+            let start = Instant::now();
+            let mut r = backend.reduce(held.input(), op, options);
+            for _ in 1..reps {
+                r = backend.reduce(held.input(), op, options);
+            }
+            r.map(|r| (r, start.elapsed().as_secs_f64() / reps.max(1) as f64))
+        })
+        .map_err(to_py)
+    })
+}
+
+/// Reduces `x` (a host array, or `(address, elements)` of device memory) of `dtype` by `op`
+/// ("sum", "min", "max", "minmax", "argmin", "argmax", "mean", "count" with `compare` =
+/// (comparison, value)) on `device` (None: the CPU; `(ordinal, stream)`).
+#[pyfunction]
+#[pyo3(signature = (x, dtype, device, op, exact=false, skip_nan=false, compare=None))]
+#[allow(clippy::too_many_arguments)]
+pub fn reduce(
+    py: Python<'_>,
+    x: &Bound<'_, PyAny>,
+    dtype: &str,
+    device: Option<(usize, usize)>,
+    op: &str,
+    exact: bool,
+    skip_nan: bool,
+    compare: Option<(String, f64)>,
+) -> PyResult<Py<PyAny>> {
+    let (r, _) = run(py, x, dtype, device, op, exact, skip_nan, compare, 1)?;
+    to_python(py, &r)
+}
+
+/// The mean seconds of one library call of [`reduce`] over `reps` calls, timed inside the
+/// extension: what a call costs without the Python layer (the benchmark's baseline).
+#[pyfunction]
+#[pyo3(signature = (x, dtype, device, op, reps))]
+pub fn time_reduce(
+    py: Python<'_>,
+    x: &Bound<'_, PyAny>,
+    dtype: &str,
+    device: Option<(usize, usize)>,
+    op: &str,
+    reps: usize,
+) -> PyResult<f64> {
+    run(py, x, dtype, device, op, false, false, None, reps).map(|(_, seconds)| seconds)
+}

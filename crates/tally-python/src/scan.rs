@@ -1,0 +1,112 @@
+//! Scans: `Backend::scan` and `Backend::scan_by_key` into an output the Python layer allocated
+//! (a numpy array, or device memory of the caller's array library that the kernels write in
+//! place).
+
+use crate::array::{write_out, Dtype, Held, Out, Target};
+use crate::dispatch;
+use crate::error::{to_py, value_error};
+use cudarc::driver::DeviceRepr;
+use pyo3::prelude::*;
+use tally::{Input, ScanElement, ScanInto, ScanKey, ScanOp, ScanOptions, ScanPlan, ScanValue};
+
+fn parse_op(name: &str) -> PyResult<ScanOp> {
+    match name {
+        "sum" => Ok(ScanOp::Sum),
+        "min" => Ok(ScanOp::Min),
+        "max" => Ok(ScanOp::Max),
+        other => Err(value_error(format!("unknown scan '{other}' (expected sum, min or max)"))),
+    }
+}
+
+/// The arrays of one scan.
+struct Arrays<'a, 'py> {
+    x: &'a Bound<'py, PyAny>,
+    out: &'a Bound<'py, PyAny>,
+    keys: Option<&'a Bound<'py, PyAny>>,
+    target: Target,
+}
+
+/// Scans `x` of `T` into `out` of `O`, by the keys of `K` where there are keys.
+fn scan_typed<T, O, K>(py: Python<'_>, a: &Arrays<'_, '_>, op: ScanOp, options: ScanOptions) -> PyResult<()>
+where
+    T: ScanInto<O>,
+    O: ScanValue + DeviceRepr,
+    K: ScanKey,
+{
+    let target = &a.target;
+    let x = Held::<T>::new(a.x, target, "x")?;
+    let keys = a.keys.map(|k| Held::<K>::new(k, target, "keys")).transpose()?;
+    let mut out = Out::<O>::new(a.out, target, x.len())?;
+    if let Some(k) = &keys {
+        if k.len() != x.len() {
+            return Err(value_error(format!("{} keys for {} values: one key per value", k.len(), x.len())));
+        }
+    }
+    let backend = target.backend();
+    let in_place = matches!(out, Out::Device(_));
+    py.detach(|| -> tally::Result<()> {
+        if !in_place {
+            let values = match &keys {
+                None => backend.scan_vec::<T, O>(x.input(), op, options)?,
+                Some(k) => backend.scan_by_key_vec::<K, T, O>(k.input(), x.input(), op, options)?,
+            };
+            return write_out(&mut out, target, &values);
+        }
+        // Device in, device out: the kernels write the caller's array in place.
+        let (Target::Cuda(dev), Input::Device(view), Some(mut dest)) = (target, x.input(), out.device()) else {
+            return Err(tally::Error::invalid("a device output needs device input on a device"));
+        };
+        let stream = dev.stream();
+        match keys.as_ref().map(|k| k.input()) {
+            None => {
+                let mut plan = ScanPlan::<T, O>::new(dev, op, options, view.len())?;
+                plan.launch(stream, &view, &mut dest)?;
+                plan.read(stream)
+            }
+            Some(Input::Device(k)) => {
+                let mut plan = ScanPlan::<T, O>::by_key::<K>(dev, op, options, view.len())?;
+                plan.launch_by_key(stream, &k, &view, &mut dest)?;
+                plan.read(stream)
+            }
+            Some(Input::Host(_)) => Err(tally::Error::invalid("host keys for device values")),
+        }
+    })
+    .map_err(to_py)
+}
+
+/// Scans `x` (host array, or `(address, elements)` of device memory) of `dtype` by `op` ("sum",
+/// "min", "max") into `out`: for sums numpy's `cumsum` type (int64 for signed integers,
+/// uint64 for unsigned ones, the float type itself), for min and max the input's type. With
+/// `keys` (uint32 or uint64 by `key_dtype`; signed keys are passed as their bits), the scan
+/// restarts wherever the key changes.
+#[pyfunction]
+#[pyo3(signature = (x, dtype, device, op, exclusive, out, keys=None, key_dtype="uint32"))]
+#[allow(clippy::too_many_arguments)]
+pub fn scan(
+    py: Python<'_>,
+    x: &Bound<'_, PyAny>,
+    dtype: &str,
+    device: Option<(usize, usize)>,
+    op: &str,
+    exclusive: bool,
+    out: &Bound<'_, PyAny>,
+    keys: Option<&Bound<'_, PyAny>>,
+    key_dtype: &str,
+) -> PyResult<()> {
+    let arrays = Arrays { x, out, keys, target: Target::new(device)? };
+    let op = parse_op(op)?;
+    let options = if exclusive { ScanOptions::exclusive() } else { ScanOptions::inclusive() };
+    let wide_keys = match key_dtype {
+        "uint32" => false,
+        "uint64" => true,
+        other => return Err(value_error(format!("scan keys are 32- or 64-bit integers, not {other}"))),
+    };
+    dispatch!(Dtype::parse(dtype)?, "a scan", T => {
+        match (op, wide_keys) {
+            (ScanOp::Sum, false) => scan_typed::<T, <T as ScanElement>::Wide, u32>(py, &arrays, op, options),
+            (ScanOp::Sum, true) => scan_typed::<T, <T as ScanElement>::Wide, u64>(py, &arrays, op, options),
+            (_, false) => scan_typed::<T, T, u32>(py, &arrays, op, options),
+            (_, true) => scan_typed::<T, T, u64>(py, &arrays, op, options),
+        }
+    })
+}

@@ -1,0 +1,262 @@
+"""tally against numpy on the CPU backend: exact equality for integers and for float cases whose
+answer is exactly defined (dyadic values and ranges, integer-valued floats)."""
+
+import math
+
+import numpy as np
+import pytest
+
+import tally
+
+INTS = ["uint8", "int8", "uint16", "int16", "uint32", "int32", "uint64", "int64"]
+FLOATS = ["float32", "float64"]
+HIST_TYPES = ["uint8", "uint16", "int32", "uint32", "int64", "float32", "float64"]
+SIZES = [0, 1, 7, 1000, 100_003]
+
+
+def data(dtype, n, seed=1, lo=None, hi=None):
+    rng = np.random.default_rng(seed)
+    info = np.iinfo(dtype) if dtype not in FLOATS else None
+    if info is not None:
+        lo = max(info.min, -1000) if lo is None else lo
+        hi = min(info.max, 1000) if hi is None else hi
+        return rng.integers(lo, hi, size=n, endpoint=True).astype(dtype)
+    # Multiples of 1/8 in [-64, 64]: every sum and bin position below is exact.
+    return (rng.integers(-512, 512, size=n) / 8).astype(dtype)
+
+
+# Reductions -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", INTS + FLOATS)
+@pytest.mark.parametrize("n", SIZES)
+def test_reductions_equal_numpy(dtype, n):
+    x = data(dtype, n)
+    if x.dtype.kind in "iu":
+        assert tally.sum(x) == int(x.astype(object).sum()) if n else tally.sum(x) == 0
+    else:
+        assert tally.sum(x) == float(x.astype(np.float64).sum())
+        assert tally.sum(x, exact=True) == math.fsum(x.astype(np.float64))
+    if n == 0:
+        with pytest.raises(ValueError):
+            tally.min(x)
+        assert math.isnan(tally.mean(x))
+        return
+    assert tally.min(x) == x.min() and tally.max(x) == x.max()
+    assert tally.minmax(x) == (x.min(), x.max())
+    assert tally.argmin(x) == int(np.argmin(x)) and tally.argmax(x) == int(np.argmax(x))
+    assert tally.mean(x, exact=True) == pytest.approx(float(np.mean(x.astype(np.float64))), rel=1e-15)
+    for op, f in [(">", np.greater), ("<=", np.less_equal), ("==", np.equal), ("!=", np.not_equal)]:
+        assert tally.count(x, op, 3) == int(np.count_nonzero(f(x, 3)))
+
+
+def test_integer_sum_exceeds_64_bits():
+    x = np.full(1000, np.iinfo(np.int64).max, dtype=np.int64)
+    assert tally.sum(x) == 1000 * (2**63 - 1)
+    u = np.full(5, np.iinfo(np.uint64).max, dtype=np.uint64)
+    assert tally.sum(u) == 5 * (2**64 - 1)
+    assert tally.max(u) == 2**64 - 1
+
+
+def test_exact_sum_is_fsum():
+    x = np.array([1e30, 1.0, -1e30, 1e-30] * 1000 + [3.5], dtype=np.float64)
+    assert tally.sum(x, exact=True) == math.fsum(x)
+    f = np.array([1e20, 1.0, -1e20, 0.1] * 999, dtype=np.float32)
+    assert tally.sum(f, exact=True) == math.fsum(f.astype(np.float64))
+
+
+def test_nan_rules():
+    x = np.array([3.0, np.nan, -1.0, np.nan, 7.0])
+    assert math.isnan(tally.sum(x)) and math.isnan(tally.min(x))
+    assert tally.argmin(x) == int(np.argmin(x)) == 1
+    assert tally.sum(x, skip_nan=True) == np.nansum(x)
+    assert tally.min(x, skip_nan=True) == np.nanmin(x) and tally.max(x, skip_nan=True) == np.nanmax(x)
+    assert tally.argmin(x, skip_nan=True) == np.nanargmin(x)
+    assert tally.argmax(x, skip_nan=True) == np.nanargmax(x)
+    assert tally.count(x, "!=", 3) == int(np.count_nonzero(x != 3))
+
+
+def test_multidimensional_arrays_are_read_flat():
+    x = data("int32", 60).reshape(3, 4, 5)
+    assert tally.sum(x) == int(x.sum()) and tally.argmax(x) == int(np.argmax(x))
+    np.testing.assert_array_equal(tally.cumsum(x), np.cumsum(x))
+
+
+# Scans ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", INTS + FLOATS)
+@pytest.mark.parametrize("n", SIZES)
+def test_scans_equal_numpy(dtype, n):
+    x = data(dtype, n)
+    got = tally.cumsum(x)
+    want = np.cumsum(x)
+    assert got.dtype == want.dtype, (got.dtype, want.dtype)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(tally.cummin(x), np.minimum.accumulate(x))
+    np.testing.assert_array_equal(tally.cummax(x), np.maximum.accumulate(x))
+    ex = tally.cumsum(x, exclusive=True)
+    np.testing.assert_array_equal(ex, np.concatenate([[0], want[:-1]]).astype(want.dtype) if n else want)
+    if n:
+        lowest = np.finfo(dtype).min if dtype in FLOATS else np.iinfo(dtype).min
+        top = -np.inf if dtype in FLOATS else lowest
+        np.testing.assert_array_equal(tally.cummax(x, exclusive=True)[1:], np.maximum.accumulate(x)[:-1])
+        assert tally.cummax(x, exclusive=True)[0] == top
+
+
+@pytest.mark.parametrize("key_dtype", ["int32", "uint32", "int64", "uint64"])
+def test_scan_by_key_restarts_at_each_key(key_dtype):
+    rng = np.random.default_rng(5)
+    keys = np.repeat(rng.integers(0, 5, size=300), rng.integers(1, 40, size=300)).astype(key_dtype)
+    x = data("int32", keys.size)
+    got = tally.cumsum(x, keys=keys)
+    want = np.empty(x.size, dtype=np.int64)
+    for i in range(x.size):
+        want[i] = x[i] + (want[i - 1] if i and keys[i] == keys[i - 1] else 0)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_scan_overflow_is_an_error():
+    x = np.array([np.iinfo(np.int64).max, 1], dtype=np.int64)
+    with pytest.raises(OverflowError):
+        tally.cumsum(x)
+
+
+# Histograms -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", HIST_TYPES)
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("bins", [1, 7, 64])
+def test_histogram_equals_numpy(dtype, n, bins):
+    lo = 0 if dtype.startswith("u") else None
+    x = data(dtype, n, lo=lo)
+    rng = (0, 64) if dtype in FLOATS else (int(x.min()) if n else 0, int(x.max()) if n else 1)
+    if dtype in FLOATS:
+        bins = 64 if bins == 7 else bins  # dyadic widths: numpy's edges are exact
+    counts, edges = tally.histogram(x, bins=bins, range=rng)
+    want, want_edges = np.histogram(x, bins=bins, range=rng)
+    np.testing.assert_array_equal(counts, want)
+    if dtype in FLOATS or bins in (1, 64):
+        np.testing.assert_array_equal(edges, want_edges)
+    h = tally.histogram(x, bins=bins, range=rng)
+    assert h.below + h.above + h.nan + int(h.counts.sum()) == n
+
+
+@pytest.mark.parametrize("dtype", HIST_TYPES)
+def test_histogram_auto_range_equals_numpy(dtype):
+    x = data(dtype, 5000, lo=0 if dtype.startswith("u") else None)
+    for bins in (1, 10, 33) if dtype not in FLOATS else (1, 2, 4):
+        counts, _ = tally.histogram(x, bins=bins)
+        np.testing.assert_array_equal(counts, np.histogram(x, bins=bins)[0])
+
+
+def test_histogram_outliers_and_closed_last_bin():
+    x = np.array([-1.0, 0.0, 0.5, 1.0, 1.0, 2.0, np.nan, np.inf])
+    h = tally.histogram(x, bins=2, range=(0, 1))
+    np.testing.assert_array_equal(h.counts, [1, 3])  # numpy: the last bin includes 1.0
+    assert (h.below, h.above, h.nan) == (1, 2, 1)
+    half_open = tally.histogram(x, bins=2, range=(0, 1), closed_last=False)
+    np.testing.assert_array_equal(half_open.counts, [1, 1])
+    assert half_open.above == 4
+    np.testing.assert_array_equal(h.counts, np.histogram(x[~np.isnan(x)], bins=2, range=(0, 1))[0])
+
+
+@pytest.mark.parametrize("closed_last", [True, False])
+def test_histogram_custom_edges(closed_last):
+    x = data("int64", 10_000)
+    edges = [-1000, -10, 0, 1, 5, 250, 1000]
+    counts, got_edges = tally.histogram(x, bins=edges, closed_last=closed_last)
+    want = np.histogram(x, bins=edges)[0]
+    if not closed_last:
+        want[-1] -= int(np.count_nonzero(x == 1000))
+    np.testing.assert_array_equal(counts, want)
+    np.testing.assert_array_equal(got_edges, edges)
+    np.testing.assert_array_equal(tally.histogram(x, edges=np.array(edges, dtype=float)).counts,
+                                  np.histogram(x, bins=edges)[0])
+
+
+@pytest.mark.parametrize("dtype", ["int32", "float32", "float64"])
+def test_weighted_histogram_equals_numpy(dtype):
+    x = data(dtype, 20_000)
+    w = np.random.default_rng(2).integers(-8, 9, size=x.size).astype(np.float64) / 4  # exact sums
+    rng = (-64, 64)
+    for bins in (1, 16, 128):
+        h = tally.histogram(x, bins=bins, range=rng, weights=w)
+        np.testing.assert_array_equal(h.counts, np.histogram(x, bins=bins, range=rng, weights=w)[0])
+    h = tally.histogram(x, bins=8, range=(0, 8), weights=w.astype(np.float32))
+    np.testing.assert_array_equal(h.counts, np.histogram(x, bins=8, range=(0, 8), weights=w)[0])
+    assert h.below == float(w[x < 0].sum()) and h.below_count == int(np.count_nonzero(x < 0))
+    assert h.above == float(w[x > 8].sum()) and h.above_count == int(np.count_nonzero(x > 8))
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int32", "int64"])
+def test_bincount_equals_numpy(dtype):
+    x = data(dtype, 30_000, lo=0, hi=200)
+    np.testing.assert_array_equal(tally.bincount(x), np.bincount(x))
+    np.testing.assert_array_equal(tally.bincount(x, minlength=500), np.bincount(x, minlength=500))
+    w = (np.arange(x.size) % 7).astype(np.float64)
+    np.testing.assert_array_equal(tally.bincount(x, weights=w), np.bincount(x, weights=w))
+    assert tally.bincount(np.array([], dtype=dtype), minlength=3).tolist() == [0, 0, 0]
+
+
+def test_bincount_rejects_negatives_and_floats():
+    with pytest.raises(ValueError):
+        tally.bincount(np.array([1, -1, 2], dtype=np.int32))
+    with pytest.raises(TypeError):
+        tally.bincount(np.array([1.0]))
+
+
+@pytest.mark.parametrize("dtype", ["int32", "float32", "float64"])
+def test_histogram2d_equals_numpy(dtype):
+    x, y = data(dtype, 20_000, seed=3), data(dtype, 20_000, seed=4)
+    for bins, rng in [(16, ((-64, 64), (-64, 64))), ((8, 32), ((0, 64), (-32, 32))), (4, None)]:
+        if rng is None and dtype in FLOATS:
+            continue  # numpy's auto-range edges are not exact there
+        h, xe, ye = tally.histogram2d(x, y, bins=bins, range=rng)
+        wh, wxe, wye = np.histogram2d(x, y, bins=bins, range=rng)
+        np.testing.assert_array_equal(h, wh)
+        np.testing.assert_array_equal(xe, wxe)
+    w = (np.arange(x.size) % 5).astype(np.float64)
+    h = tally.histogram2d(x, y, bins=8, range=((-64, 64), (-64, 64)), weights=w)
+    np.testing.assert_array_equal(h.counts, np.histogram2d(x, y, bins=8, range=((-64, 64), (-64, 64)), weights=w)[0])
+
+
+# Errors ---------------------------------------------------------------------------------------
+
+def test_errors_are_clear():
+    x = np.arange(10, dtype=np.int32)
+    with pytest.raises(ValueError, match="contiguous"):
+        tally.sum(x[::2])
+    with pytest.raises(TypeError, match="dtype"):
+        tally.sum(np.arange(3, dtype=np.float16))
+    with pytest.raises(TypeError, match="int8"):
+        tally.histogram(np.arange(3, dtype=np.int8))
+    with pytest.raises(TypeError, match="native-endian"):
+        tally.sum(np.arange(3, dtype=">i4"))
+    with pytest.raises(ValueError, match="range"):
+        tally.histogram(x, bins=4, range=(5, 4))
+    with pytest.raises(ValueError):
+        tally.histogram(x, bins=0)
+    with pytest.raises(ValueError, match="strategy"):
+        tally.histogram(x, strategy="nonsense")
+    with pytest.raises(ValueError, match="comparison"):
+        tally.count(x, "<>", 1)
+    with pytest.raises(ValueError, match="backend"):
+        tally.sum(x, backend="tpu")
+    with pytest.raises(TypeError):
+        tally.sum(object())
+    with pytest.raises(ValueError, match="weights"):
+        tally.histogram(x, weights=np.ones(3))
+
+
+def test_lists_and_cpu_tensors_of_the_host():
+    assert tally.sum([1, 2, 3]) == 6
+    torch = pytest.importorskip("torch")
+    t = torch.arange(10, dtype=torch.int32)
+    out = tally.cumsum(t)
+    assert isinstance(out, torch.Tensor) and out.tolist() == np.cumsum(np.arange(10)).tolist()
+
+
+def test_cuda_backend_without_a_gpu_says_why():
+    if tally.cuda_available():
+        pytest.skip("a GPU is present")
+    with pytest.raises(RuntimeError, match="CUDA"):
+        tally.sum(np.arange(4), backend="cuda")

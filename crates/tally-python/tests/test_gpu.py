@@ -1,0 +1,215 @@
+"""tally on a GPU, from PyTorch and CuPy: results equal numpy's on the copied-back data, outputs
+are arrays of the caller's kind on the caller's device, written in place without a copy of the
+input, on the caller's stream. Skips without a GPU; TALLY_REQUIRE_GPU=1 makes that a failure."""
+
+import os
+
+import numpy as np
+import pytest
+
+import tally
+
+REQUIRE = os.environ.get("TALLY_REQUIRE_GPU") == "1"
+
+
+def _gpu_reason():
+    if not tally.cuda_available():
+        try:
+            tally.device_info()
+        except RuntimeError as e:
+            return str(e)
+    return None
+
+
+_reason = _gpu_reason()
+if _reason is not None:
+    if REQUIRE:
+        raise RuntimeError(f"TALLY_REQUIRE_GPU=1 but tally has no GPU: {_reason}")
+    pytest.skip(f"no GPU: {_reason}", allow_module_level=True)
+
+torch = pytest.importorskip("torch") if not REQUIRE else __import__("torch")
+if not torch.cuda.is_available():
+    if REQUIRE:
+        raise RuntimeError("TALLY_REQUIRE_GPU=1 but torch sees no GPU")
+    pytest.skip("torch sees no GPU", allow_module_level=True)
+
+DEV = torch.device("cuda", 0)
+TORCH_TYPES = {
+    "uint8": torch.uint8, "int8": torch.int8, "int16": torch.int16, "int32": torch.int32,
+    "int64": torch.int64, "float32": torch.float32, "float64": torch.float64,
+}
+for _name in ("uint16", "uint32", "uint64"):
+    if hasattr(torch, _name):
+        TORCH_TYPES[_name] = getattr(torch, _name)
+# A tile of the scan and reduction kernels is a few thousand elements: sizes around it, and a
+# large one.
+SIZES = [0, 1, 2, 1023, 4095, 4096, 4097, 65_537, 3_000_001]
+
+
+def data(dtype, n, seed=1, lo=-1000, hi=1000):
+    rng = np.random.default_rng(seed)
+    if dtype.startswith("float"):
+        return (rng.integers(-512, 512, size=n) / 8).astype(dtype)
+    info = np.iinfo(dtype)
+    return rng.integers(max(lo, info.min), min(hi, info.max), size=n, endpoint=True).astype(dtype)
+
+
+def on_gpu(a, offset=0):
+    """``a`` as a CUDA tensor, starting ``offset`` elements into a larger allocation (a
+    misaligned start for the kernels' vector loads)."""
+    t = torch.from_numpy(np.concatenate([np.zeros(offset, a.dtype), a])).to(DEV)
+    return t[offset:]
+
+
+def back(t):
+    assert isinstance(t, torch.Tensor) and t.device == DEV, (type(t), getattr(t, "device", None))
+    return t.cpu().numpy()
+
+
+@pytest.mark.parametrize("dtype", sorted(TORCH_TYPES))
+@pytest.mark.parametrize("n", SIZES)
+def test_reductions_equal_numpy(dtype, n):
+    x = data(dtype, n)
+    for offset in (0, 1, 3):
+        t = on_gpu(x, offset)
+        s = tally.sum(t)
+        assert s == (int(x.astype(object).sum()) if x.dtype.kind in "iu" else float(x.astype(np.float64).sum()))
+        if x.dtype.kind == "f":
+            assert tally.sum(t, exact=True) == float(np.sum(x.astype(np.float64)))
+        if n:
+            assert tally.minmax(t) == (x.min(), x.max())
+            assert tally.argmin(t) == int(np.argmin(x)) and tally.argmax(t) == int(np.argmax(x))
+            assert tally.count(t, ">", 3) == int(np.count_nonzero(x > 3))
+
+
+@pytest.mark.parametrize("dtype", sorted(TORCH_TYPES))
+@pytest.mark.parametrize("n", SIZES)
+def test_scans_equal_numpy_in_place(dtype, n):
+    x = data(dtype, n)
+    t = on_gpu(x, 1)
+    got = tally.cumsum(t)
+    np.testing.assert_array_equal(back(got), np.cumsum(x))
+    np.testing.assert_array_equal(back(tally.cummax(t)), np.maximum.accumulate(x))
+    np.testing.assert_array_equal(back(tally.cummin(t, exclusive=True))[1:], np.minimum.accumulate(x)[:-1])
+
+
+def test_scan_writes_a_fresh_tensor_and_leaves_the_input():
+    x = data("int32", 100_000)
+    t = on_gpu(x)
+    before = t.clone()
+    out = tally.cumsum(t)
+    assert out.dtype == torch.int64 and out.device == DEV and out.data_ptr() != t.data_ptr()
+    assert torch.equal(t, before)
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int32", "int64", "float32", "float64"])
+@pytest.mark.parametrize("n", [0, 1, 4097, 3_000_001])
+def test_histograms_equal_numpy(dtype, n):
+    x = data(dtype, n, lo=0)
+    t = on_gpu(x, 3)
+    rng = (0, 64) if dtype.startswith("float") else (0, 256)
+    for bins in (1, 64, 256):
+        h = tally.histogram(t, bins=bins, range=rng)
+        np.testing.assert_array_equal(back(h.counts), np.histogram(x, bins=bins, range=rng)[0])
+        assert h.below + h.above + h.nan + int(h.counts.sum()) == n
+    if dtype in ("uint8", "int32", "int64"):
+        np.testing.assert_array_equal(back(tally.bincount(t)), np.bincount(x) if n else np.zeros(0))
+    for strategy in ("global-atomic", "block-shared", "warp-aggregated", "global-l2"):
+        h = tally.histogram(t, bins=64, range=rng, strategy=strategy)
+        np.testing.assert_array_equal(back(h.counts), np.histogram(x, bins=64, range=rng)[0])
+
+
+def test_weighted_and_2d_equal_numpy():
+    x, y = data("float32", 500_000, 3), data("float32", 500_000, 4)
+    w = (np.arange(x.size) % 9 - 4).astype(np.float32)
+    tx, ty, tw = on_gpu(x), on_gpu(y), on_gpu(w)
+    h = tally.histogram(tx, bins=64, range=(-64, 64), weights=tw)
+    np.testing.assert_array_equal(back(h.counts), np.histogram(x, bins=64, range=(-64, 64), weights=w)[0])
+    np.testing.assert_array_equal(back(tally.bincount(on_gpu(data("int32", 9999, lo=0)), weights=on_gpu(w[:9999]))),
+                                  np.bincount(data("int32", 9999, lo=0), weights=w[:9999]))
+    m = tally.histogram2d(tx, ty, bins=32, range=((-64, 64), (-64, 64)))
+    np.testing.assert_array_equal(back(m.counts), np.histogram2d(x, y, bins=32, range=((-64, 64), (-64, 64)))[0])
+
+
+def test_runs_on_the_callers_stream():
+    x = data("float32", 1 << 22)
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        t = torch.from_numpy(x).to(DEV, non_blocking=False)
+        # Queued on the side stream just before tally's call: tally must see the result.
+        t.mul_(2)
+        s = tally.sum(t, exact=True)
+        c = tally.cumsum(t)
+    assert s == float(np.sum(x.astype(np.float64) * 2))
+    side.synchronize()
+    np.testing.assert_array_equal(back(c), np.cumsum(x * 2))
+
+
+def test_torch_dtypes_and_errors():
+    t = torch.arange(10, device=DEV, dtype=torch.int32)
+    with pytest.raises(ValueError, match="contiguous"):
+        tally.sum(t[::2])
+    with pytest.raises(ValueError, match="contiguous"):
+        tally.cumsum(torch.zeros(4, 4, device=DEV).t())
+    with pytest.raises(TypeError):
+        tally.sum(torch.zeros(4, device=DEV, dtype=torch.float16))
+    with pytest.raises(TypeError):
+        tally.histogram(torch.zeros(4, device=DEV, dtype=torch.int8))
+    with pytest.raises(ValueError, match="CPU"):
+        tally.sum(t, backend="cpu")
+    with pytest.raises(ValueError):
+        tally.min(torch.zeros(0, device=DEV))
+    with pytest.raises(OverflowError):
+        tally.cumsum(torch.tensor([2**62, 2**62], device=DEV, dtype=torch.int64))
+
+
+def test_numpy_copied_to_the_gpu():
+    x = data("int32", 100_000)
+    assert tally.sum(x, backend="cuda") == int(x.sum())
+    out = tally.cumsum(x, backend="cuda")
+    assert isinstance(out, np.ndarray)
+    np.testing.assert_array_equal(out, np.cumsum(x))
+
+
+def test_dlpack_and_cuda_array_interface_objects():
+    x = data("float64", 10_001)
+    t = on_gpu(x)
+
+    class Dl:  # only the DLPack protocol
+        def __dlpack__(self, stream=None):
+            return t.__dlpack__(stream=stream)
+
+        def __dlpack_device__(self):
+            return t.__dlpack_device__()
+
+    assert tally.sum(Dl(), exact=True) == float(np.sum(x))
+
+    class Cai:  # only the CUDA array interface
+        __cuda_array_interface__ = t.__cuda_array_interface__
+
+    np.testing.assert_array_equal(np.asarray(back_any(tally.cumsum(Cai()))), np.cumsum(x))
+
+
+def back_any(a):
+    if isinstance(a, torch.Tensor):
+        return a.cpu().numpy()
+    return a.get()
+
+
+def test_cupy_arrays():
+    cupy = pytest.importorskip("cupy")
+    x = data("int32", 300_000)
+    c = cupy.asarray(x)
+    assert tally.sum(c) == int(x.sum())
+    out = tally.cumsum(c)
+    assert isinstance(out, cupy.ndarray)
+    np.testing.assert_array_equal(out.get(), np.cumsum(x))
+    h = tally.histogram(c, bins=16, range=(-1000, 1000))
+    assert isinstance(h.counts, cupy.ndarray)
+    np.testing.assert_array_equal(h.counts.get(), np.histogram(x, bins=16, range=(-1000, 1000))[0])
+    s = cupy.cuda.Stream(non_blocking=True)
+    with s:
+        c2 = c * 3
+        assert tally.sum(c2) == int(x.sum()) * 3
+    with pytest.raises(ValueError, match="contiguous"):
+        tally.sum(c[::3])

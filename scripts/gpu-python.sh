@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# On a GPU host with Python, PyTorch (CUDA), CuPy, numpy and pytest (no Rust, no network):
+# installs tally's wheel into a private directory, runs the GPU tests (which must not skip),
+# the CPU tests, and the benchmark against PyTorch and CuPy. Logs go to $OUT (default
+# gpu-out/python).
+#
+#   scripts/gpu-python.sh .gpu/wheels/tally-*.whl
+set -uo pipefail
+cd "$(dirname "$0")/.."
+wheel=${1:?usage: scripts/gpu-python.sh WHEEL}
+out=${OUT:-gpu-out}/python
+site=${TALLY_SITE:-/tmp/tally-site}
+mkdir -p "$out"
+rm -rf "$site"
+python3 -m pip install --quiet --no-index --no-deps --target "$site" "$wheel" 2>&1 | tee "$out/install.log"
+export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}"
+# NVRTC from the CUDA toolkit or PyTorch's wheel, where the loader does not find it already.
+if ! ldconfig -p 2>/dev/null | grep -q libnvrtc; then
+  for d in /usr/local/cuda/lib64 $(python3 -c 'import nvidia, os; print(" ".join(os.path.join(p, q, "lib") for p in nvidia.__path__ for q in os.listdir(p)))' 2>/dev/null); do
+    ls "$d"/libnvrtc.so* >/dev/null 2>&1 && export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  done
+fi
+status=0
+python3 -c 'import tally, sys; print("tally", tally.__version__, "from", tally.__file__); print(tally.device_info())' \
+  2>&1 | tee "$out/info.log" || status=1
+# From a directory without a tally/ package, so that the installed one is imported.
+tests=$(realpath crates/tally-python/tests)
+(cd "$out" && TALLY_REQUIRE_GPU=1 python3 -m pytest -p no:cacheprovider -q "$tests/test_gpu.py") 2>&1 \
+  | tee "$out/test_gpu.log"; [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+(cd "$out" && python3 -m pytest -p no:cacheprovider -q "$tests/test_cpu.py") 2>&1 \
+  | tee "$out/test_cpu.log"; [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+python3 -m tally.bench 2>&1 | tee "$out/bench.log"; [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+echo "gpu-python: status $status (logs in $out)"
+exit $status
