@@ -26,7 +26,7 @@
 
 pub mod parse;
 
-mod eval;
+pub(crate) mod eval;
 
 pub use parse::{Literal, Node};
 
@@ -43,7 +43,11 @@ type CpuTest<T> = Arc<dyn Fn(T) -> bool + Send + Sync>;
 enum Kind {
     Parsed(Node),
     /// A caller's C++ expression and its CPU twin (a `CpuTest<T>` for `elem`).
-    Custom { cpp: String, cpu: Arc<dyn Any + Send + Sync>, elem: ElementType },
+    Custom {
+        cpp: String,
+        cpu: Arc<dyn Any + Send + Sync>,
+        elem: ElementType,
+    },
 }
 
 /// A condition on one element, parsed from text ([`Predicate::parse`]) or given as C++ and a
@@ -122,6 +126,17 @@ impl Predicate {
                 Ok(Bound { tree: Tree::Custom(test.clone()), cpp: Some(cpp.clone()) })
             }
         }
+    }
+
+    /// The C++ expression the kernels test for elements of `elem` ([`Bound::cpp`]).
+    pub fn cpp_for(&self, elem: ElementType) -> Result<String> {
+        macro_rules! by_type {
+            ($($e:ident => $t:ty),*) => {
+                match elem { $(ElementType::$e => self.bind::<$t>().map(|b| b.cpp()),)* }
+            };
+        }
+        by_type!(U8 => u8, I8 => i8, U16 => u16, I16 => i16, U32 => u32, I32 => i32, U64 => u64, I64 => i64,
+                 F32 => f32, F64 => f64)
     }
 
     /// Whether `x` passes (one element at a time; the backends test blocks).
