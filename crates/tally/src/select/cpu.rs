@@ -13,7 +13,7 @@ use std::mem::MaybeUninit;
 use std::ops::Range;
 
 /// Elements per chunk (a rayon task).
-const CHUNK: usize = 1 << 16;
+pub const CHUNK: usize = 1 << 16;
 
 /// What decides which elements are kept.
 trait Keep: Sync {
