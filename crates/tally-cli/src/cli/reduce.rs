@@ -1,25 +1,18 @@
 //! `tally reduce`: one reduction of a file's values (sum, min, max, minmax, argmin, argmax,
 //! mean, count of values passing a comparison), as text or JSON.
 
-use super::input::{self, with_vec, InputOptions, Samples};
+use super::input::{with_vec, Samples, ValuesFile};
 use super::BackendArg;
 use anyhow::bail;
 use serde_json::{json, Value};
-use std::path::PathBuf;
 use tally::reduce::{CmpOp, Compare, ReduceElement, ReduceOp, ReduceOptions, Reduction};
-use tally::{Backend, DType};
+use tally::Backend;
 
 /// Arguments of `tally reduce`.
 #[derive(clap::Args, Debug)]
 pub struct ReduceArgs {
-    /// Input file: raw binary (needs --dtype), .npy, .csv (--column) or `-` for standard input.
-    pub input: PathBuf,
-    /// Element type of raw files (u8, u16, i32, u32, i64, f32, f64); CSV columns parse as this.
-    #[arg(long, value_parser = super::hist::parse_dtype)]
-    pub dtype: Option<DType>,
-    /// CSV column, by header name or 0-based index.
-    #[arg(long)]
-    pub column: Option<String>,
+    #[command(flatten)]
+    pub file: ValuesFile,
     /// sum, min, max, minmax, argmin, argmax, mean, or count (with --where).
     #[arg(long, default_value = "sum")]
     pub op: String,
@@ -128,11 +121,7 @@ pub fn run(a: ReduceArgs) -> anyhow::Result<()> {
     if a.exact && !matches!(op, ReduceOp::Sum | ReduceOp::Mean) {
         bail!("--exact goes with --op sum or mean");
     }
-    let loaded =
-        input::load(&a.input, &InputOptions { dtype: a.dtype, column: a.column.clone(), ..Default::default() })?;
-    if let Some(note) = &loaded.note {
-        eprintln!("tally: {note}");
-    }
+    let loaded = a.file.load()?;
     let backend = a.backend.open()?;
     let options = ReduceOptions { skip_nan: a.skip_nan, exact: a.exact };
     let (r, nan) = with_vec!(&loaded.samples, v => reduce_typed(&backend, v, op, options))?;

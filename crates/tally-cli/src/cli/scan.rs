@@ -3,25 +3,19 @@
 //! with a one-line or JSON summary. Integer sums follow numpy's cumsum: signed integers into
 //! i64, unsigned ones into u64.
 
-use super::input::{self, with_vec, InputOptions, Samples};
+use super::input::{with_vec, Samples, ValuesFile};
 use super::BackendArg;
 use anyhow::{bail, Context};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use tally::scan::{ScanElement, ScanInto, ScanOp, ScanOptions, ScanValue};
-use tally::{Backend, DType};
+use tally::Backend;
 
 /// Arguments of `tally scan`.
 #[derive(clap::Args, Debug)]
 pub struct ScanArgs {
-    /// Input file: raw binary (needs --dtype), .npy, .csv (--column) or `-` for standard input.
-    pub input: PathBuf,
-    /// Element type of raw files (u8, u16, i32, u32, i64, f32, f64); CSV columns parse as this.
-    #[arg(long, value_parser = super::hist::parse_dtype)]
-    pub dtype: Option<DType>,
-    /// CSV column, by header name or 0-based index.
-    #[arg(long)]
-    pub column: Option<String>,
+    #[command(flatten)]
+    pub file: ValuesFile,
     /// sum, min or max.
     #[arg(long, default_value = "sum")]
     pub op: String,
@@ -138,11 +132,7 @@ pub fn run(a: ScanArgs) -> anyhow::Result<()> {
     if a.out.as_os_str().is_empty() || a.out == Path::new("-") {
         bail!("--out needs a file name (.npy, or raw bytes for any other extension)");
     }
-    let loaded =
-        input::load(&a.input, &InputOptions { dtype: a.dtype, column: a.column.clone(), ..Default::default() })?;
-    if let Some(note) = &loaded.note {
-        eprintln!("tally: {note}");
-    }
+    let loaded = a.file.load()?;
     let backend = a.backend.open()?;
     let s = with_vec!(&loaded.samples, v => scan_typed(&backend, v, op, a.exclusive, &a.out))?;
     let last = s.last.unwrap_or(Value::Null);

@@ -5,7 +5,7 @@
 //! given, the samples come back in that dtype or the load fails; values are never silently
 //! changed (a conversion that would lose information is an error).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail};
 use tally::DType;
@@ -146,6 +146,31 @@ pub struct InputOptions {
     pub column: Option<String>,
     /// Images: channels to histogram, e.g. ['r','g','b']; None = brightness, one channel.
     pub channels: Option<Vec<char>>,
+}
+
+/// The input of the commands that read one column of values (`reduce`, `scan`, `select`).
+#[derive(clap::Args, Debug, Clone)]
+pub struct ValuesFile {
+    /// Input file: raw binary (needs --dtype), .npy, .csv (--column) or `-` for standard input.
+    pub input: PathBuf,
+    /// Element type of raw files (u8, u16, i32, u32, i64, f32, f64); CSV columns parse as this.
+    #[arg(long, value_parser = super::hist::parse_dtype)]
+    pub dtype: Option<DType>,
+    /// CSV column, by header name or 0-based index.
+    #[arg(long)]
+    pub column: Option<String>,
+}
+
+impl ValuesFile {
+    /// The values, with load notes (conversions) on one line of stderr.
+    pub fn load(&self) -> anyhow::Result<Loaded> {
+        let loaded =
+            load(&self.input, &InputOptions { dtype: self.dtype, column: self.column.clone(), ..Default::default() })?;
+        if let Some(note) = &loaded.note {
+            eprintln!("tally: {note}");
+        }
+        Ok(loaded)
+    }
 }
 
 /// Image formats tally does not decode, by extension and by their magic bytes.
