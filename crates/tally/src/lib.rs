@@ -22,9 +22,11 @@ pub mod error;
 pub mod histogram;
 pub mod kernels;
 pub mod lab;
+pub mod predicate;
 pub mod reduce;
 pub mod sample;
 pub mod scan;
+pub mod select;
 
 pub use device::{
     Backend, BackendKind, Buffer, CudaDevice, Detected, DeviceBuffer, DeviceOptions, DeviceView, DeviceViewMut,
@@ -35,8 +37,10 @@ pub use histogram::{
     Accumulation, Bins, Channels, DevicePairs, Histogram, Histogram2d, Histogram2dSpec, HistogramPlan, HistogramSpec,
     Pairs, SharedAtomics, Strategy, Tuning, WeightedHistogram, WeightedOptions,
 };
+pub use predicate::Predicate;
 pub use reduce::{
     CmpOp, Compare, CustomOp, ElementType, ExactSum, ReduceElement, ReduceOp, ReduceOptions, ReducePlan, Reduction,
 };
 pub use sample::{DType, Sample};
 pub use scan::{ScanElement, ScanInto, ScanKey, ScanOp, ScanOptions, ScanPlan, ScanValue};
+pub use select::{SelectElement, SelectFlag, SelectMode, SelectOptions, SelectPlan};

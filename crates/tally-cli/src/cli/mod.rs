@@ -18,6 +18,7 @@ pub mod output;
 mod plot;
 pub mod reduce;
 pub mod scan;
+pub mod select;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -42,6 +43,8 @@ pub enum Command {
     Reduce(reduce::ReduceArgs),
     /// Prefix scans of a file's values (sum, min, max; inclusive or exclusive) into a .npy file.
     Scan(scan::ScanArgs),
+    /// The values of a file that pass a predicate (`--where 'x > 0 && x < 1'`), into a .npy file.
+    Select(select::SelectArgs),
     /// The backend, the device, NVRTC, the kernel cache and the measured read bandwidth.
     Info(info::InfoArgs),
     /// The atomics lab: atomics under contention on this GPU, as tables, JSON and SVG charts.
@@ -123,6 +126,7 @@ pub fn run() -> anyhow::Result<()> {
         Command::Bench(a) => bench::run(a),
         Command::Reduce(a) => reduce::run(a),
         Command::Scan(a) => scan::run(a),
+        Command::Select(a) => select::run(a),
         Command::Info(a) => info::run(a),
         Command::Lab(a) => lab::run(a),
     }

@@ -17,6 +17,7 @@ pub const HEADERS: &[(&str, &str)] = &[
     ("cluster.cuh", include_str!("cluster.cuh")),
     ("binning.cuh", include_str!("binning.cuh")),
     ("lookback.cuh", include_str!("lookback.cuh")),
+    ("compact.cuh", include_str!("compact.cuh")),
 ];
 
 /// Declares a Rust enum whose values select kernel variants, together with the C++ names the
@@ -65,6 +66,7 @@ pub(crate) fn codes_header() -> String {
         crate::histogram::cuda_general::WeightCode::cpp_defines(),
         crate::reduce::policy::KernelOp::cpp_defines(),
         crate::scan::policy::ScanKernelOp::cpp_defines(),
+        crate::select::policy::SelectKernel::cpp_defines(),
     ] {
         s.push_str(defines);
     }
@@ -80,6 +82,7 @@ pub fn families() -> Vec<&'static KernelFamily> {
         &crate::lab::cuda::FAMILY,
         &crate::reduce::cuda::FAMILY,
         &crate::scan::cuda::FAMILY,
+        &crate::select::cuda::FAMILY,
     ]
 }
 

@@ -1,0 +1,107 @@
+//! `tally select` as a user runs it, on the CPU: values, indices and partitions written to .npy
+//! and checked against the library's sequential reference, the JSON summary, and a predicate
+//! that does not parse (one line naming the byte, exit code 2).
+
+mod common;
+use common::{stderr, stdout, tally};
+use tally::select::reference;
+use tally::Predicate;
+
+fn raw_f32(name: &str, values: &[f32]) -> String {
+    let path = common::tmp_in("cli-select", name);
+    std::fs::write(&path, values.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>()).unwrap();
+    path.display().to_string()
+}
+
+fn out(name: &str) -> String {
+    common::tmp_in("cli-select", name).display().to_string()
+}
+
+fn json(args: &[&str]) -> serde_json::Value {
+    let mut all = args.to_vec();
+    all.extend(["--backend", "cpu", "--json"]);
+    let out = tally(&all);
+    assert!(out.status.success(), "{}", stderr(&out));
+    serde_json::from_str(&stdout(&out)).unwrap()
+}
+
+fn read_npy<T: npyz::Deserialize>(path: &str) -> Vec<T> {
+    let bytes = std::fs::read(path).unwrap();
+    npyz::NpyFile::new(&bytes[..]).unwrap().into_vec().unwrap()
+}
+
+fn values() -> Vec<f32> {
+    (0..10_000).map(|i| if i % 13 == 0 { f32::NAN } else { ((i * 37) % 200) as f32 / 100.0 - 1.0 }).collect()
+}
+
+#[test]
+fn values_indices_and_partitions_match_the_reference() {
+    let xs = values();
+    let f = raw_f32("v.f32", &xs);
+    let text = "x > 0 && x < 0.5 || isnan(x)";
+    let p = Predicate::parse(text).unwrap();
+    let o = out("kept.npy");
+    let j = json(&["select", &f, "--dtype", "f32", "--where", text, "--out", &o]);
+    let want = reference::select(&xs, &p);
+    let got = read_npy::<f32>(&o);
+    assert_eq!(got.len(), want.len());
+    assert!(got.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits()));
+    assert_eq!(j["kept"].as_u64(), Some(want.len() as u64));
+    assert_eq!(j["count"].as_u64(), Some(xs.len() as u64));
+    assert_eq!((j["mode"].as_str(), j["dtype"].as_str()), (Some("values"), Some("f32")));
+    assert_eq!(j["where"].as_str(), Some("((x > 0) && (x < 0.5)) || isnan(x)"));
+
+    let oi = out("idx.npy");
+    let j = json(&["select", &f, "--dtype", "f32", "--where", text, "--out", &oi, "--indices"]);
+    assert_eq!(read_npy::<u64>(&oi), reference::select_indices(&xs, &p));
+    assert_eq!((j["mode"].as_str(), j["kept"].as_u64()), (Some("indices"), Some(want.len() as u64)));
+
+    let op = out("part.npy");
+    let j = json(&["select", &f, "--dtype", "f32", "--where", text, "--out", &op, "--partition"]);
+    let (want_parted, kept) = reference::partition(&xs, &p);
+    let got = read_npy::<f32>(&op);
+    assert!(got.len() == xs.len() && got.iter().zip(&want_parted).all(|(a, b)| a.to_bits() == b.to_bits()));
+    assert_eq!((j["mode"].as_str(), j["kept"].as_u64()), (Some("partition"), Some(kept)));
+
+    // Integers from CSV, and the one-line text summary.
+    let csv = common::tmp_in("cli-select", "ints.csv");
+    std::fs::write(&csv, "a\n5\n-3\n2\n8\n").unwrap();
+    let csv = csv.display().to_string();
+    let oc = out("ints.npy");
+    let r = tally(&[
+        "select",
+        &csv,
+        "--column",
+        "a",
+        "--dtype",
+        "i64",
+        "--where",
+        "x > 2.5",
+        "--out",
+        &oc,
+        "--backend",
+        "cpu",
+    ]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    assert!(stdout(&r).starts_with("kept 2 of 4 values where x > 2.5"), "{}", stdout(&r));
+    assert_eq!(read_npy::<i64>(&oc), vec![5, 8]);
+}
+
+#[test]
+fn a_bad_predicate_names_its_byte_and_exits_2() {
+    let f = raw_f32("bad.f32", &[1.0, 2.0]);
+    let o = out("bad.npy");
+    for (text, want) in [
+        ("x > > 1", "at byte 5 of \"x > > 1\": expected a number or x"),
+        ("x > 1 && y < 2", "at byte 10 of \"x > 1 && y < 2\": unknown name 'y'"),
+        ("x = 1", "at byte 3 of \"x = 1\": '=' is not an operator"),
+    ] {
+        let r = tally(&["select", &f, "--dtype", "f32", "--where", text, "--out", &o, "--backend", "cpu"]);
+        assert_eq!(r.status.code(), Some(2), "{text}");
+        let err = stderr(&r);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(want), "{err}");
+    }
+    let r = tally(&["select", &f, "--dtype", "f32", "--where", "x > 1", "--out", &o, "--indices", "--partition"]);
+    assert_eq!(r.status.code(), Some(2));
+}

@@ -1,0 +1,191 @@
+//! The selections on the GPU against the plain sequential reference (every listed
+//! specialisation of `select.cu` is compiled by the registry's check in `nvrtc_compile.rs`):
+//! every entry point and element type, sizes around the tile and many tiles, kept shares from
+//! none to all, alternating and in long runs, poisoned outputs, misaligned views, plans launched
+//! many times, more than 2^31 elements.
+
+mod common;
+mod select_common;
+
+use select_common::*;
+use tally::select::reference;
+use tally::{Backend, Predicate, SelectMode, SelectOptions, SelectPlan};
+
+fn cuda() -> Option<Backend> {
+    common::gpu().map(Backend::Cuda)
+}
+
+/// Sizes around the tile (`tile` elements) and many tiles; TALLY_SMALL=1 (under
+/// compute-sanitizer) keeps those that exercise the tails and a few look-backs.
+fn sizes(tile: usize) -> Vec<usize> {
+    let mut v = vec![0, 1, 33, tile - 1, tile, tile + 1, 31 * tile + 5];
+    if std::env::var("TALLY_SMALL").as_deref() != Ok("1") {
+        v.push(1100 * tile + 17);
+    }
+    v
+}
+
+macro_rules! every_type_on_the_gpu {
+    ($($name:ident: $t:ty, $tile:expr),*) => {$(
+        #[test]
+        fn $name() {
+            let Some(gpu) = cuda() else { return };
+            for (k, n) in sizes($tile).into_iter().enumerate() {
+                let xs: Vec<$t> = data(n, 11 + k as u64);
+                for p in PREDICATES {
+                    check_all(&gpu, &xs, p, "gpu");
+                }
+                check_all(&gpu, &alternating::<$t>(n, 1), "x == 1", "gpu alternating");
+                check_all(&gpu, &alternating::<$t>(n, 7000), "x == 1", "gpu runs");
+            }
+        }
+    )*};
+}
+every_type_on_the_gpu!(gpu_u8_select: u8, 4096, gpu_i8_select: i8, 4096, gpu_u16_select: u16, 4096,
+                       gpu_i16_select: i16, 4096, gpu_u32_select: u32, 4096, gpu_i32_select: i32, 4096,
+                       gpu_u64_select: u64, 2048, gpu_i64_select: i64, 2048, gpu_f32_select: f32, 4096,
+                       gpu_f64_select: f64, 2048);
+
+#[test]
+fn gpu_poisoned_outputs_and_misaligned_views() {
+    let Some(gpu) = cuda() else { return };
+    let dev = gpu.cuda_device().unwrap().clone();
+    let stream = dev.stream();
+    let n = 100 * 4096 + 77;
+    let xs: Vec<f32> = data(n, 8);
+    let p = Predicate::parse("x > 10 || isnan(x)").unwrap();
+    let poison = f32::from_bits(0xa5a5_a5a5);
+    let input = stream.upload(&xs, "input").unwrap();
+    let flags: Vec<u8> = xs.iter().map(|&x| reference::passes(&p, x) as u8).collect();
+    let flag_buf = stream.upload(&flags, "flags").unwrap();
+    for start in 0..4 {
+        let ys = &xs[start..];
+        let view = input.view();
+        let view = view.slice(start..).unwrap();
+        let want = reference::select(ys, &p);
+        let m = ys.len();
+        for mode in [SelectMode::Stable, SelectMode::Partition, SelectMode::PartitionReversed] {
+            let mut plan = SelectPlan::<f32>::new(&dev, &p, mode, m).unwrap();
+            let mut out = stream.upload(&vec![poison; m], "poisoned").unwrap();
+            plan.launch(stream, &view, &mut out.view_mut()).unwrap();
+            let kept = plan.read(stream).unwrap();
+            assert_eq!(kept, want.len() as u64, "{mode:?} start {start}");
+            let got = stream.download(&out.view()).unwrap();
+            assert!(same_bits(&got[..want.len()], &want), "{mode:?} start {start}");
+            if mode == SelectMode::Stable {
+                assert!(got[want.len()..].iter().all(|x| x.to_bits() == poison.to_bits()), "wrote past the count");
+            } else {
+                let (mut parted, _) = reference::partition(ys, &p);
+                if mode == SelectMode::PartitionReversed {
+                    parted[want.len()..].reverse();
+                }
+                assert!(same_bits(&got, &parted), "{mode:?} start {start}");
+            }
+        }
+        let mut plan = SelectPlan::<f32>::new(&dev, &p, SelectMode::Indices, m).unwrap();
+        let mut out = stream.upload(&vec![u64::MAX; m], "poisoned").unwrap();
+        plan.launch_indices(stream, &view, &mut out.view_mut()).unwrap();
+        let kept = plan.read(stream).unwrap() as usize;
+        let got = stream.download(&out.view()).unwrap();
+        assert_eq!(&got[..kept], &reference::select_indices(ys, &p)[..], "indices start {start}");
+        assert!(got[kept..].iter().all(|&i| i == u64::MAX));
+        // Flags misaligned against the input.
+        for fstart in [0, 1, 3] {
+            let k = m.min(n - fstart);
+            let fview = flag_buf.view();
+            let fview = fview.slice(fstart..fstart + k).unwrap();
+            let iview = input.view();
+            let iview = iview.slice(start..start + k).unwrap();
+            let mut plan = SelectPlan::<f32>::flagged(&dev, k).unwrap();
+            let mut out = stream.upload(&vec![poison; k], "poisoned").unwrap();
+            plan.launch_flagged(stream, &iview, &fview, &mut out.view_mut()).unwrap();
+            let kept = plan.read(stream).unwrap() as usize;
+            let want = reference::select_flagged(&xs[start..start + k], &flags[fstart..fstart + k]);
+            assert!(same_bits(&stream.download(&out.view()).unwrap()[..kept], &want), "flags {start} {fstart}");
+        }
+    }
+}
+
+#[test]
+fn gpu_plans_run_many_times_and_refuse_what_they_were_not_made_for() {
+    let Some(gpu) = cuda() else { return };
+    let dev = gpu.cuda_device().unwrap().clone();
+    let stream = dev.stream();
+    let n = (1 << 22) + 9;
+    let xs: Vec<i32> = data(n, 6);
+    let p = Predicate::parse("x > 0 && x != 7").unwrap();
+    let input = stream.upload(&xs, "input").unwrap();
+    let mut out = stream.alloc::<i32>(n, "out").unwrap();
+    let want = reference::select(&xs, &p);
+    for mode in [SelectMode::Stable, SelectMode::Unordered] {
+        let mut plan = SelectPlan::<i32>::new(&dev, &p, mode, n).unwrap();
+        for _ in 0..3 {
+            plan.launch(stream, &input.view(), &mut out.view_mut()).unwrap();
+            assert_eq!(plan.read(stream).unwrap(), want.len() as u64);
+            let mut got = stream.download(&out.view()).unwrap()[..want.len()].to_vec();
+            if mode == SelectMode::Unordered {
+                got.sort();
+                let mut w = want.clone();
+                w.sort();
+                assert_eq!(got, w);
+            } else {
+                assert_eq!(got, want);
+            }
+        }
+    }
+    let mut count = SelectPlan::<i32>::new(&dev, &p, SelectMode::Count, n).unwrap();
+    for _ in 0..3 {
+        count.launch_count(stream, &input.view()).unwrap();
+        assert_eq!(count.read(stream).unwrap(), want.len() as u64);
+    }
+    assert!(count.launch(stream, &input.view(), &mut out.view_mut()).is_err());
+    let mut short = stream.alloc::<i32>(n - 1, "short").unwrap();
+    let mut plan = SelectPlan::<i32>::new(&dev, &p, SelectMode::Stable, n).unwrap();
+    assert!(plan.launch(stream, &input.view(), &mut short.view_mut()).is_err());
+    assert!(SelectPlan::<i32>::new(&dev, &p, SelectMode::Flagged, n).is_err());
+    let custom = Predicate::custom_cpp::<i32, _>("(x & 1) == 0", |x| x & 1 == 0).unwrap();
+    let evens: Vec<i32> = xs.iter().copied().filter(|x| x & 1 == 0).collect();
+    assert_eq!(gpu.select_vec(&xs, &custom, SelectOptions::default()).unwrap(), evens);
+}
+
+/// More than 2^31 elements (u8: n bytes in, n out, 8n for the indices of a sparse selection):
+/// only where memory allows, and not under compute-sanitizer (TALLY_SKIP_HUGE=1).
+#[test]
+fn gpu_more_than_2_pow_31_elements() {
+    let Some(gpu) = cuda() else { return };
+    if std::env::var("TALLY_SKIP_HUGE").as_deref() == Ok("1") {
+        eprintln!("skipping 2^31+ elements (TALLY_SKIP_HUGE=1)");
+        return;
+    }
+    let dev = gpu.cuda_device().unwrap().clone();
+    let n = (1usize << 31) + 4099;
+    let (free, _) = cudarc::driver::result::mem_get_info().unwrap_or((0, 0));
+    if free < 3 * n + (2 << 30) {
+        eprintln!("skipping: {free} bytes free, {} needed", 3 * n + (2 << 30));
+        return;
+    }
+    let stream = dev.stream();
+    let xs: Vec<u8> = (0..n).map(|i| (i % 251) as u8).collect();
+    let input = stream.upload(&xs, "input").unwrap();
+    let p = Predicate::parse("x < 5").unwrap();
+    let per_cycle = |m: usize| 5 * (m / 251) + (m % 251).min(5);
+    assert_eq!(gpu.count_if(&input, &p).unwrap(), per_cycle(n) as u64);
+    let (kept, count) = SelectPlan::<u8>::new(&dev, &p, SelectMode::Stable, n).unwrap().run(&input.view()).unwrap();
+    assert_eq!(count, per_cycle(n) as u64);
+    let got = stream.download(&kept.view()).unwrap();
+    for (j, g) in got.iter().enumerate().step_by(9973) {
+        assert_eq!(*g as usize, j % 5);
+    }
+    drop(kept);
+    // Indices past 2^32 come back whole.
+    let sparse = Predicate::parse("x == 250").unwrap();
+    let idx = gpu.select_indices_vec(&input, &sparse).unwrap();
+    assert_eq!(idx.len(), n / 251);
+    assert!(idx.iter().enumerate().all(|(j, &i)| i == (251 * j + 250) as u64));
+    let (parted, kept) =
+        SelectPlan::<u8>::new(&dev, &sparse, SelectMode::Partition, n).unwrap().run(&input.view()).unwrap();
+    assert_eq!(kept, (n / 251) as u64);
+    let tail = stream.download(&parted.view().slice(n - 1000..).unwrap()).unwrap();
+    let want: Vec<u8> = xs[n - 1100..].iter().copied().filter(|&x| x != 250).collect();
+    assert_eq!(&tail[..], &want[want.len() - 1000..]);
+}
