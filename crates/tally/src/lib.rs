@@ -23,6 +23,7 @@ pub mod histogram;
 pub mod kernels;
 pub mod lab;
 pub mod reduce;
+pub mod runs;
 pub mod sample;
 pub mod scan;
 
@@ -38,5 +39,6 @@ pub use histogram::{
 pub use reduce::{
     CmpOp, Compare, CustomOp, ElementType, ExactSum, ReduceElement, ReduceOp, ReduceOptions, ReducePlan, Reduction,
 };
+pub use runs::{ReduceByKeyInto, RunKey, RunOp, Runs, RunsPlan};
 pub use sample::{DType, Sample};
 pub use scan::{ScanElement, ScanInto, ScanKey, ScanOp, ScanOptions, ScanPlan, ScanValue};

@@ -65,6 +65,7 @@ pub(crate) fn codes_header() -> String {
         crate::histogram::cuda_general::WeightCode::cpp_defines(),
         crate::reduce::policy::KernelOp::cpp_defines(),
         crate::scan::policy::ScanKernelOp::cpp_defines(),
+        crate::runs::policy::RunsKernelOp::cpp_defines(),
     ] {
         s.push_str(defines);
     }
@@ -80,6 +81,7 @@ pub fn families() -> Vec<&'static KernelFamily> {
         &crate::lab::cuda::FAMILY,
         &crate::reduce::cuda::FAMILY,
         &crate::scan::cuda::FAMILY,
+        &crate::runs::cuda::FAMILY,
     ]
 }
 
