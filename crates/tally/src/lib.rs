@@ -24,6 +24,7 @@ pub mod kernels;
 pub mod lab;
 pub mod predicate;
 pub mod reduce;
+pub mod runs;
 pub mod sample;
 pub mod scan;
 pub mod select;
@@ -41,6 +42,7 @@ pub use predicate::Predicate;
 pub use reduce::{
     CmpOp, Compare, CustomOp, ElementType, ExactSum, ReduceElement, ReduceOp, ReduceOptions, ReducePlan, Reduction,
 };
+pub use runs::{ReduceByKeyInto, RunKey, RunOp, Runs, RunsPlan};
 pub use sample::{DType, Sample};
 pub use scan::{ScanElement, ScanInto, ScanKey, ScanOp, ScanOptions, ScanPlan, ScanValue};
 pub use select::{SelectElement, SelectFlag, SelectMode, SelectOptions, SelectPlan};

@@ -67,6 +67,7 @@ pub(crate) fn codes_header() -> String {
         crate::reduce::policy::KernelOp::cpp_defines(),
         crate::scan::policy::ScanKernelOp::cpp_defines(),
         crate::select::policy::SelectKernel::cpp_defines(),
+        crate::runs::policy::RunsKernelOp::cpp_defines(),
     ] {
         s.push_str(defines);
     }
@@ -83,6 +84,7 @@ pub fn families() -> Vec<&'static KernelFamily> {
         &crate::reduce::cuda::FAMILY,
         &crate::scan::cuda::FAMILY,
         &crate::select::cuda::FAMILY,
+        &crate::runs::cuda::FAMILY,
     ]
 }
 

@@ -145,36 +145,7 @@ struct ScanLookback {
 };
 typedef LookbackStates<ScanLookback> States;
 
-// ---- loads and stores of a thread's piece of a row ----------------------------------------------
-// N items of X from element e on (e a multiple of N, the base 16-byte aligned), in the widest
-// loads that divide them.
-template <typename X, int N>
-TALLY_DEVICE void load_items(const X* base, u64 e, X* out) {
-  constexpr int BYTES = N * (int)sizeof(X);
-  if constexpr (BYTES % 16 == 0) {
-    union {
-      uint4 raw[BYTES / 16];
-      X item[N];
-    } u;
-#pragma unroll
-    for (int w = 0; w < BYTES / 16; ++w) u.raw[w] = __ldg(reinterpret_cast<const uint4*>(base + e) + w);
-#pragma unroll
-    for (int j = 0; j < N; ++j) out[j] = u.item[j];
-  } else if constexpr (BYTES % 8 == 0) {
-    union {
-      uint2 raw[BYTES / 8];
-      X item[N];
-    } u;
-#pragma unroll
-    for (int w = 0; w < BYTES / 8; ++w) u.raw[w] = __ldg(reinterpret_cast<const uint2*>(base + e) + w);
-#pragma unroll
-    for (int j = 0; j < N; ++j) out[j] = u.item[j];
-  } else {
-#pragma unroll
-    for (int j = 0; j < N; ++j) out[j] = base[e + j];
-  }
-}
-
+// ---- stores of a thread's piece of a row (loads: common.cuh's load_items) -------------------
 template <int N>
 TALLY_DEVICE void store_items(O* base, u64 e, const O* in) {
   constexpr int BYTES = N * (int)sizeof(O);

@@ -178,7 +178,7 @@ fn check_keys(keys: usize, values: usize) -> Result<()> {
 }
 
 /// The result of a scan on `backend` as a host vector.
-fn to_vec<O: ScanValue>(backend: &Backend, buffer: Buffer<O>) -> Result<Vec<O>> {
+pub(crate) fn to_vec<O: ScanValue>(backend: &Backend, buffer: Buffer<O>) -> Result<Vec<O>> {
     match (backend, buffer) {
         (_, Buffer::Host(v)) => Ok(v),
         (Backend::Cuda(dev), Buffer::Cuda(b)) => dev.stream().download(&b.view()),

@@ -1,0 +1,291 @@
+// Runs of equal consecutive keys, in one pass on the decoupled look-back (lookback.cuh):
+// unique (the first key of every run), run-length encoding (the first key and the length) and
+// reduce-by-key (the first key and the sum, minimum or maximum of the run's values). One
+// compilation = one specialisation, chosen by defines:
+//   TALLY_KEY          key type (C++ spelling), compared with == (a NaN equals nothing)
+//   TALLY_VALUE        reduce-by-key: the value type (otherwise unused)
+//   TALLY_OUT          reduce-by-key: output and accumulator type; encode: u64 (the lengths)
+//   TALLY_OUT_FLOAT, TALLY_OUT_SIGNED   0 or 1
+//   TALLY_RUNS         UNIQUE, ENCODE, SUM, MIN, MAX (codes.cuh)
+//   TALLY_BLOCK_THREADS, TALLY_VECS (rows of 16-byte loads per tile), TALLY_MIN_BLOCKS
+// A tile is VECS rows; in each row thread t holds VI consecutive keys (and values) at t * VI.
+// Element i starts a run (is a head) when i == 0 or keys[i] != keys[i - 1]: the key before a
+// thread's piece comes from the lane before (a shuffle) or, for lane 0, from memory.
+// What tiles combine (the look-back's Acc) is the number of heads and, for encode and
+// reduce-by-key, the value of the run open at the end of the range (its length so far, or its
+// values combined): merging (a, b) adds the counts and takes b's value if b has a head, else
+// combines a's with b's. With the exclusive prefix of every element, a head at i with c heads
+// before it writes its key to output c and the value of run c - 1 (which ends at i); the last
+// tile writes the last run's value and the number of runs. Every run is written exactly once,
+// whichever tile its values lie in. Keys and values go through shared memory, so that a tile
+// writes its runs as one contiguous, coalesced range.
+#include "common.cuh"
+#include "warp.cuh"
+#include "block.cuh"
+#include "lookback.cuh"
+
+#ifndef TALLY_KEY
+#error "TALLY_KEY must be defined"
+#endif
+
+typedef TALLY_KEY K;
+typedef TALLY_VALUE V;
+typedef TALLY_OUT O;
+constexpr bool UNIQUE = TALLY_RUNS == TALLY_RUNS_UNIQUE;
+constexpr bool ENCODE = TALLY_RUNS == TALLY_RUNS_ENCODE;
+constexpr bool REDUCE = !UNIQUE && !ENCODE;
+constexpr bool OUT_FLOAT = TALLY_OUT_FLOAT;
+constexpr bool OUT_SIGNED = TALLY_OUT_SIGNED;
+// 64-bit integer sums are checked: a run's running sum that leaves the type is an error.
+constexpr bool CHECKED = TALLY_RUNS == TALLY_RUNS_SUM && !OUT_FLOAT && sizeof(O) == 8;
+constexpr int BLOCK_THREADS = TALLY_BLOCK_THREADS;
+constexpr int WARPS = BLOCK_THREADS / 32;
+constexpr int VECS = TALLY_VECS;
+constexpr int ITEM_BYTES = REDUCE && sizeof(V) > sizeof(K) ? (int)sizeof(V) : (int)sizeof(K);
+constexpr int VI = 16 / ITEM_BYTES;  // items per thread and row
+constexpr int ROW = BLOCK_THREADS * VI;
+constexpr int TILE = ROW * VECS;
+constexpr int PIECES = VECS * WARPS;
+constexpr int MIN_BLOCKS = TALLY_MIN_BLOCKS;
+static_assert(PIECES <= 32, "warp 0 scans the row-and-warp totals");
+
+// The layout is checked against `RunsParams` in src/runs/cuda.rs.
+struct RunsParams {
+  const K* keys;
+  const V* values;       // reduce-by-key: one value per key; null otherwise
+  K* out_keys;           // the first key of every run
+  O* out_values;         // encode: run lengths; reduce-by-key: combined values; null for unique
+  u64 n;
+  u64 key_capacity;      // elements out_keys holds: writes past it are dropped (the host reports it)
+  u64 value_capacity;    // the same for out_values
+  u64* result;           // [0]: the number of runs (the last tile writes it); [1]: 1 on overflow
+  unsigned char* states; // workspace: the tile counter, then the look-back slots (zeroed)
+  u32 tiles;
+  u32 groups;
+  u32 supers;
+  u32 deterministic;
+};
+
+template <typename X>
+TALLY_DEVICE X highest_of() {
+  if constexpr (OUT_FLOAT && sizeof(X) == 4) return (X)__int_as_float(0x7f800000);
+  else if constexpr (OUT_FLOAT) return (X)__longlong_as_double(0x7ff0000000000000ll);
+  else if constexpr (OUT_SIGNED) return (X)((1ull << (8 * sizeof(X) - 1)) - 1);
+  else return (X)~(X)0;
+}
+template <typename X>
+TALLY_DEVICE X lowest_of() {
+  if constexpr (OUT_FLOAT) return -highest_of<X>();
+  else if constexpr (OUT_SIGNED) return (X)(-highest_of<X>() - 1);
+  else return (X)0;
+}
+
+// ---- the operation on values (encode: the sum of ones) -----------------------------------------
+#if TALLY_RUNS == TALLY_RUNS_MIN
+// NaN propagates; of equal values the earlier is kept (so the bits never depend on the order).
+TALLY_DEVICE O op(O a, O b) { return (b < a || b != b) ? b : a; }
+TALLY_DEVICE O op_identity() { return highest_of<O>(); }
+#elif TALLY_RUNS == TALLY_RUNS_MAX
+TALLY_DEVICE O op(O a, O b) { return (b > a || b != b) ? b : a; }
+TALLY_DEVICE O op_identity() { return lowest_of<O>(); }
+#else
+TALLY_DEVICE O op(O a, O b) {
+  if constexpr (OUT_FLOAT) return a + b;
+  else return (O)((u64)a + (u64)b);  // integers wrap (two's complement); checked separately
+}
+// -0.0 for floats: x + -0.0 is x for every x, -0.0 included (+0.0 would turn a run of -0.0
+// into +0.0).
+TALLY_DEVICE O op_identity() {
+  if constexpr (OUT_FLOAT) return -(O)0;
+  else return (O)0;
+}
+#endif
+
+// ---- what tiles combine ---------------------------------------------------------------------------
+#if TALLY_RUNS == TALLY_RUNS_UNIQUE
+struct Acc {
+  u64 count;
+};
+TALLY_DEVICE Acc identity() { return Acc{0}; }
+TALLY_DEVICE Acc merge(const Acc& a, const Acc& b) { return Acc{a.count + b.count}; }
+TALLY_DEVICE O value_of(const Acc&) { return O(); }
+TALLY_DEVICE void set_value(Acc&, O) {}
+#else
+struct Acc {
+  u64 count;  // heads in the range
+  O v;        // the run open at the range's end: its length so far, or its values combined
+};
+TALLY_DEVICE Acc identity() { return Acc{0, op_identity()}; }
+TALLY_DEVICE Acc merge(const Acc& a, const Acc& b) { return Acc{a.count + b.count, b.count ? b.v : op(a.v, b.v)}; }
+TALLY_DEVICE O value_of(const Acc& a) { return a.v; }
+TALLY_DEVICE void set_value(Acc& a, O v) { a.v = v; }
+#endif
+
+// The look-back's traits: a count alone shares one word with its status.
+struct RunsLookback {
+  typedef ::Acc Acc;
+  static constexpr bool PACKED = UNIQUE;
+  static TALLY_DEVICE Acc identity() { return ::identity(); }
+  static TALLY_DEVICE Acc merge(const Acc& a, const Acc& b) { return ::merge(a, b); }
+  static TALLY_DEVICE u64 pack(const Acc& a, u32 status) { return a.count | (u64)status << 62; }
+  static TALLY_DEVICE u32 status_of(u64 w) { return (u32)(w >> 62); }
+  static TALLY_DEVICE Acc unpack(u64 w) {
+    Acc a = ::identity();
+    a.count = w & ((1ull << 62) - 1);
+    return a;
+  }
+};
+typedef LookbackStates<RunsLookback> States;
+
+// What a tile stages in shared memory per run head: the key, and the value of the run that
+// ends there (encode: the head's position in the tile, from which the lengths follow).
+#if TALLY_RUNS == TALLY_RUNS_ENCODE
+typedef u32 Staged;
+#else
+typedef O Staged;
+#endif
+struct Shared {
+  K keys[TILE];
+  Staged values[UNIQUE ? 1 : TILE];
+  Acc pieces[32];
+  Acc prefix;  // the tile's exclusive prefix
+  u32 count;   // heads in the tile
+  u32 tile;
+};
+
+// ---- one tile -------------------------------------------------------------------------------------
+template <bool FAST>
+TALLY_DEVICE void runs_tile(const RunsParams& p, u32 tile, const States& st, Shared& sh) {
+  const u32 w = warp_id(), lane = lane_id();
+  const u64 e0 = (u64)tile * TILE;
+  K key[VECS][VI];
+  O x[VECS][VI];  // reduce-by-key: the values (as the output type)
+  u32 heads[VECS];
+  u32 valid[VECS];  // items of the piece before n (a prefix of it)
+  Acc row_incl[VECS];
+#pragma unroll
+  for (int k = 0; k < VECS; ++k) {
+    const u64 e = e0 + (u64)k * ROW + (u64)threadIdx.x * VI;
+    heads[k] = 0;
+    if constexpr (FAST) {
+      valid[k] = VI;
+      load_items<K, VI>(p.keys, e, key[k]);
+      const K from_lane = warp_shfl_up(key[k][VI - 1], 1);
+      K prev = key[k][0];
+      if (lane > 0) prev = from_lane;
+      else if (e > 0) prev = __ldg(p.keys + e - 1);
+      heads[k] = e == 0;
+#pragma unroll
+      for (int j = 0; j < VI; ++j) {
+        heads[k] |= (u32)(key[k][j] != prev) << j;
+        prev = key[k][j];
+      }
+      if constexpr (REDUCE) {
+        V in[VI];
+        load_items<V, VI>(p.values, e, in);
+#pragma unroll
+        for (int j = 0; j < VI; ++j) x[k][j] = (O)in[j];
+      }
+    } else {
+      valid[k] = e >= p.n ? 0 : (u32)min((u64)VI, p.n - e);
+#pragma unroll
+      for (int j = 0; j < VI; ++j) {
+        const u64 i = e + j;
+        const bool in = i < p.n;
+        key[k][j] = in ? p.keys[i] : K();
+        heads[k] |= (u32)(in && (i == 0 || p.keys[i] != p.keys[i - 1])) << j;
+        if constexpr (REDUCE) x[k][j] = in ? (O)p.values[i] : op_identity();
+      }
+    }
+    // The piece's Acc.
+    Acc a = identity();
+    a.count = __popc(heads[k]);
+    if constexpr (ENCODE) {
+      set_value(a, (O)(valid[k] - (heads[k] ? 31 - __clz(heads[k]) : 0)));
+    } else if constexpr (REDUCE) {
+#pragma unroll
+      for (int j = 0; j < VI; ++j) {
+        if ((u32)j < valid[k]) set_value(a, ((heads[k] >> j) & 1) ? x[k][j] : op(value_of(a), x[k][j]));
+      }
+    }
+    row_incl[k] = warp_inclusive_scan(a, merge);
+    if (lane == 31) sh.pieces[k * WARPS + w] = row_incl[k];
+  }
+  __syncthreads();
+  if (w == 0) {
+    const Acc mine = (int)lane < PIECES ? sh.pieces[lane] : identity();
+    const Acc incl = warp_inclusive_scan(mine, merge);
+    const Acc agg = warp_shfl_idx(incl, 31);
+    const Acc excl = warp_exclusive_from_inclusive(incl, identity());
+    const Acc prefix = lookback_prefix(st, tile, agg, p.deterministic);
+    // Each piece's prefix, the tile's prefix first (a fixed association).
+    if ((int)lane < PIECES) sh.pieces[lane] = tile > 0 ? merge(prefix, excl) : excl;
+    if (lane == 0) {
+      sh.prefix = prefix;
+      sh.count = (u32)agg.count;
+      if (tile == p.tiles - 1) {
+        const Acc total = merge(prefix, agg);
+        p.result[0] = total.count;
+        if constexpr (!UNIQUE) {
+          if (total.count - 1 < p.value_capacity) p.out_values[total.count - 1] = value_of(total);
+        }
+      }
+    }
+  }
+  __syncthreads();
+  const u64 before_tile = sh.prefix.count;
+  u32 overflowed = 0;
+#pragma unroll
+  for (int k = 0; k < VECS; ++k) {
+    const Acc lane_excl = warp_exclusive_from_inclusive(row_incl[k], identity());
+    Acc run = lane == 0 ? sh.pieces[k * WARPS + w] : merge(sh.pieces[k * WARPS + w], lane_excl);
+#pragma unroll
+    for (int j = 0; j < VI; ++j) {
+      if ((heads[k] >> j) & 1) {
+        const u32 slot = (u32)(run.count - before_tile);
+        sh.keys[slot] = key[k][j];
+        if constexpr (ENCODE) sh.values[slot] = (u32)(k * ROW + threadIdx.x * VI + j);
+        if constexpr (REDUCE) sh.values[slot] = value_of(run);
+        run.count += 1;
+        if constexpr (REDUCE) set_value(run, x[k][j]);
+      } else if constexpr (REDUCE) {
+        if ((u32)j < valid[k]) {
+          const O before = value_of(run);
+          const O after = op(before, x[k][j]);
+          set_value(run, after);
+          if constexpr (CHECKED) {
+            if constexpr (OUT_SIGNED) overflowed |= (u32)(((i64)x[k][j] >= 0) != ((i64)after >= (i64)before));
+            else overflowed |= (u32)(after < before);
+          }
+        }
+      }
+    }
+  }
+  if (CHECKED && overflowed) atomicOr(p.result + 1, 1ull);
+  __syncthreads();
+  // The tile's runs: keys to outputs before_tile.., and the values of the runs their heads end
+  // to outputs before_tile - 1.. (none before the input's first head), one coalesced range.
+  const u32 count = sh.count;
+  for (u32 s = threadIdx.x; s < count; s += BLOCK_THREADS) {
+    const u64 r = before_tile + s;
+    if (r < p.key_capacity) p.out_keys[r] = sh.keys[s];
+    if constexpr (!UNIQUE) {
+      if (r > 0 && r - 1 < p.value_capacity) {
+        O v;
+        if constexpr (ENCODE) v = s == 0 ? value_of(sh.prefix) + sh.values[0] : (O)(sh.values[s] - sh.values[s - 1]);
+        else v = sh.values[s];
+        p.out_values[r - 1] = v;
+      }
+    }
+  }
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS) tally_runs(const RunsParams p) {
+  __shared__ Shared sh;
+  const u32 tile = lookback_next_tile(p.states, &sh.tile);
+  const States st = lookback_states<RunsLookback>(p.states, p.tiles, p.groups, p.supers);
+  const bool full = (u64)(tile + 1) * TILE <= p.n;
+  const bool aligned = (((u64)p.keys | (u64)p.values) & 15) == 0;
+  if (full && aligned) runs_tile<true>(p, tile, st, sh);
+  else runs_tile<false>(p, tile, st, sh);
+}
