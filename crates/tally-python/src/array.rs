@@ -103,7 +103,11 @@ pub fn unsupported(dtype: Dtype, what: &str, types: &[&str]) -> PyErr {
             _ => "float64",
         })
         .collect();
-    type_error(format!("{what} does not take {} (it takes {}); convert the array first", dtype.name(), names.join(", ")))
+    type_error(format!(
+        "{what} does not take {} (it takes {}); convert the array first",
+        dtype.name(),
+        names.join(", ")
+    ))
 }
 
 /// Where a call runs: the CPU backend, or a CUDA device (its ordinal) queueing on a stream (the

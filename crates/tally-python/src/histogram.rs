@@ -15,7 +15,8 @@ fn parse_bins(bins: &Bound<'_, PyAny>) -> PyResult<Bins> {
     if let Ok((n, lower, upper)) = bins.extract::<(u32, f64, f64)>() {
         return Ok(Bins::even(n, lower, upper));
     }
-    let edges = bins.extract::<Vec<f64>>().map_err(|_| value_error("bins: (count, lower, upper) or a list of edges"))?;
+    let edges =
+        bins.extract::<Vec<f64>>().map_err(|_| value_error("bins: (count, lower, upper) or a list of edges"))?;
     Ok(Bins::Edges(edges))
 }
 
@@ -24,7 +25,7 @@ fn parse_strategy(name: &str) -> PyResult<Strategy> {
 }
 
 /// A host output's elements (histograms return on the host; the Python layer moves them).
-fn host_out<'a, V: DeviceRepr>(out: &'a mut Out<V>) -> PyResult<&'a mut [V]> {
+fn host_out<V: DeviceRepr>(out: &mut Out<V>) -> PyResult<&mut [V]> {
     out.host().ok_or_else(|| value_error("histogram outputs are host arrays"))
 }
 
@@ -121,7 +122,10 @@ type Outliers = ((u64, u64, u64, u64, u64), Option<(f64, f64, f64, f64, f64)>);
 
 fn outliers(counts: Outliers2d<u64>, sums: Option<Outliers2d<f64>>) -> Outliers {
     let o = counts;
-    ((o.x_below, o.x_above, o.y_below, o.y_above, o.nan), sums.map(|s| (s.x_below, s.x_above, s.y_below, s.y_above, s.nan)))
+    (
+        (o.x_below, o.x_above, o.y_below, o.y_above, o.nan),
+        sums.map(|s| (s.x_below, s.x_above, s.y_below, s.y_above, s.nan)),
+    )
 }
 
 fn hist2d_typed<T: Sample, W: Weight>(

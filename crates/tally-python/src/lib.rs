@@ -17,10 +17,13 @@ mod scan;
 
 use pyo3::prelude::*;
 
+/// A device's name, compute capability, multiprocessors, bytes of memory and NVRTC target.
+type DeviceSummary = (String, (i32, i32), u32, usize, String);
+
 /// The CUDA device `ordinal` as tally sees it: `(name, (major, minor), multiprocessors, bytes
 /// of memory, NVRTC target)`; a `RuntimeError` with the reason where there is none.
 #[pyfunction]
-fn device_info(ordinal: usize) -> PyResult<(String, (i32, i32), u32, usize, String)> {
+fn device_info(ordinal: usize) -> PyResult<DeviceSummary> {
     let dev = device::on_stream(ordinal, 0).map_err(error::to_py)?;
     let i = dev.info();
     Ok((i.name.clone(), i.compute_capability, i.multiprocessors, i.total_memory, i.target.clone()))
