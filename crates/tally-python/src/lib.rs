@@ -1,8 +1,8 @@
 //! `tally._native`: the extension module under the `tally` Python package. Each primitive has
 //! one file here (`histogram`, `reduce`, `scan`) and one Python module over it; the Python layer
 //! reads the caller's arrays (numpy, PyTorch, CuPy, DLPack, `__cuda_array_interface__`), picks
-//! the device and stream, allocates outputs, and calls these functions with a host array or a
-//! device array's `(address, elements)`. Every call releases the GIL while tally works.
+//! the device and stream, allocates outputs, and calls these functions with each array as
+//! `(address, elements, on_host)`. Every call releases the GIL while tally works.
 //!
 //! Adding a primitive: a file with its `#[pyfunction]`s built on `array::{Held, Out, Target}`
 //! and `dispatch!`, one line per function below, and a Python module in `python/tally/`.
