@@ -8,61 +8,30 @@ use crate::error::{to_py, type_error, value_error};
 use cudarc::driver::DeviceRepr;
 use pyo3::prelude::*;
 use std::sync::Arc;
-use tally::{Backend, CudaDevice, DeviceViewMut, ExternalBuffer, Input};
+use tally::{Backend, CudaDevice, DeviceViewMut, ElementType, ExternalBuffer, Input};
 
-/// The element types tally has, by numpy's names.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Dtype {
-    U8,
-    I8,
-    U16,
-    I16,
-    U32,
-    I32,
-    U64,
-    I64,
-    F32,
-    F64,
+/// numpy's name of an element type.
+pub fn numpy_name(t: ElementType) -> &'static str {
+    match t {
+        ElementType::U8 => "uint8",
+        ElementType::I8 => "int8",
+        ElementType::U16 => "uint16",
+        ElementType::I16 => "int16",
+        ElementType::U32 => "uint32",
+        ElementType::I32 => "int32",
+        ElementType::U64 => "uint64",
+        ElementType::I64 => "int64",
+        ElementType::F32 => "float32",
+        ElementType::F64 => "float64",
+    }
 }
 
-impl Dtype {
-    /// numpy's name of the type.
-    pub fn name(self) -> &'static str {
-        match self {
-            Dtype::U8 => "uint8",
-            Dtype::I8 => "int8",
-            Dtype::U16 => "uint16",
-            Dtype::I16 => "int16",
-            Dtype::U32 => "uint32",
-            Dtype::I32 => "int32",
-            Dtype::U64 => "uint64",
-            Dtype::I64 => "int64",
-            Dtype::F32 => "float32",
-            Dtype::F64 => "float64",
-        }
-    }
-
-    /// The type of numpy's name `name`.
-    pub fn parse(name: &str) -> PyResult<Dtype> {
-        const ALL: [Dtype; 10] = [
-            Dtype::U8,
-            Dtype::I8,
-            Dtype::U16,
-            Dtype::I16,
-            Dtype::U32,
-            Dtype::I32,
-            Dtype::U64,
-            Dtype::I64,
-            Dtype::F32,
-            Dtype::F64,
-        ];
-        ALL.into_iter().find(|d| d.name() == name).ok_or_else(|| {
-            type_error(format!(
-                "tally has no dtype '{name}' (it counts uint8, int8, uint16, int16, uint32, int32, uint64, int64, \
-                 float32 and float64)"
-            ))
-        })
-    }
+/// The element type of numpy's name `name`.
+pub fn parse_dtype(name: &str) -> PyResult<ElementType> {
+    ElementType::ALL.into_iter().find(|&t| numpy_name(t) == name).ok_or_else(|| {
+        let all: Vec<&str> = ElementType::ALL.into_iter().map(numpy_name).collect();
+        type_error(format!("tally has no dtype '{name}' (it takes {})", all.join(", ")))
+    })
 }
 
 /// Runs `$body` with `$T` the Rust type of `$dtype`, for the types listed; any other dtype is a
@@ -71,12 +40,12 @@ impl Dtype {
 macro_rules! dispatch {
     ($dtype:expr, $what:expr, $T:ident => $body:expr, [$($v:ident: $t:ty),+ $(,)?]) => {
         match $dtype {
-            $($crate::array::Dtype::$v => {
+            $(tally::ElementType::$v => {
                 type $T = $t;
                 $body
             })+
             #[allow(unreachable_patterns)]
-            other => Err($crate::array::unsupported(other, $what, &[$(stringify!($t)),+])),
+            other => Err($crate::array::unsupported(other, $what, &[$(tally::ElementType::$v),+])),
         }
     };
     ($dtype:expr, $what:expr, $T:ident => $body:expr) => {
@@ -87,23 +56,13 @@ macro_rules! dispatch {
 }
 
 /// The error for a dtype that `what` does not take.
-pub fn unsupported(dtype: Dtype, what: &str, types: &[&str]) -> PyErr {
-    let names: Vec<&str> = types
-        .iter()
-        .map(|t| match *t {
-            "u8" => "uint8",
-            "i8" => "int8",
-            "u16" => "uint16",
-            "i16" => "int16",
-            "u32" => "uint32",
-            "i32" => "int32",
-            "u64" => "uint64",
-            "i64" => "int64",
-            "f32" => "float32",
-            _ => "float64",
-        })
-        .collect();
-    type_error(format!("{what} does not take {} (it takes {}); convert the array first", dtype.name(), names.join(", ")))
+pub fn unsupported(dtype: ElementType, what: &str, types: &[ElementType]) -> PyErr {
+    let names: Vec<&str> = types.iter().map(|&t| numpy_name(t)).collect();
+    type_error(format!(
+        "{what} does not take {} (it takes {}); convert the array first",
+        numpy_name(dtype),
+        names.join(", ")
+    ))
 }
 
 /// Where a call runs: the CPU backend, or a CUDA device (its ordinal) queueing on a stream (the

@@ -61,6 +61,8 @@ pub fn device_of(address: u64) -> tally::Result<usize> {
     };
     match status.result() {
         Ok(()) if ordinal >= 0 => Ok(ordinal as usize),
-        _ => Err(tally::Error::invalid(format!("the address {address:#x} is not device memory that the CUDA driver knows"))),
+        _ => Err(tally::Error::invalid(format!(
+            "the address {address:#x} is not device memory that the CUDA driver knows"
+        ))),
     }
 }

@@ -2,20 +2,23 @@
 //! written into numpy arrays that the Python layer allocated (it moves them to the input's
 //! device), and the binning rule's bin edges.
 
-use crate::array::{Dtype, Held, Out, Target};
+use crate::array::{parse_dtype, Held, Out, Target};
 use crate::dispatch;
 use crate::error::{to_py, value_error};
 use cudarc::driver::DeviceRepr;
 use pyo3::prelude::*;
 use tally::histogram::{rule_edge, Outliers2d, PairsInput, Weight};
-use tally::{Bins, Channels, DType, DevicePairs, HistogramSpec, Input, Pairs, Sample, Strategy, WeightedOptions};
+use tally::{
+    Bins, Channels, DType, DevicePairs, ElementType, HistogramSpec, Input, Pairs, Sample, Strategy, WeightedOptions,
+};
 
 /// The bins the Python layer passes: `(bins, lower, upper)` for even bins, or a list of edges.
 fn parse_bins(bins: &Bound<'_, PyAny>) -> PyResult<Bins> {
     if let Ok((n, lower, upper)) = bins.extract::<(u32, f64, f64)>() {
         return Ok(Bins::even(n, lower, upper));
     }
-    let edges = bins.extract::<Vec<f64>>().map_err(|_| value_error("bins: (count, lower, upper) or a list of edges"))?;
+    let edges =
+        bins.extract::<Vec<f64>>().map_err(|_| value_error("bins: (count, lower, upper) or a list of edges"))?;
     Ok(Bins::Edges(edges))
 }
 
@@ -23,12 +26,22 @@ fn parse_strategy(name: &str) -> PyResult<Strategy> {
     name.parse().map_err(to_py)
 }
 
+/// Where a 1-D histogram runs, what it counts, and how.
+fn prepare(
+    device: Option<(usize, usize)>,
+    bins: &Bound<'_, PyAny>,
+    strategy: &str,
+) -> PyResult<(Target, HistogramSpec, Strategy)> {
+    let spec = HistogramSpec { bins: parse_bins(bins)?, channels: Channels::single() };
+    Ok((Target::new(device)?, spec, parse_strategy(strategy)?))
+}
+
 /// A host output's elements (histograms return on the host; the Python layer moves them).
-fn host_out<'a, V: DeviceRepr>(out: &'a mut Out<V>) -> PyResult<&'a mut [V]> {
+fn host_out<V: DeviceRepr>(out: &mut Out<V>) -> PyResult<&mut [V]> {
     out.host().ok_or_else(|| value_error("histogram outputs are host arrays"))
 }
 
-/// Counts `x` (host array, or `(address, elements)` of device memory) of `dtype` into `bins`
+/// Counts `x` (`(address, elements, on_host)`) of `dtype` into `bins`
 /// (see [`parse_bins`]), writing the counts into `counts` (int64, one per bin). Returns the
 /// samples below the first edge, at or above the last, the NaNs, and the strategy that ran.
 #[pyfunction]
@@ -42,11 +55,9 @@ pub fn histogram(
     strategy: &str,
     counts: &Bound<'_, PyAny>,
 ) -> PyResult<(u64, u64, u64, &'static str)> {
-    let target = Target::new(device)?;
-    let spec = HistogramSpec { bins: parse_bins(bins)?, channels: Channels::single() };
-    let strategy = parse_strategy(strategy)?;
+    let (target, spec, strategy) = prepare(device, bins, strategy)?;
     let mut out = Out::<i64>::new(counts, &target, spec.bins.count())?;
-    let h = dispatch!(Dtype::parse(dtype)?, "a histogram", T => {
+    let h = dispatch!(parse_dtype(dtype)?, "a histogram", T => {
         let held = Held::<T>::new(x, &target, "x")?;
         let backend = target.backend();
         py.detach(|| backend.histogram(held.input(), &spec, strategy)).map_err(to_py)
@@ -94,13 +105,11 @@ pub fn histogram_weighted(
     strategy: &str,
     sums: &Bound<'_, PyAny>,
 ) -> PyResult<(OutlierSums, &'static str)> {
-    let target = Target::new(device)?;
-    let spec = HistogramSpec { bins: parse_bins(bins)?, channels: Channels::single() };
-    let strategy = parse_strategy(strategy)?;
+    let (target, spec, strategy) = prepare(device, bins, strategy)?;
     let mut out = Out::<f64>::new(sums, &target, spec.bins.count())?;
     let sums = host_out(&mut out)?;
-    dispatch!(Dtype::parse(dtype)?, "a histogram", T => {
-        dispatch!(Dtype::parse(weights_dtype)?, "weights", W => {
+    dispatch!(parse_dtype(dtype)?, "a histogram", T => {
+        dispatch!(parse_dtype(weights_dtype)?, "weights", W => {
             weighted_typed::<T, W>(py, &target, x, weights, &spec, strategy, sums)
         }, [F32: f32, F64: f64])
     }, [U8: u8, U16: u16, I32: i32, U32: u32, I64: i64, F32: f32, F64: f64])
@@ -121,7 +130,10 @@ type Outliers = ((u64, u64, u64, u64, u64), Option<(f64, f64, f64, f64, f64)>);
 
 fn outliers(counts: Outliers2d<u64>, sums: Option<Outliers2d<f64>>) -> Outliers {
     let o = counts;
-    ((o.x_below, o.x_above, o.y_below, o.y_above, o.nan), sums.map(|s| (s.x_below, s.x_above, s.y_below, s.y_above, s.nan)))
+    (
+        (o.x_below, o.x_above, o.y_below, o.y_above, o.nan),
+        sums.map(|s| (s.x_below, s.x_above, s.y_below, s.y_above, s.nan)),
+    )
 }
 
 fn hist2d_typed<T: Sample, W: Weight>(
@@ -161,7 +173,7 @@ fn hist2d_typed<T: Sample, W: Weight>(
     Ok((outliers(h.outliers, h.outlier_sums), h.strategy.name()))
 }
 
-/// Counts (x, y) pairs (two arrays of `dtype`, host or `(address, elements)` of device memory)
+/// Counts (x, y) pairs (two arrays of `dtype`, each `(address, elements, on_host)`)
 /// into `bins_x` x `bins_y` (row-major), writing `out`: int64 counts, or float64 sums of
 /// `weights` (float32 or float64 by `weights_dtype`) where there are weights. Returns the
 /// outliers and the strategy that ran.
@@ -184,22 +196,22 @@ pub fn histogram2d(
     let target = Target::new(device)?;
     let spec = tally::Histogram2dSpec { x: parse_bins(bins_x)?, y: parse_bins(bins_y)? };
     let strategy = parse_strategy(strategy)?;
-    dispatch!(Dtype::parse(dtype)?, "a histogram", T => {
-        dispatch!(Dtype::parse(weights_dtype)?, "weights", W => {
+    dispatch!(parse_dtype(dtype)?, "a histogram", T => {
+        dispatch!(parse_dtype(weights_dtype)?, "weights", W => {
             hist2d_typed::<T, W>(py, &target, (x, y, weights), &spec, strategy, out)
         }, [F32: f32, F64: f64])
     }, [U8: u8, U16: u16, I32: i32, U32: u32, I64: i64, F32: f32, F64: f64])
 }
 
 /// The sample type of a histogram's dtype (the f64 rule for any other).
-fn sample_dtype(dtype: Dtype) -> DType {
+fn sample_dtype(dtype: ElementType) -> DType {
     match dtype {
-        Dtype::U8 => DType::U8,
-        Dtype::U16 => DType::U16,
-        Dtype::I32 => DType::I32,
-        Dtype::U32 => DType::U32,
-        Dtype::I64 => DType::I64,
-        Dtype::F32 => DType::F32,
+        ElementType::U8 => DType::U8,
+        ElementType::U16 => DType::U16,
+        ElementType::I32 => DType::I32,
+        ElementType::U32 => DType::U32,
+        ElementType::I64 => DType::I64,
+        ElementType::F32 => DType::F32,
         _ => DType::F64,
     }
 }
@@ -213,7 +225,7 @@ fn sample_dtype(dtype: Dtype) -> DType {
 pub fn rule_edges(py: Python<'_>, bins: (u32, f64, f64), dtype: &str, out: &Bound<'_, PyAny>) -> PyResult<()> {
     let spec = Bins::even(bins.0, bins.1, bins.2);
     spec.validate().map_err(to_py)?;
-    let dtype = sample_dtype(Dtype::parse(dtype)?);
+    let dtype = sample_dtype(parse_dtype(dtype)?);
     let mut out = Out::<f64>::new(out, &Target::Cpu, bins.0 as usize + 1)?;
     let edges = host_out(&mut out)?;
     py.detach(|| {

@@ -1,8 +1,8 @@
 //! `tally._native`: the extension module under the `tally` Python package. Each primitive has
 //! one file here (`histogram`, `reduce`, `scan`) and one Python module over it; the Python layer
 //! reads the caller's arrays (numpy, PyTorch, CuPy, DLPack, `__cuda_array_interface__`), picks
-//! the device and stream, allocates outputs, and calls these functions with a host array or a
-//! device array's `(address, elements)`. Every call releases the GIL while tally works.
+//! the device and stream, allocates outputs, and calls these functions with each array as
+//! `(address, elements, on_host)`. Every call releases the GIL while tally works.
 //!
 //! Adding a primitive: a file with its `#[pyfunction]`s built on `array::{Held, Out, Target}`
 //! and `dispatch!`, one line per function below, and a Python module in `python/tally/`.
@@ -17,10 +17,13 @@ mod scan;
 
 use pyo3::prelude::*;
 
+/// A device's name, compute capability, multiprocessors, bytes of memory and NVRTC target.
+type DeviceSummary = (String, (i32, i32), u32, usize, String);
+
 /// The CUDA device `ordinal` as tally sees it: `(name, (major, minor), multiprocessors, bytes
 /// of memory, NVRTC target)`; a `RuntimeError` with the reason where there is none.
 #[pyfunction]
-fn device_info(ordinal: usize) -> PyResult<(String, (i32, i32), u32, usize, String)> {
+fn device_info(ordinal: usize) -> PyResult<DeviceSummary> {
     let dev = device::on_stream(ordinal, 0).map_err(error::to_py)?;
     let i = dev.info();
     Ok((i.name.clone(), i.compute_capability, i.multiprocessors, i.total_memory, i.target.clone()))

@@ -1,6 +1,6 @@
 //! Reductions: `Backend::reduce` on one array, the result as a Python number.
 
-use crate::array::{Dtype, Held, Target};
+use crate::array::{parse_dtype, Held, Target};
 use crate::dispatch;
 use crate::error::{to_py, value_error};
 use pyo3::prelude::*;
@@ -8,33 +8,18 @@ use pyo3::IntoPyObjectExt;
 use std::time::Instant;
 use tally::{CmpOp, Compare, ReduceOp, ReduceOptions, Reduction};
 
-/// The op named `name` ("sum", "min", ...; "count" with `compare`).
+/// The op named `name`, with `compare` = (symbol, value) for count.
 fn parse_op(name: &str, compare: Option<(String, f64)>) -> PyResult<ReduceOp> {
-    Ok(match name {
-        "sum" => ReduceOp::Sum,
-        "min" => ReduceOp::Min,
-        "max" => ReduceOp::Max,
-        "minmax" => ReduceOp::MinMax,
-        "argmin" => ReduceOp::ArgMin,
-        "argmax" => ReduceOp::ArgMax,
-        "mean" => ReduceOp::Mean,
-        "count" => {
-            let (op, value) = compare.ok_or_else(|| value_error("count needs a comparison"))?;
-            let op = match op.as_str() {
-                "<" => CmpOp::Lt,
-                "<=" => CmpOp::Le,
-                ">" => CmpOp::Gt,
-                ">=" => CmpOp::Ge,
-                "==" => CmpOp::Eq,
-                "!=" => CmpOp::Ne,
-                other => {
-                    return Err(value_error(format!("unknown comparison '{other}' (expected <, <=, >, >=, == or !=)")))
-                }
-            };
-            ReduceOp::Count(Compare::new(op, value))
-        }
-        other => return Err(value_error(format!("unknown reduction '{other}'"))),
-    })
+    let compare = match compare {
+        None => None,
+        Some((symbol, value)) => Some(Compare::new(
+            CmpOp::from_symbol(&symbol).ok_or_else(|| {
+                value_error(format!("unknown comparison '{symbol}' (expected <, <=, >, >=, == or !=)"))
+            })?,
+            value,
+        )),
+    };
+    ReduceOp::from_name(name, compare).map_err(to_py)
 }
 
 /// An integer result exactly, else the float.
@@ -61,24 +46,17 @@ fn to_python(py: Python<'_>, r: &Reduction) -> PyResult<Py<PyAny>> {
     }
 }
 
-/// Runs the reduction `reps` times (at least once) with the GIL released; the last result and
+/// Runs `op` over `x` `reps` times (at least once) with the GIL released; the last result and
 /// the mean seconds per call.
-#[allow(clippy::too_many_arguments)]
 fn run(
     py: Python<'_>,
-    x: &Bound<'_, PyAny>,
-    dtype: &str,
-    device: Option<(usize, usize)>,
-    op: &str,
-    exact: bool,
-    skip_nan: bool,
-    compare: Option<(String, f64)>,
+    (x, dtype, device): (&Bound<'_, PyAny>, &str, Option<(usize, usize)>),
+    op: ReduceOp,
+    options: ReduceOptions,
     reps: usize,
 ) -> PyResult<(Reduction, f64)> {
     let target = Target::new(device)?;
-    let op = parse_op(op, compare)?;
-    let options = ReduceOptions { exact, skip_nan };
-    dispatch!(Dtype::parse(dtype)?, "a reduction", T => {
+    dispatch!(parse_dtype(dtype)?, "a reduction", T => {
         let held = Held::<T>::new(x, &target, "x")?;
         let backend = target.backend();
         py.detach(|| {
@@ -93,9 +71,9 @@ fn run(
     })
 }
 
-/// Reduces `x` (a host array, or `(address, elements)` of device memory) of `dtype` by `op`
-/// ("sum", "min", "max", "minmax", "argmin", "argmax", "mean", "count" with `compare` =
-/// (comparison, value)) on `device` (None: the CPU; `(ordinal, stream)`).
+/// Reduces `x` (`(address, elements, on_host)`) of `dtype` by `op` ("sum", "min", "max",
+/// "minmax", "argmin", "argmax", "mean", "count" with `compare` = (comparison, value)) on
+/// `device` (None: the CPU; `(ordinal, stream)`).
 #[pyfunction]
 #[pyo3(signature = (x, dtype, device, op, exact=false, skip_nan=false, compare=None))]
 #[allow(clippy::too_many_arguments)]
@@ -109,14 +87,15 @@ pub fn reduce(
     skip_nan: bool,
     compare: Option<(String, f64)>,
 ) -> PyResult<Py<PyAny>> {
-    let (r, _) = run(py, x, dtype, device, op, exact, skip_nan, compare, 1)?;
+    let op = parse_op(op, compare)?;
+    let (r, _) = run(py, (x, dtype, device), op, ReduceOptions { exact, skip_nan }, 1)?;
     to_python(py, &r)
 }
 
-/// The mean seconds of one library call of [`reduce`] over `reps` calls, timed inside the
-/// extension: what a call costs without the Python layer (the benchmark's baseline).
+/// The mean seconds of one library call of [`reduce`] (no comparison, default options) over
+/// `reps` calls, timed inside the extension: what a call costs without the Python layer (the
+/// benchmark's baseline).
 #[pyfunction]
-#[pyo3(signature = (x, dtype, device, op, reps))]
 pub fn time_reduce(
     py: Python<'_>,
     x: &Bound<'_, PyAny>,
@@ -125,5 +104,6 @@ pub fn time_reduce(
     op: &str,
     reps: usize,
 ) -> PyResult<f64> {
-    run(py, x, dtype, device, op, false, false, None, reps).map(|(_, seconds)| seconds)
+    let op = parse_op(op, None)?;
+    run(py, (x, dtype, device), op, ReduceOptions::default(), reps).map(|(_, seconds)| seconds)
 }

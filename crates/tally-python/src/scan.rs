@@ -2,21 +2,12 @@
 //! (a numpy array, or device memory of the caller's array library that the kernels write in
 //! place).
 
-use crate::array::{write_out, Dtype, Held, Out, Target};
+use crate::array::{parse_dtype, write_out, Held, Out, Target};
 use crate::dispatch;
 use crate::error::{to_py, value_error};
 use cudarc::driver::DeviceRepr;
 use pyo3::prelude::*;
 use tally::{Input, ScanElement, ScanInto, ScanKey, ScanOp, ScanOptions, ScanPlan, ScanValue};
-
-fn parse_op(name: &str) -> PyResult<ScanOp> {
-    match name {
-        "sum" => Ok(ScanOp::Sum),
-        "min" => Ok(ScanOp::Min),
-        "max" => Ok(ScanOp::Max),
-        other => Err(value_error(format!("unknown scan '{other}' (expected sum, min or max)"))),
-    }
-}
 
 /// The arrays of one scan.
 struct Arrays<'a, 'py> {
@@ -74,7 +65,7 @@ where
     .map_err(to_py)
 }
 
-/// Scans `x` (host array, or `(address, elements)` of device memory) of `dtype` by `op` ("sum",
+/// Scans `x` (`(address, elements, on_host)`) of `dtype` by `op` ("sum",
 /// "min", "max") into `out`: for sums numpy's `cumsum` type (int64 for signed integers,
 /// uint64 for unsigned ones, the float type itself), for min and max the input's type. With
 /// `keys` (uint32 or uint64 by `key_dtype`; signed keys are passed as their bits), the scan
@@ -94,14 +85,14 @@ pub fn scan(
     key_dtype: &str,
 ) -> PyResult<()> {
     let arrays = Arrays { x, out, keys, target: Target::new(device)? };
-    let op = parse_op(op)?;
+    let op = ScanOp::from_name(op).map_err(to_py)?;
     let options = if exclusive { ScanOptions::exclusive() } else { ScanOptions::inclusive() };
     let wide_keys = match key_dtype {
         "uint32" => false,
         "uint64" => true,
         other => return Err(value_error(format!("scan keys are 32- or 64-bit integers, not {other}"))),
     };
-    dispatch!(Dtype::parse(dtype)?, "a scan", T => {
+    dispatch!(parse_dtype(dtype)?, "a scan", T => {
         match (op, wide_keys) {
             (ScanOp::Sum, false) => scan_typed::<T, <T as ScanElement>::Wide, u32>(py, &arrays, op, options),
             (ScanOp::Sum, true) => scan_typed::<T, <T as ScanElement>::Wide, u64>(py, &arrays, op, options),

@@ -36,15 +36,7 @@ pub struct ReduceArgs {
 /// `x OP value` from `>0.5` and its kin.
 pub fn parse_compare(s: &str) -> anyhow::Result<Compare> {
     let s = s.trim();
-    let ops = [
-        ("<=", CmpOp::Le),
-        (">=", CmpOp::Ge),
-        ("==", CmpOp::Eq),
-        ("!=", CmpOp::Ne),
-        ("<", CmpOp::Lt),
-        (">", CmpOp::Gt),
-    ];
-    let Some((text, op)) = ops.iter().find(|(t, _)| s.starts_with(t)) else {
+    let Some((text, op)) = CmpOp::SYMBOLS.iter().find(|(t, _)| s.starts_with(t)) else {
         bail!("--where '{s}': expected a comparison such as '>0.5', '<=3', '==0' or '!=1'");
     };
     let value = s[text.len()..].trim();
@@ -54,24 +46,12 @@ pub fn parse_compare(s: &str) -> anyhow::Result<Compare> {
 
 /// The op `name` (with `condition` for count).
 pub fn parse_op(name: &str, condition: Option<&str>) -> anyhow::Result<ReduceOp> {
-    let op = match name {
-        "sum" => ReduceOp::Sum,
-        "min" => ReduceOp::Min,
-        "max" => ReduceOp::Max,
-        "minmax" => ReduceOp::MinMax,
-        "argmin" => ReduceOp::ArgMin,
-        "argmax" => ReduceOp::ArgMax,
-        "mean" => ReduceOp::Mean,
-        "count" => match condition {
-            Some(c) => ReduceOp::Count(parse_compare(c)?),
-            None => bail!("--op count needs --where, e.g. --where '>0'"),
-        },
-        _ => bail!("unknown op '{name}' (expected sum, min, max, minmax, argmin, argmax, mean or count)"),
-    };
-    if condition.is_some() && !matches!(op, ReduceOp::Count(_)) {
-        bail!("--where goes with --op count");
+    match (name, condition) {
+        ("count", None) => bail!("--op count needs --where, e.g. --where '>0'"),
+        ("count", Some(c)) => Ok(ReduceOp::from_name(name, Some(parse_compare(c)?))?),
+        (_, Some(_)) if ReduceOp::from_name(name, None).is_ok() => bail!("--where goes with --op count"),
+        _ => Ok(ReduceOp::from_name(name, None)?),
     }
-    Ok(op)
 }
 
 /// A value: the exact integer where there is one, else the f64.

@@ -35,12 +35,7 @@ pub struct ScanArgs {
 
 /// The op `name`.
 pub fn parse_op(name: &str) -> anyhow::Result<ScanOp> {
-    Ok(match name {
-        "sum" => ScanOp::Sum,
-        "min" => ScanOp::Min,
-        "max" => ScanOp::Max,
-        _ => bail!("unknown op '{name}' (expected sum, min or max)"),
-    })
+    Ok(ScanOp::from_name(name)?)
 }
 
 /// Values that can be written as raw little-endian bytes and to `.npy`.

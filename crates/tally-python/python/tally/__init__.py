@@ -17,7 +17,32 @@ arguments (and strided arrays), ``OverflowError`` where a result does not fit it
 
 from __future__ import annotations
 
-from . import _native
+
+def _load_nvrtc_from_wheels() -> None:
+    """Loads NVRTC from the ``nvidia-cuda-nvrtc`` wheel (which PyTorch and CuPy bring) where
+    there is one: it is not on the loader's path, and once it is loaded by its full path, tally's
+    own search by library name finds it. Without it tally looks on the path as usual."""
+    import ctypes
+    import glob
+    import importlib.util
+    import os
+
+    try:
+        spec = importlib.util.find_spec("nvidia")
+    except (ImportError, ValueError):
+        return
+    for root in (spec.submodule_search_locations or []) if spec else []:
+        for path in sorted(glob.glob(os.path.join(root, "*", "lib", "libnvrtc.so.13*"))):
+            try:
+                ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+                return
+            except OSError:
+                continue
+
+
+_load_nvrtc_from_wheels()
+
+from . import _native  # noqa: E402
 from .histogram import Histogram, Histogram2d, bincount, histogram, histogram2d
 from .reduce import argmax, argmin, count, max, mean, min, minmax, sum
 from .scan import cummax, cummin, cumsum

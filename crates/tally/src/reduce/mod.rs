@@ -59,6 +59,24 @@ pub enum CmpOp {
     Ne,
 }
 
+impl CmpOp {
+    /// Every comparison and its symbol, the two-character ones first (a prefix match of
+    /// "<=" must not stop at "<").
+    pub const SYMBOLS: [(&'static str, CmpOp); 6] = [
+        ("<=", CmpOp::Le),
+        (">=", CmpOp::Ge),
+        ("==", CmpOp::Eq),
+        ("!=", CmpOp::Ne),
+        ("<", CmpOp::Lt),
+        (">", CmpOp::Gt),
+    ];
+
+    /// The comparison written `symbol` (`<`, `<=`, `>`, `>=`, `==`, `!=`).
+    pub fn from_symbol(symbol: &str) -> Option<CmpOp> {
+        CmpOp::SYMBOLS.iter().find(|(s, _)| *s == symbol).map(|&(_, op)| op)
+    }
+}
+
 impl Compare {
     /// `x OP value`.
     pub fn new(op: CmpOp, value: f64) -> Self {
@@ -102,6 +120,41 @@ impl ReduceOp {
             ReduceOp::Mean => "mean",
             ReduceOp::Count(_) => "count",
         }
+    }
+
+    /// The op named `name` (what [`ReduceOp::name`] gives); `count` takes `compare`, which
+    /// no other op takes.
+    ///
+    /// ```
+    /// use tally::{CmpOp, Compare, ReduceOp};
+    /// assert_eq!(ReduceOp::from_name("argmax", None).unwrap(), ReduceOp::ArgMax);
+    /// let gt = Compare::new(CmpOp::from_symbol(">").unwrap(), 0.5);
+    /// assert_eq!(ReduceOp::from_name("count", Some(gt)).unwrap(), ReduceOp::Count(gt));
+    /// assert!(ReduceOp::from_name("count", None).is_err());
+    /// ```
+    pub fn from_name(name: &str, compare: Option<Compare>) -> Result<ReduceOp> {
+        let op = match name {
+            "sum" => ReduceOp::Sum,
+            "min" => ReduceOp::Min,
+            "max" => ReduceOp::Max,
+            "minmax" => ReduceOp::MinMax,
+            "argmin" => ReduceOp::ArgMin,
+            "argmax" => ReduceOp::ArgMax,
+            "mean" => ReduceOp::Mean,
+            "count" => match compare {
+                Some(c) => return Ok(ReduceOp::Count(c)),
+                None => return Err(Error::invalid("count needs a comparison (such as > 0)")),
+            },
+            _ => {
+                return Err(Error::invalid(format!(
+                    "unknown op '{name}' (expected sum, min, max, minmax, argmin, argmax, mean or count)"
+                )))
+            }
+        };
+        if compare.is_some() {
+            return Err(Error::invalid(format!("a comparison goes with count, not {name}")));
+        }
+        Ok(op)
     }
 
     /// Whether an empty input has no value for this op (min, max and their kin).

@@ -56,6 +56,14 @@ impl ScanOp {
         }
     }
 
+    /// The op named `name` (what [`ScanOp::name`] gives).
+    pub fn from_name(name: &str) -> Result<ScanOp> {
+        [ScanOp::Sum, ScanOp::Min, ScanOp::Max]
+            .into_iter()
+            .find(|op| op.name() == name)
+            .ok_or_else(|| Error::invalid(format!("unknown op '{name}' (expected sum, min or max)")))
+    }
+
     /// The identity of the op in `O` (what an exclusive scan puts first).
     pub fn identity<O: ScanValue>(self) -> O {
         match self {

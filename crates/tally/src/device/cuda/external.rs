@@ -178,7 +178,8 @@ fn check_device_memory(stream: &Stream, address: u64) -> Result<()> {
             "the address {address:#x} is page-locked host memory; tally reads device arrays in place (copy it to device {device})"
         )));
     }
-    if memory_type != CUmemorytype::CU_MEMORYTYPE_DEVICE as u32 && memory_type != CUmemorytype::CU_MEMORYTYPE_UNIFIED as u32
+    if memory_type != CUmemorytype::CU_MEMORYTYPE_DEVICE as u32
+        && memory_type != CUmemorytype::CU_MEMORYTYPE_UNIFIED as u32
     {
         return Err(Error::invalid(format!(
             "the address {address:#x} is not device memory that the CUDA driver knows (a host address?)"

@@ -1,0 +1,105 @@
+//! A caller's device memory and stream taken by raw handle (`ExternalBuffer::from_raw_parts`,
+//! `Stream::from_raw`, `CudaDevice::with_stream`), as language bindings use them: read and
+//! written in place, never freed, work ordered on the caller's stream, bad addresses refused.
+
+mod common;
+
+use cudarc::driver::DevicePtr;
+use tally::{Backend, Error, ExternalBuffer, ScanOp, ScanOptions, ScanPlan, Stream};
+
+/// The raw device address of a tally buffer, as another library would hand it over.
+fn address<T>(b: &tally::DeviceBuffer<T>, stream: &Stream) -> u64 {
+    let (address, _sync) = b.as_cuda_slice().device_ptr(stream.cuda_stream());
+    address
+}
+
+fn values(n: usize) -> Vec<i32> {
+    (0..n as i64).map(|i| ((i * 7919) % 2001 - 1000) as i32).collect()
+}
+
+#[test]
+fn external_memory_is_read_in_place_at_every_offset() {
+    let Some(dev) = common::gpu() else { return };
+    let gpu = Backend::Cuda(dev.clone());
+    for n in [1usize, 3, 4095, 4096, 4097, 1 << 20] {
+        let xs = values(n);
+        let buf = dev.stream().upload(&xs, "test input").unwrap();
+        for offset in [0usize, 1, 2, 3].into_iter().filter(|&k| k < n) {
+            let at = address(&buf, dev.stream()) + 4 * offset as u64;
+            // SAFETY: `buf` holds n i32s and outlives the view; the calls below synchronise.
+            let ext = unsafe { ExternalBuffer::<i32>::from_raw_parts(dev.stream(), at, n - offset) }.unwrap();
+            let want: i64 = xs[offset..].iter().map(|&x| x as i64).sum();
+            assert_eq!(gpu.sum(&ext).unwrap(), want as i128, "n {n} offset {offset}");
+            assert_eq!(gpu.argmax(&ext).unwrap(), Backend::cpu().argmax(&xs[offset..]).unwrap());
+        }
+        // The wrappers are gone and freed nothing: the buffer still reads back.
+        assert_eq!(dev.stream().download(&buf.view()).unwrap(), xs);
+    }
+}
+
+#[test]
+fn external_output_is_written_in_place() {
+    let Some(dev) = common::gpu() else { return };
+    let stream = dev.stream();
+    for n in [1usize, 4097, 3 << 20] {
+        let xs = values(n);
+        let input = stream.upload(&xs, "test input").unwrap();
+        let out = stream.upload(&vec![i64::MIN + 7; n + 1], "poisoned output").unwrap();
+        // SAFETY: `input` and `out` outlive the wrappers; `plan.read` synchronises the stream.
+        let (x, mut y) = unsafe {
+            (
+                ExternalBuffer::<i32>::from_raw_parts(stream, address(&input, stream), n).unwrap(),
+                ExternalBuffer::<i64>::from_raw_parts(stream, address(&out, stream), n).unwrap(),
+            )
+        };
+        let mut plan = ScanPlan::<i32, i64>::new(&dev, ScanOp::Sum, ScanOptions::default(), n).unwrap();
+        plan.launch(stream, &x.view(), &mut y.view_mut()).unwrap();
+        plan.read(stream).unwrap();
+        drop((x, y));
+        let got = stream.download(&out.view()).unwrap();
+        assert_eq!(&got[..n], &Backend::cpu().cumsum_vec(&xs).unwrap()[..], "n {n}");
+        assert_eq!(got[n], i64::MIN + 7, "the element past the output is untouched");
+    }
+}
+
+#[test]
+fn bad_addresses_are_refused() {
+    let Some(dev) = common::gpu() else { return };
+    let stream = dev.stream();
+    let buf = stream.upload(&[1i32, 2, 3, 4], "test input").unwrap();
+    let at = address(&buf, stream);
+    let host = [0i32; 16];
+    let refused = |address: u64, len: usize| {
+        // SAFETY: each of these is refused before any use (the test asserts so).
+        match unsafe { ExternalBuffer::<i32>::from_raw_parts(stream, address, len) } {
+            Err(Error::InvalidArgument(m)) => m,
+            other => panic!("{address:#x} x {len} was not refused: {other:?}"),
+        }
+    };
+    assert!(refused(at + 1, 2).contains("aligned"));
+    assert!(refused(0, 4).contains("null"));
+    assert!(refused(host.as_ptr() as u64, 4).contains("host"));
+    // An empty buffer may have any address; it is never read.
+    // SAFETY: no element is read.
+    let empty = unsafe { ExternalBuffer::<i32>::from_raw_parts(stream, 0, 0) }.unwrap();
+    assert_eq!(Backend::Cuda(dev.clone()).sum(&empty).unwrap(), 0);
+}
+
+#[test]
+fn work_runs_on_the_callers_stream() {
+    let Some(dev) = common::gpu() else { return };
+    let theirs = dev.cuda_context().new_stream().unwrap();
+    // SAFETY: `theirs` is a stream of the device's context and outlives `on_theirs`.
+    let on_theirs = dev.with_stream(unsafe { Stream::from_raw(&dev, theirs.cu_stream()) }).unwrap();
+    assert_eq!(on_theirs.stream().cuda_stream().cu_stream(), theirs.cu_stream());
+    let n = 1 << 22;
+    let mut ones = dev.stream().upload(&vec![1i32; n], "ones").unwrap().into_cuda_slice();
+    dev.stream().synchronize("the upload").unwrap();
+    // Queued on the caller's stream and not waited for: tally's reduction on the same stream
+    // must run after it.
+    theirs.memset_zeros(&mut ones).unwrap();
+    let (at, _sync) = ones.device_ptr(&theirs);
+    // SAFETY: `ones` outlives the view; the reduction synchronises `theirs`.
+    let ext = unsafe { ExternalBuffer::<i32>::from_raw_parts(on_theirs.stream(), at, n) }.unwrap();
+    assert_eq!(Backend::Cuda(on_theirs.clone()).sum(&ext).unwrap(), 0);
+}
