@@ -53,7 +53,8 @@ struct Report {
     rows: Vec<ScanRow>,
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
+/// The median of `v` (not empty).
+pub fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
     v[v.len() / 2]
 }
