@@ -36,6 +36,9 @@ pub enum BenchWhat {
     /// Prefix scans: f32 sums (both look-backs), i32 into i64, f32 max, f32 by key, against
     /// the device-to-device copy bandwidth.
     Scan(super::bench_scan::BenchScanArgs),
+    /// Stream compaction: f32 select (stable, unordered, in runs), partitions, flags, indices
+    /// and count_if at 1%, 50% and 99% kept, against the device-to-device copy bandwidth.
+    Select(super::bench_select::BenchSelectArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -127,6 +130,7 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
         BenchWhat::Hist2d(h) => super::bench_general::hist2d(h),
         BenchWhat::Reduce(r) => super::bench_reduce::run(r),
         BenchWhat::Scan(r) => super::bench_scan::run(r),
+        BenchWhat::Select(r) => super::bench_select::run(r),
     }
 }
 
@@ -146,6 +150,7 @@ fn validate(a: &BenchArgs) -> anyhow::Result<()> {
         BenchWhat::Hist2d(h) => (h.reps, h.size, 32),
         BenchWhat::Reduce(r) => (r.reps, None, 0),
         BenchWhat::Scan(r) => (r.reps, None, 0),
+        BenchWhat::Select(r) => (r.reps, None, 0),
     };
     check_reps(reps)?;
     if let Some(n) = size {

@@ -5,6 +5,7 @@ pub mod bench_general;
 pub mod bench_reduce;
 pub mod bench_report;
 pub mod bench_scan;
+pub mod bench_select;
 mod cub;
 pub mod hist;
 pub mod hist2d;

@@ -47,7 +47,7 @@ crate::kernel_params! {
 }
 
 /// The predicate every ahead-of-time variant is compiled with (CI's check).
-pub const EXAMPLE_PREDICATE: &str = "x > 0 && !isnan(x) || x == 3";
+pub const EXAMPLE_PREDICATE: &str = "x > 0 && !isnan(x) || x == 3 && isfinite(x)";
 
 /// `select.cu`: every select kernel.
 pub static FAMILY: KernelFamily = KernelFamily {

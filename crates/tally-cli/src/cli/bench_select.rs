@@ -1,0 +1,279 @@
+//! `tally bench select`: stream compaction on resident f32 data, the cases the CUB and torch
+//! peers run (scripts/peers: `DeviceSelect::If`, `DevicePartition::If`, `DeviceSelect::Flagged`,
+//! `masked_select`): values uniform in [-0.5, 0.5) (the peers' hash) kept by `x < t` at 1%, 50%
+//! and 99%, and the same shares in long runs (kept values in runs of 2^16); stable, unordered,
+//! in-order and reversed-rest partitions, by flags, indices and count_if. Each case is timed
+//! (median of CUDA events around the launch), checked against the CPU backend, and set against
+//! the device-to-device copy bandwidth measured in the same run.
+
+use super::bench_report::median;
+use super::bench_scan::copy_bandwidth;
+use super::BackendArg;
+use anyhow::bail;
+use serde::Serialize;
+use std::time::Instant;
+use tally::select::reference;
+use tally::{Backend, Predicate, SelectMode, SelectOptions, SelectPlan};
+
+/// Arguments of `tally bench select`.
+#[derive(clap::Args, Debug)]
+pub struct BenchSelectArgs {
+    /// Elements per case, as powers of two (default 20,24,28 on a GPU, 22 on the CPU).
+    #[arg(long, value_delimiter = ',')]
+    pub log2_sizes: Option<Vec<u32>>,
+    /// Timed repetitions per case.
+    #[arg(long, default_value_t = 20)]
+    pub reps: usize,
+    #[command(flatten)]
+    pub backend: BackendArg,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// One row of the sweep.
+#[derive(Serialize, Debug)]
+pub struct SelectRow {
+    pub case: String,
+    pub n: usize,
+    pub kept: u64,
+    /// The launch alone, median (CUDA events; the CPU: the whole call).
+    pub ms: f64,
+    /// Bytes as the peers count them (input read once, output written once; a partition
+    /// 8 bytes per element) per second.
+    pub gbs: f64,
+    pub fraction_of_copy_bandwidth: f64,
+    /// Equal to the CPU backend's result (unordered: the same count and multiset checksum).
+    pub verified: bool,
+}
+
+#[derive(Serialize)]
+struct Report {
+    backend: &'static str,
+    device: String,
+    /// Device-to-device copy of 1 GiB (CPU: 256 MiB), read + write bytes per second.
+    copy_bandwidth_gbs: f64,
+    rows: Vec<SelectRow>,
+}
+
+/// The peers' hash (cub_primitives.cu `mix`).
+fn mix(mut x: u32) -> u32 {
+    x ^= x >> 16;
+    x = x.wrapping_mul(0x7feb_352d);
+    x ^= x >> 15;
+    x = x.wrapping_mul(0x846c_a68b);
+    x ^ (x >> 16)
+}
+
+/// Uniform in [-0.5, 0.5) as the peers fill it; `run`: one value per run of that many elements.
+fn values(n: usize, run: usize) -> Vec<f32> {
+    (0..n)
+        .map(|i| (mix(((i / run) as u32).wrapping_mul(2_654_435_761) ^ 7) & 0xff_ffff) as f32 / 16_777_216.0 - 0.5)
+        .collect()
+}
+
+/// A checksum of a multiset of floats: count, and the wrapping sum of their bits.
+fn checksum(v: &[f32]) -> (usize, u64) {
+    (v.len(), v.iter().fold(0u64, |s, x| s.wrapping_add(x.to_bits() as u64)))
+}
+
+fn same(a: &[f32], b: &[f32]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
+}
+
+struct Case<'a> {
+    name: String,
+    xs: &'a [f32],
+    predicate: Predicate,
+    mode: SelectMode,
+}
+
+/// Times one case; returns (ms, kept, verified).
+fn run_case(backend: &Backend, c: &Case, flags: &[u8], reps: usize) -> anyhow::Result<(f64, u64, bool)> {
+    let p = &c.predicate;
+    let (want, want_kept) = match c.mode {
+        SelectMode::Partition | SelectMode::PartitionReversed => {
+            let (mut v, k) = reference::partition(c.xs, p);
+            if c.mode == SelectMode::PartitionReversed {
+                v[k as usize..].reverse();
+            }
+            (v, k)
+        }
+        SelectMode::Flagged => {
+            let v = reference::select_flagged(c.xs, flags);
+            let k = v.len() as u64;
+            (v, k)
+        }
+        _ => {
+            let v = reference::select(c.xs, p);
+            let k = v.len() as u64;
+            (v, k)
+        }
+    };
+    let (ms, kept, got) = match backend {
+        Backend::Cpu => {
+            let mut t = Vec::new();
+            let mut last = (0, Vec::new());
+            for _ in 0..reps.clamp(1, 10) {
+                let s = Instant::now();
+                last = match c.mode {
+                    SelectMode::Partition | SelectMode::PartitionReversed => {
+                        let reversed = c.mode == SelectMode::PartitionReversed;
+                        let o = SelectOptions { rejected_reversed: reversed, ..SelectOptions::default() };
+                        let (b, k) = backend.partition_with(c.xs, p, o)?;
+                        let tally::Buffer::Host(v) = b else { bail!("a CPU result on the device") };
+                        (k, v)
+                    }
+                    SelectMode::Flagged => {
+                        let v = backend.select_flagged_vec(c.xs, flags)?;
+                        (v.len() as u64, v)
+                    }
+                    SelectMode::Indices => (backend.select_indices_vec(c.xs, p)?.len() as u64, want.clone()),
+                    SelectMode::Count => (backend.count_if(c.xs, p)?, want.clone()),
+                    _ => {
+                        let v = backend.select_vec(c.xs, p, SelectOptions::default())?;
+                        (v.len() as u64, v)
+                    }
+                };
+                t.push(s.elapsed().as_secs_f64() * 1e3);
+            }
+            (median(t), last.0, last.1)
+        }
+        Backend::Cuda(dev) => {
+            let stream = dev.stream();
+            let n = c.xs.len();
+            let input = stream.upload(c.xs, "benchmark values")?;
+            let mut plan = match c.mode {
+                SelectMode::Flagged => SelectPlan::<f32>::flagged(dev, n)?,
+                mode => SelectPlan::<f32>::new(dev, p, mode, n)?,
+            };
+            let (ms, kept, got) = match c.mode {
+                SelectMode::Indices => {
+                    let mut out = stream.alloc::<u64>(n, "benchmark indices")?;
+                    let ms = stream
+                        .timer()?
+                        .median_ms(reps, || plan.launch_indices(stream, &input.view(), &mut out.view_mut()))?;
+                    let kept = plan.read(stream)?;
+                    let idx = stream.download(&out.view())?;
+                    let got: Vec<f32> = idx[..kept as usize].iter().map(|&i| c.xs[i as usize]).collect();
+                    (ms, kept, got)
+                }
+                SelectMode::Count => {
+                    let ms = stream.timer()?.median_ms(reps, || plan.launch_count(stream, &input.view()))?;
+                    (ms, plan.read(stream)?, want.clone())
+                }
+                mode => {
+                    let fl = stream.upload(flags, "benchmark flags")?;
+                    let mut out = stream.alloc::<f32>(n, "benchmark output")?;
+                    let ms = stream.timer()?.median_ms(reps, || {
+                        if mode == SelectMode::Flagged {
+                            plan.launch_flagged(stream, &input.view(), &fl.view(), &mut out.view_mut())
+                        } else {
+                            plan.launch(stream, &input.view(), &mut out.view_mut())
+                        }
+                    })?;
+                    let kept = plan.read(stream)?;
+                    let mut got = stream.download(&out.view())?;
+                    if !mode.is_partition() {
+                        got.truncate(kept as usize);
+                    }
+                    (ms, kept, got)
+                }
+            };
+            (ms, kept, got)
+        }
+    };
+    let verified = kept == want_kept
+        && if c.mode == SelectMode::Unordered { checksum(&got) == checksum(&want) } else { same(&got, &want) };
+    Ok((ms, kept, verified))
+}
+
+/// Runs `tally bench select`.
+pub fn run(a: BenchSelectArgs) -> anyhow::Result<()> {
+    if a.reps == 0 {
+        bail!("--reps must be at least 1");
+    }
+    let backend = a.backend.open()?;
+    let gpu = matches!(backend, Backend::Cuda(_));
+    let sizes = a.log2_sizes.clone().unwrap_or_else(|| if gpu { vec![20, 24, 28] } else { vec![22] });
+    if sizes.is_empty() {
+        bail!("--log2-sizes: nothing to run");
+    }
+    if let Some(&big) = sizes.iter().find(|&&s| s > 30) {
+        bail!("--log2-sizes: 2^{big} elements is more than this benchmark holds (at most 2^30)");
+    }
+    let device = match &backend {
+        Backend::Cuda(dev) => dev.info().name.clone(),
+        Backend::Cpu => format!("CPU, {} threads", rayon::current_num_threads()),
+    };
+    let copy_gbs = copy_bandwidth(&backend, if gpu { 1 << 30 } else { 1 << 28 }, a.reps.max(5))?;
+    let mut rows = Vec::new();
+    for &log2 in &sizes {
+        let n = 1usize << log2;
+        let uniform = values(n, 1);
+        let runs = values(n, 1 << 16);
+        let flags: Vec<u8> = uniform.iter().map(|&x| (x > 0.0) as u8).collect();
+        let mut cases = Vec::new();
+        let below = |frac: f64| Predicate::parse(&format!("x < {}", (frac - 0.5) as f32)).expect("parses");
+        for frac in [0.01, 0.5, 0.99] {
+            let pct = 100.0 * frac;
+            let modes = [
+                ("select", &uniform, SelectMode::Stable),
+                ("select runs", &runs, SelectMode::Stable),
+                ("unordered", &uniform, SelectMode::Unordered),
+                ("partition", &uniform, SelectMode::Partition),
+                ("partition rev", &uniform, SelectMode::PartitionReversed),
+            ];
+            for (what, xs, mode) in modes {
+                cases.push(Case { name: format!("{what} {pct}%"), xs, predicate: below(frac), mode });
+            }
+        }
+        cases.push(Case { name: "flagged 50%".into(), xs: &uniform, predicate: below(0.5), mode: SelectMode::Flagged });
+        cases.push(Case { name: "indices 50%".into(), xs: &uniform, predicate: below(0.5), mode: SelectMode::Indices });
+        cases.push(Case { name: "count_if 50%".into(), xs: &uniform, predicate: below(0.5), mode: SelectMode::Count });
+        for c in &cases {
+            let (ms, kept, verified) = run_case(&backend, c, &flags, a.reps)?;
+            let bytes = match c.mode {
+                SelectMode::Partition | SelectMode::PartitionReversed => 8 * n as u64,
+                SelectMode::Flagged => 5 * n as u64 + 4 * kept,
+                SelectMode::Indices => 4 * n as u64 + 8 * kept,
+                SelectMode::Count => 4 * n as u64,
+                _ => 4 * n as u64 + 4 * kept,
+            };
+            let gbs = bytes as f64 / (ms * 1e6);
+            rows.push(SelectRow {
+                case: c.name.clone(),
+                n,
+                kept,
+                ms,
+                gbs,
+                fraction_of_copy_bandwidth: gbs / copy_gbs,
+                verified,
+            });
+        }
+    }
+    let all_ok = rows.iter().all(|r| r.verified);
+    if a.json {
+        let r = Report { backend: backend.name(), device, copy_bandwidth_gbs: copy_gbs, rows };
+        println!("{}", serde_json::to_string_pretty(&r)?);
+    } else {
+        println!("# tally bench select: {device}, copy bandwidth {copy_gbs:.1} GB/s (read + write, same run)");
+        println!("{:<20} {:>11} {:>11} {:>10} {:>9} {:>7} {:>3}", "case", "n", "kept", "ms", "GB/s", "%copy", "ok");
+        for r in &rows {
+            println!(
+                "{:<20} {:>11} {:>11} {:>10.4} {:>9.1} {:>6.1}% {:>3}",
+                r.case,
+                r.n,
+                r.kept,
+                r.ms,
+                r.gbs,
+                100.0 * r.fraction_of_copy_bandwidth,
+                if r.verified { "yes" } else { "NO" }
+            );
+        }
+    }
+    if !all_ok {
+        bail!("some cases disagreed with the CPU backend (rows marked NO)");
+    }
+    Ok(())
+}
