@@ -46,10 +46,22 @@ impl ScanPolicy {
     }
 }
 
-/// Rows per tile for inputs of `size` bytes with the default 128 threads: 128 bytes of input per
-/// thread for 4- and 8-byte inputs (32 f32, 16 f64), tiles of 4096 one- and two-byte items.
-/// Larger tiles mean fewer tiles in flight for the look-back to cross (docs/PERF.md, v11).
+/// Rows per tile for inputs of `size` bytes in blocks of 256 threads: about 16 items per thread
+/// (16-byte loads: 16 u8, 8 u16 twice, 4 f32 four times), 8 for 8-byte ones; at most 4 rows, so
+/// that one warp scans the row-and-warp totals (4 rows x 8 warps). The tiles of select and the
+/// run primitives.
 pub fn vecs_for(size: usize) -> u32 {
+    match size {
+        1 => 1,
+        2 => 2,
+        _ => 4,
+    }
+}
+
+/// Rows per scan tile for inputs of `size` bytes with the scans' 128 threads: 128 bytes of input
+/// per thread for 4- and 8-byte inputs (32 f32, 16 f64), tiles of 4096 one- and two-byte items.
+/// Larger tiles mean fewer tiles in flight for the look-back to cross (docs/PERF.md, v11).
+pub fn scan_vecs_for(size: usize) -> u32 {
     match size {
         1 => 2,
         2 => 4,
@@ -70,7 +82,7 @@ pub fn policy(input: ElementType, output: ElementType, keyed: bool, n: u64, tuni
     if ![64, 128, 256, 512].contains(&block_threads) {
         return Err(Error::invalid(format!("scan blocks of {block_threads} threads: use 64, 128, 256 or 512")));
     }
-    let vecs = tuning.scan_vecs.unwrap_or_else(|| vecs_for(input.size()));
+    let vecs = tuning.scan_vecs.unwrap_or_else(|| scan_vecs_for(input.size()));
     if vecs == 0 || vecs * (block_threads / 32) > 32 {
         return Err(Error::invalid(format!(
             "{vecs} rows per scan tile with {block_threads} threads: rows times warps must be 1 to 32"
