@@ -235,6 +235,10 @@ def test_errors_are_clear():
         tally.histogram(x, bins=4, range=(5, 4))
     with pytest.raises(ValueError):
         tally.histogram(x, bins=0)
+    with pytest.raises(TypeError, match="bins"):
+        tally.histogram(x, bins=2.5)
+    with pytest.raises(ValueError, match="finite"):
+        tally.histogram(x, bins=2, range=(0, np.inf))
     with pytest.raises(ValueError, match="strategy"):
         tally.histogram(x, strategy="nonsense")
     with pytest.raises(ValueError, match="comparison"):
