@@ -48,7 +48,14 @@ class Arg:
         return not self.parts[2]
 
 
+# numpy's dtypes by object: a lookup is much cheaper than ``dtype.name``.
+_NUMPY_DTYPES = {np.dtype(name): name for name in DTYPES}
+
+
 def _dtype_name(dtype: np.dtype, what: str) -> str:
+    name = _NUMPY_DTYPES.get(dtype)
+    if name is not None:
+        return name
     if dtype.byteorder == ">" or (dtype.byteorder == "|" and dtype.itemsize > 1):
         raise TypeError(f"{what}: tally reads native-endian arrays, not {dtype.str}")
     name = dtype.name
