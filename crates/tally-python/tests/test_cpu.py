@@ -235,6 +235,10 @@ def test_errors_are_clear():
         tally.histogram(x, bins=4, range=(5, 4))
     with pytest.raises(ValueError):
         tally.histogram(x, bins=0)
+    with pytest.raises(TypeError, match="bins"):
+        tally.histogram(x, bins=2.5)
+    with pytest.raises(ValueError, match="finite"):
+        tally.histogram(x, bins=2, range=(0, np.inf))
     with pytest.raises(ValueError, match="strategy"):
         tally.histogram(x, strategy="nonsense")
     with pytest.raises(ValueError, match="comparison"):
@@ -260,3 +264,31 @@ def test_cuda_backend_without_a_gpu_says_why():
         pytest.skip("a GPU is present")
     with pytest.raises(RuntimeError, match="CUDA"):
         tally.sum(np.arange(4), backend="cuda")
+
+
+def test_dlpack_capsules_are_read_as_dlpack_lays_them_out():
+    from tally import _native
+
+    a = np.arange(24, dtype=np.float32).reshape(4, 6)[1:]
+    address, device_type, device_id, code, bits, lanes, shape, strides = _native.dlpack_info(a.__dlpack__())
+    assert address == a.__array_interface__["data"][0]
+    assert (device_type, device_id, code, bits, lanes) == (1, 0, 2, 32, 1)
+    assert shape == [3, 6] and strides in (None, [6, 1])
+    t = a[:, ::2]
+    assert _native.dlpack_info(t.__dlpack__())[7] == [6, 2]
+    with pytest.raises(TypeError):
+        _native.dlpack_info(object())
+
+
+def test_dlpack_producers_on_the_host():
+    x = data("int64", 1000)
+
+    class Producer:  # only the DLPack protocol
+        def __dlpack__(self, stream=None):
+            return x.__dlpack__()
+
+        def __dlpack_device__(self):
+            return x.__dlpack_device__()
+
+    assert tally.sum(Producer()) == int(x.sum())
+    np.testing.assert_array_equal(tally.cumsum(Producer()), np.cumsum(x))

@@ -48,7 +48,14 @@ class Arg:
         return not self.parts[2]
 
 
+# numpy's dtypes by object: a lookup is much cheaper than ``dtype.name``.
+_NUMPY_DTYPES = {np.dtype(name): name for name in DTYPES}
+
+
 def _dtype_name(dtype: np.dtype, what: str) -> str:
+    name = _NUMPY_DTYPES.get(dtype)
+    if name is not None:
+        return name
     if dtype.byteorder == ">" or (dtype.byteorder == "|" and dtype.itemsize > 1):
         raise TypeError(f"{what}: tally reads native-endian arrays, not {dtype.str}")
     name = dtype.name
@@ -168,9 +175,12 @@ def _read_cai(x, cai, what, backend, stream) -> Arg:
     address = cai["data"][0] or 0
     ordinal = _native.device_of(address) if n > 0 else 0
     if stream is None:
-        # Version 3: the stream the producer works on (None: no ordering needed; 1 and 2 are the
-        # legacy and per-thread default streams, which the driver takes as handles too).
+        # Version 3: the stream the producer works on (None: no ordering needed; 1 is the legacy
+        # default stream, which handle 0 names too; 2 the per-thread default stream, a handle
+        # the driver takes as it is).
         stream = cai.get("stream") or 0
+        if stream == 1:
+            stream = 0
     return _device(x, "other", dtype, n, address, ordinal, stream, backend, what)
 
 

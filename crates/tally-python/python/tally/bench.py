@@ -55,7 +55,7 @@ def _cases(torch, cupy, n: int):
         ("sum i32", lambda: tally.sum(i), lambda: torch.sum(i), c and (lambda: cupy.sum(ci))),
         ("minmax f32", lambda: tally.minmax(f), lambda: torch.aminmax(f), c and (lambda: (cupy.min(cf), cupy.max(cf)))),
         ("argmax f32", lambda: tally.argmax(f), lambda: torch.argmax(f), c and (lambda: cupy.argmax(cf))),
-        ("count f32 > 128", lambda: tally.count(f, ">", 128), lambda: torch.count_nonzero(mask),
+        ("count f32 > 128", lambda: tally.count(f, ">", 128), lambda: torch.count_nonzero(f > 128),
          c and (lambda: cupy.count_nonzero(cf > 128))),
         ("cumsum i32", lambda: tally.cumsum(i), lambda: torch.cumsum(i, 0), c and (lambda: cupy.cumsum(ci))),
         ("cumsum f32", lambda: tally.cumsum(f), lambda: torch.cumsum(f, 0), c and (lambda: cupy.cumsum(cf))),
@@ -79,13 +79,15 @@ def _ratio(peer: Optional[float], ours: Optional[float]) -> str:
 
 def compare(torch, cupy, n: int, reps: int) -> List[str]:
     sync = torch.cuda.synchronize
-    lines = [f"n = 2^{n.bit_length() - 1} ({n} elements), ms per call; ratio = peer / tally",
-             f"{'case':24} {'tally':>10} {'torch':>10} {'ratio':>7} {'cupy':>10} {'ratio':>7}"]
+    lines = [f"n = 2^{n.bit_length() - 1} ({n} elements), ms per call; ratio = peer / tally; "
+             "GB/s: tally's input bytes read per second",
+             f"{'case':24} {'tally':>10} {'GB/s':>7} {'torch':>10} {'ratio':>7} {'cupy':>10} {'ratio':>7}"]
     for name, ours, theirs, cupys in _cases(torch, cupy, n):
         t = _time(ours, sync, reps) if ours else None
         p = _time(theirs, sync, reps) if theirs else None
         c = _time(cupys, sync, reps) if cupys else None
-        lines.append(f"{name:24} {_fmt(t)} {_fmt(p)} {_ratio(p, t):>7} {_fmt(c)} {_ratio(c, t):>7}")
+        rate = "-" if t is None else f"{4 * n / t / 1e9:7.1f}"  # every case reads 4-byte elements
+        lines.append(f"{name:24} {_fmt(t)} {rate:>7} {_fmt(p)} {_ratio(p, t):>7} {_fmt(c)} {_ratio(c, t):>7}")
     return lines
 
 

@@ -78,6 +78,8 @@ def _range(a: Arg, range_: Any) -> Tuple[float, float]:
     are equal."""
     if range_ is not None:
         lo, hi = (float(v) for v in range_)
+        if not (np.isfinite(lo) and np.isfinite(hi)):
+            raise ValueError(f"the range must be finite, got [{lo}, {hi}]")
     elif a.n == 0:
         lo, hi = 0.0, 1.0
     else:
@@ -108,6 +110,8 @@ def _spec(a: Arg, bins: Any, range_: Any, edges: Any, closed_last: bool, as_edge
     ``as_edges``: even bins are given as the rule's own edges (so that one pass closes the last
     bin), else as ``(count, lower, upper)``."""
     if edges is None and not isinstance(bins, (int, np.integer)):
+        if np.ndim(bins) == 0:
+            raise TypeError(f"bins must be a count or a sequence of edges, not {bins!r}")
         edges = bins
     if edges is not None:
         e = _host_f64(edges)

@@ -231,11 +231,15 @@ impl CudaDevice {
 
     fn module(&self, family: &KernelFamily, defines: &[(&str, String)]) -> Result<Arc<CudaModule>> {
         let options = registry::options(defines, &self.nvrtc_options);
-        let source = family.full_source();
-        let key = module_key(family.name, &source, &options, &self.info.target, self.info.nvrtc_version);
-        if let Some(m) = self.modules.lock().expect("module map").get(&key) {
+        // A family's source is fixed for the process (one `.cu` file per family name), so its
+        // name and the options name a loaded module: a plan made per call finds it without
+        // hashing the source (a hundred kilobytes with the headers) each time.
+        let loaded = format!("{} {}", family.name, options.join(" "));
+        if let Some(m) = self.modules.lock().expect("module map").get(&loaded) {
             return Ok(m.clone());
         }
+        let source = family.full_source();
+        let key = module_key(family.name, &source, &options, &self.info.target, self.info.nvrtc_version);
         let module = match self.cache.load(&key) {
             // A cached image that the driver refuses is treated like a missing one.
             Some(img) => match self.load_image(img.bytes) {
@@ -244,7 +248,7 @@ impl CudaDevice {
             },
             None => self.compile_and_store(family.name, &source, &options, &key)?,
         };
-        self.modules.lock().expect("module map").insert(key, module.clone());
+        self.modules.lock().expect("module map").insert(loaded, module.clone());
         Ok(module)
     }
 

@@ -93,3 +93,14 @@ pub fn families() -> Vec<&'static KernelFamily> {
 pub fn compile_all(arch: &str) -> Result<usize> {
     crate::device::registry::compile_all(&families(), arch)
 }
+
+#[cfg(test)]
+mod tests {
+    /// A loaded module is found by its family's name and options (`CudaDevice::kernel`): two
+    /// families may not share a name.
+    #[test]
+    fn family_names_are_unique() {
+        let names: std::collections::HashSet<&str> = super::families().iter().map(|f| f.name).collect();
+        assert_eq!(names.len(), super::families().len());
+    }
+}
