@@ -11,15 +11,13 @@ wheel=${1:?usage: scripts/gpu-python.sh WHEEL}
 out=${OUT:-gpu-out}/python
 site=${TALLY_SITE:-/tmp/tally-site}
 mkdir -p "$out"
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export TALLY_CACHE_DIR=${TALLY_CACHE_DIR:-/tmp/tally-cache}
 rm -rf "$site"
 python3 -m pip install --quiet --no-index --no-deps --target "$site" "$wheel" 2>&1 | tee "$out/install.log"
 export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}"
-# NVRTC from the CUDA toolkit or PyTorch's wheel, where the loader does not find it already.
-if ! ldconfig -p 2>/dev/null | grep -q libnvrtc; then
-  for d in /usr/local/cuda/lib64 $(python3 -c 'import nvidia, os; print(" ".join(os.path.join(p, q, "lib") for p in nvidia.__path__ for q in os.listdir(p)))' 2>/dev/null); do
-    ls "$d"/libnvrtc.so* >/dev/null 2>&1 && export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-  done
-fi
+# NVRTC: from the CUDA toolkit (the path above), or from the nvidia-cuda-nvrtc wheel that
+# PyTorch brings, which `import tally` loads by itself.
 status=0
 python3 -c 'import tally, sys; print("tally", tally.__version__, "from", tally.__file__); print(tally.device_info())' \
   2>&1 | tee "$out/info.log" || status=1

@@ -99,6 +99,33 @@ impl Target {
     }
 }
 
+/// The array a call is about and where the call runs, as the Python layer passes them:
+/// `((address, elements, on_host), dtype, device)`, the device `None` for the CPU backend or
+/// `(ordinal, raw stream handle)`. The call's other arrays run where this one does.
+pub struct Subject<'py> {
+    /// `(address, elements, on_host)`, for [`Held::new`].
+    pub parts: Bound<'py, PyAny>,
+    /// The element type.
+    pub dtype: ElementType,
+    /// Where the call runs.
+    pub target: Target,
+}
+
+impl<'py> Subject<'py> {
+    /// Reads the Python layer's triple.
+    pub fn new(arg: &Bound<'py, PyAny>) -> PyResult<Subject<'py>> {
+        type Triple<'py> = (Bound<'py, PyAny>, String, Option<(usize, usize)>);
+        let (parts, dtype, device): Triple<'py> =
+            arg.extract().map_err(|_| type_error("expected ((address, elements, on_host), dtype, device)"))?;
+        Ok(Subject { parts, dtype: parse_dtype(&dtype)?, target: Target::new(device)? })
+    }
+
+    /// The array, held for reading as `T`.
+    pub fn held<T: DeviceRepr>(&self) -> PyResult<Held<T>> {
+        Held::new(&self.parts, &self.target, "x")
+    }
+}
+
 /// An array as the Python layer passes it: `(address, elements, on_host)`. Host arrays are
 /// numpy arrays (their `__array_interface__` address; the buffer protocol is not part of the
 /// stable ABI before Python 3.11), device arrays the caller's memory; the Python layer holds a

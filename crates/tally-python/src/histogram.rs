@@ -2,7 +2,7 @@
 //! written into numpy arrays that the Python layer allocated (it moves them to the input's
 //! device), and the binning rule's bin edges.
 
-use crate::array::{parse_dtype, Held, Out, Target};
+use crate::array::{parse_dtype, Held, Out, Subject, Target};
 use crate::dispatch;
 use crate::error::{to_py, value_error};
 use cudarc::driver::DeviceRepr;
@@ -26,14 +26,9 @@ fn parse_strategy(name: &str) -> PyResult<Strategy> {
     name.parse().map_err(to_py)
 }
 
-/// Where a 1-D histogram runs, what it counts, and how.
-fn prepare(
-    device: Option<(usize, usize)>,
-    bins: &Bound<'_, PyAny>,
-    strategy: &str,
-) -> PyResult<(Target, HistogramSpec, Strategy)> {
-    let spec = HistogramSpec { bins: parse_bins(bins)?, channels: Channels::single() };
-    Ok((Target::new(device)?, spec, parse_strategy(strategy)?))
+/// What a 1-D histogram counts, and how.
+fn prepare(bins: &Bound<'_, PyAny>, strategy: &str) -> PyResult<(HistogramSpec, Strategy)> {
+    Ok((HistogramSpec { bins: parse_bins(bins)?, channels: Channels::single() }, parse_strategy(strategy)?))
 }
 
 /// A host output's elements (histograms return on the host; the Python layer moves them).
@@ -41,25 +36,23 @@ fn host_out<V: DeviceRepr>(out: &mut Out<V>) -> PyResult<&mut [V]> {
     out.host().ok_or_else(|| value_error("histogram outputs are host arrays"))
 }
 
-/// Counts `x` (`(address, elements, on_host)`) of `dtype` into `bins`
-/// (see [`parse_bins`]), writing the counts into `counts` (int64, one per bin). Returns the
-/// samples below the first edge, at or above the last, the NaNs, and the strategy that ran.
+/// Counts `x` (see `Subject`) into `bins` (see [`parse_bins`]), writing the counts into
+/// `counts` (int64, one per bin). Returns the samples below the first edge, at or above the
+/// last, the NaNs, and the strategy that ran.
 #[pyfunction]
-#[allow(clippy::too_many_arguments)]
 pub fn histogram(
     py: Python<'_>,
     x: &Bound<'_, PyAny>,
-    dtype: &str,
-    device: Option<(usize, usize)>,
     bins: &Bound<'_, PyAny>,
     strategy: &str,
     counts: &Bound<'_, PyAny>,
 ) -> PyResult<(u64, u64, u64, &'static str)> {
-    let (target, spec, strategy) = prepare(device, bins, strategy)?;
-    let mut out = Out::<i64>::new(counts, &target, spec.bins.count())?;
-    let h = dispatch!(parse_dtype(dtype)?, "a histogram", T => {
-        let held = Held::<T>::new(x, &target, "x")?;
-        let backend = target.backend();
+    let x = Subject::new(x)?;
+    let (spec, strategy) = prepare(bins, strategy)?;
+    let mut out = Out::<i64>::new(counts, &x.target, spec.bins.count())?;
+    let h = dispatch!(x.dtype, "a histogram", T => {
+        let held = x.held::<T>()?;
+        let backend = x.target.backend();
         py.detach(|| backend.histogram(held.input(), &spec, strategy)).map_err(to_py)
     }, [U8: u8, U16: u16, I32: i32, U32: u32, I64: i64, F32: f32, F64: f64])?;
     for (o, &c) in host_out(&mut out)?.iter_mut().zip(&h.counts[0]) {
@@ -73,44 +66,40 @@ type OutlierSums = (f64, f64, f64, u64, u64, u64);
 
 fn weighted_typed<T: Sample, W: Weight>(
     py: Python<'_>,
-    target: &Target,
-    x: &Bound<'_, PyAny>,
-    weights: &Bound<'_, PyAny>,
+    (x, weights): (&Subject<'_>, &Bound<'_, PyAny>),
     spec: &HistogramSpec,
     strategy: Strategy,
     sums: &mut [f64],
 ) -> PyResult<(OutlierSums, &'static str)> {
-    let held = Held::<T>::new(x, target, "x")?;
-    let w = Held::<W>::new(weights, target, "weights")?;
-    let backend = target.backend();
+    let held = x.held::<T>()?;
+    let w = Held::<W>::new(weights, &x.target, "weights")?;
+    let backend = x.target.backend();
     let options = WeightedOptions::default().with_strategy(strategy);
     let h = py.detach(|| backend.histogram_weighted(held.input(), w.input(), spec, options)).map_err(to_py)?;
     sums.copy_from_slice(&h.sums[0]);
     Ok(((h.below[0], h.above[0], h.nan[0], h.below_count[0], h.above_count[0], h.nan_count[0]), h.strategy.name()))
 }
 
-/// Sums `weights` (float32 or float64 by `weights_dtype`, one per sample) into `bins`, writing
-/// the sums into `sums` (float64). Returns the weight sums below, above and NaN, their counts,
-/// and the strategy that ran.
+/// Sums `weights` (float32 or float64 by `weights_dtype`, one per sample of `x`) into `bins`,
+/// writing the sums into `sums` (float64). Returns the weight sums below, above and NaN, their
+/// counts, and the strategy that ran.
 #[pyfunction]
-#[allow(clippy::too_many_arguments)]
 pub fn histogram_weighted(
     py: Python<'_>,
     x: &Bound<'_, PyAny>,
-    dtype: &str,
-    weights: &Bound<'_, PyAny>,
-    weights_dtype: &str,
-    device: Option<(usize, usize)>,
+    weights: (Bound<'_, PyAny>, String),
     bins: &Bound<'_, PyAny>,
     strategy: &str,
     sums: &Bound<'_, PyAny>,
 ) -> PyResult<(OutlierSums, &'static str)> {
-    let (target, spec, strategy) = prepare(device, bins, strategy)?;
-    let mut out = Out::<f64>::new(sums, &target, spec.bins.count())?;
+    let (weights, weights_dtype) = weights;
+    let x = Subject::new(x)?;
+    let (spec, strategy) = prepare(bins, strategy)?;
+    let mut out = Out::<f64>::new(sums, &x.target, spec.bins.count())?;
     let sums = host_out(&mut out)?;
-    dispatch!(parse_dtype(dtype)?, "a histogram", T => {
-        dispatch!(parse_dtype(weights_dtype)?, "weights", W => {
-            weighted_typed::<T, W>(py, &target, x, weights, &spec, strategy, sums)
+    dispatch!(x.dtype, "a histogram", T => {
+        dispatch!(parse_dtype(&weights_dtype)?, "weights", W => {
+            weighted_typed::<T, W>(py, (&x, &weights), &spec, strategy, sums)
         }, [F32: f32, F64: f64])
     }, [U8: u8, U16: u16, I32: i32, U32: u32, I64: i64, F32: f32, F64: f64])
 }
@@ -138,13 +127,13 @@ fn outliers(counts: Outliers2d<u64>, sums: Option<Outliers2d<f64>>) -> Outliers 
 
 fn hist2d_typed<T: Sample, W: Weight>(
     py: Python<'_>,
-    target: &Target,
-    (x, y, weights): (&Bound<'_, PyAny>, &Bound<'_, PyAny>, Option<&Bound<'_, PyAny>>),
+    (x, y, weights): (&Subject<'_>, &Bound<'_, PyAny>, Option<&Bound<'_, PyAny>>),
     spec: &tally::Histogram2dSpec,
     strategy: Strategy,
     out: &Bound<'_, PyAny>,
 ) -> PyResult<(Outliers, &'static str)> {
-    let (hx, hy) = (Held::<T>::new(x, target, "x")?, Held::<T>::new(y, target, "y")?);
+    let target = &x.target;
+    let (hx, hy) = (x.held::<T>()?, Held::<T>::new(y, target, "y")?);
     let w = weights.map(|w| Held::<W>::new(w, target, "weights")).transpose()?;
     let backend = target.backend();
     let cells = spec.x.count() * spec.y.count();
@@ -173,32 +162,30 @@ fn hist2d_typed<T: Sample, W: Weight>(
     Ok((outliers(h.outliers, h.outlier_sums), h.strategy.name()))
 }
 
-/// Counts (x, y) pairs (two arrays of `dtype`, each `(address, elements, on_host)`)
-/// into `bins_x` x `bins_y` (row-major), writing `out`: int64 counts, or float64 sums of
-/// `weights` (float32 or float64 by `weights_dtype`) where there are weights. Returns the
-/// outliers and the strategy that ran.
+/// Counts (x, y) pairs (`x` see `Subject`, `y` its `(address, elements, on_host)` of the same
+/// dtype) into `bins_x` x `bins_y` (row-major), writing `out`: int64 counts, or float64 sums of
+/// `weights` (`((address, elements, on_host), "float32" or "float64")`) where there are weights.
+/// Returns the outliers and the strategy that ran.
 #[pyfunction]
-#[pyo3(signature = (x, y, dtype, weights, weights_dtype, device, bins_x, bins_y, strategy, out))]
-#[allow(clippy::too_many_arguments)]
 pub fn histogram2d(
     py: Python<'_>,
-    x: &Bound<'_, PyAny>,
-    y: &Bound<'_, PyAny>,
-    dtype: &str,
-    weights: Option<&Bound<'_, PyAny>>,
-    weights_dtype: &str,
-    device: Option<(usize, usize)>,
-    bins_x: &Bound<'_, PyAny>,
-    bins_y: &Bound<'_, PyAny>,
+    coordinates: (Bound<'_, PyAny>, Bound<'_, PyAny>),
+    weights: Option<(Bound<'_, PyAny>, String)>,
+    bins: (Bound<'_, PyAny>, Bound<'_, PyAny>),
     strategy: &str,
     out: &Bound<'_, PyAny>,
 ) -> PyResult<(Outliers, &'static str)> {
-    let target = Target::new(device)?;
-    let spec = tally::Histogram2dSpec { x: parse_bins(bins_x)?, y: parse_bins(bins_y)? };
+    let ((x, y), (bins_x, bins_y)) = (coordinates, bins);
+    let x = Subject::new(&x)?;
+    let spec = tally::Histogram2dSpec { x: parse_bins(&bins_x)?, y: parse_bins(&bins_y)? };
     let strategy = parse_strategy(strategy)?;
-    dispatch!(parse_dtype(dtype)?, "a histogram", T => {
+    let (w, weights_dtype) = match &weights {
+        Some((w, dtype)) => (Some(w), dtype.as_str()),
+        None => (None, "float64"),
+    };
+    dispatch!(x.dtype, "a histogram", T => {
         dispatch!(parse_dtype(weights_dtype)?, "weights", W => {
-            hist2d_typed::<T, W>(py, &target, (x, y, weights), &spec, strategy, out)
+            hist2d_typed::<T, W>(py, (&x, &y, w), &spec, strategy, out)
         }, [F32: f32, F64: f64])
     }, [U8: u8, U16: u16, I32: i32, U32: u32, I64: i64, F32: f32, F64: f64])
 }

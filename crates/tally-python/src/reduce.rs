@@ -1,6 +1,6 @@
 //! Reductions: `Backend::reduce` on one array, the result as a Python number.
 
-use crate::array::{parse_dtype, Held, Target};
+use crate::array::Subject;
 use crate::dispatch;
 use crate::error::{to_py, value_error};
 use pyo3::prelude::*;
@@ -50,15 +50,14 @@ fn to_python(py: Python<'_>, r: &Reduction) -> PyResult<Py<PyAny>> {
 /// the mean seconds per call.
 fn run(
     py: Python<'_>,
-    (x, dtype, device): (&Bound<'_, PyAny>, &str, Option<(usize, usize)>),
+    x: &Subject<'_>,
     op: ReduceOp,
     options: ReduceOptions,
     reps: usize,
 ) -> PyResult<(Reduction, f64)> {
-    let target = Target::new(device)?;
-    dispatch!(parse_dtype(dtype)?, "a reduction", T => {
-        let held = Held::<T>::new(x, &target, "x")?;
-        let backend = target.backend();
+    dispatch!(x.dtype, "a reduction", T => {
+        let held = x.held::<T>()?;
+        let backend = x.target.backend();
         py.detach(|| {
             let start = Instant::now();
             let mut r = backend.reduce(held.input(), op, options);
@@ -71,24 +70,20 @@ fn run(
     })
 }
 
-/// Reduces `x` (`(address, elements, on_host)`) of `dtype` by `op` ("sum", "min", "max",
-/// "minmax", "argmin", "argmax", "mean", "count" with `compare` = (comparison, value)) on
-/// `device` (None: the CPU; `(ordinal, stream)`).
+/// Reduces `x` (see `Subject`) by `op` ("sum", "min", "max", "minmax", "argmin", "argmax",
+/// "mean", "count" with `compare` = (comparison, value)).
 #[pyfunction]
-#[pyo3(signature = (x, dtype, device, op, exact=false, skip_nan=false, compare=None))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (x, op, exact=false, skip_nan=false, compare=None))]
 pub fn reduce(
     py: Python<'_>,
     x: &Bound<'_, PyAny>,
-    dtype: &str,
-    device: Option<(usize, usize)>,
     op: &str,
     exact: bool,
     skip_nan: bool,
     compare: Option<(String, f64)>,
 ) -> PyResult<Py<PyAny>> {
     let op = parse_op(op, compare)?;
-    let (r, _) = run(py, (x, dtype, device), op, ReduceOptions { exact, skip_nan }, 1)?;
+    let (r, _) = run(py, &Subject::new(x)?, op, ReduceOptions { exact, skip_nan }, 1)?;
     to_python(py, &r)
 }
 
@@ -96,14 +91,7 @@ pub fn reduce(
 /// `reps` calls, timed inside the extension: what a call costs without the Python layer (the
 /// benchmark's baseline).
 #[pyfunction]
-pub fn time_reduce(
-    py: Python<'_>,
-    x: &Bound<'_, PyAny>,
-    dtype: &str,
-    device: Option<(usize, usize)>,
-    op: &str,
-    reps: usize,
-) -> PyResult<f64> {
+pub fn time_reduce(py: Python<'_>, x: &Bound<'_, PyAny>, op: &str, reps: usize) -> PyResult<f64> {
     let op = parse_op(op, None)?;
-    run(py, (x, dtype, device), op, ReduceOptions::default(), reps).map(|(_, seconds)| seconds)
+    run(py, &Subject::new(x)?, op, ReduceOptions::default(), reps).map(|(_, seconds)| seconds)
 }

@@ -2,7 +2,7 @@
 //! (a numpy array, or device memory of the caller's array library that the kernels write in
 //! place).
 
-use crate::array::{parse_dtype, write_out, Held, Out, Target};
+use crate::array::{write_out, Held, Out, Subject, Target};
 use crate::dispatch;
 use crate::error::{to_py, value_error};
 use cudarc::driver::DeviceRepr;
@@ -11,10 +11,9 @@ use tally::{Input, ScanElement, ScanInto, ScanKey, ScanOp, ScanOptions, ScanPlan
 
 /// The arrays of one scan.
 struct Arrays<'a, 'py> {
-    x: &'a Bound<'py, PyAny>,
+    x: Subject<'py>,
     out: &'a Bound<'py, PyAny>,
     keys: Option<&'a Bound<'py, PyAny>>,
-    target: Target,
 }
 
 /// Scans `x` of `T` into `out` of `O`, by the keys of `K` where there are keys.
@@ -24,8 +23,8 @@ where
     O: ScanValue + DeviceRepr,
     K: ScanKey,
 {
-    let target = &a.target;
-    let x = Held::<T>::new(a.x, target, "x")?;
+    let target = &a.x.target;
+    let x = a.x.held::<T>()?;
     let keys = a.keys.map(|k| Held::<K>::new(k, target, "keys")).transpose()?;
     let mut out = Out::<O>::new(a.out, target, x.len())?;
     if let Some(k) = &keys {
@@ -65,26 +64,22 @@ where
     .map_err(to_py)
 }
 
-/// Scans `x` (`(address, elements, on_host)`) of `dtype` by `op` ("sum",
-/// "min", "max") into `out`: for sums numpy's `cumsum` type (int64 for signed integers,
-/// uint64 for unsigned ones, the float type itself), for min and max the input's type. With
-/// `keys` (uint32 or uint64 by `key_dtype`; signed keys are passed as their bits), the scan
-/// restarts wherever the key changes.
+/// Scans `x` (see `Subject`) by `op` ("sum", "min", "max") into `out`: for sums numpy's
+/// `cumsum` type (int64 for signed integers, uint64 for unsigned ones, the float type itself),
+/// for min and max the input's type. With `keys` (uint32 or uint64 by `key_dtype`; signed keys
+/// are passed as their bits), the scan restarts wherever the key changes.
 #[pyfunction]
-#[pyo3(signature = (x, dtype, device, op, exclusive, out, keys=None, key_dtype="uint32"))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (x, op, exclusive, out, keys=None, key_dtype="uint32"))]
 pub fn scan(
     py: Python<'_>,
     x: &Bound<'_, PyAny>,
-    dtype: &str,
-    device: Option<(usize, usize)>,
     op: &str,
     exclusive: bool,
     out: &Bound<'_, PyAny>,
     keys: Option<&Bound<'_, PyAny>>,
     key_dtype: &str,
 ) -> PyResult<()> {
-    let arrays = Arrays { x, out, keys, target: Target::new(device)? };
+    let arrays = Arrays { x: Subject::new(x)?, out, keys };
     let op = ScanOp::from_name(op).map_err(to_py)?;
     let options = if exclusive { ScanOptions::exclusive() } else { ScanOptions::inclusive() };
     let wide_keys = match key_dtype {
@@ -92,7 +87,7 @@ pub fn scan(
         "uint64" => true,
         other => return Err(value_error(format!("scan keys are 32- or 64-bit integers, not {other}"))),
     };
-    dispatch!(parse_dtype(dtype)?, "a scan", T => {
+    dispatch!(arrays.x.dtype, "a scan", T => {
         match (op, wide_keys) {
             (ScanOp::Sum, false) => scan_typed::<T, <T as ScanElement>::Wide, u32>(py, &arrays, op, options),
             (ScanOp::Sum, true) => scan_typed::<T, <T as ScanElement>::Wide, u64>(py, &arrays, op, options),

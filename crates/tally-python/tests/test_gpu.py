@@ -97,7 +97,11 @@ def test_scan_writes_a_fresh_tensor_and_leaves_the_input():
     x = data("int32", 100_000)
     t = on_gpu(x)
     before = t.clone()
+    torch.cuda.synchronize()
+    allocated = torch.cuda.memory_allocated(DEV)
     out = tally.cumsum(t)
+    # PyTorch's allocator holds the output and nothing else: the input was not copied.
+    assert torch.cuda.memory_allocated(DEV) - allocated <= out.numel() * 8 + 512
     assert out.dtype == torch.int64 and out.device == DEV and out.data_ptr() != t.data_ptr()
     assert torch.equal(t, before)
 

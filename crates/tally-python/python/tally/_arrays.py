@@ -31,7 +31,7 @@ _DL_CPU, _DL_CUDA, _DL_CUDA_MANAGED = 1, 2, 13
 class Arg:
     """One input array, read for one call."""
 
-    __slots__ = ("obj", "kind", "dtype", "n", "parts", "device", "keep", "torch_device")
+    __slots__ = ("obj", "kind", "dtype", "n", "parts", "device", "keep", "torch_device", "call")
 
     def __init__(self, obj, kind, dtype, n, parts, device, keep=None, torch_device=None):
         self.obj = obj  # the caller's array
@@ -42,6 +42,7 @@ class Arg:
         self.device = device  # None (CPU backend) or (ordinal, stream)
         self.keep = keep  # what must live as long as the call (a DLPack capsule, a host copy)
         self.torch_device = torch_device
+        self.call = (parts, dtype, device)  # what the extension's functions take first
 
     @property
     def on_device(self) -> bool:
@@ -88,7 +89,8 @@ def _host(obj, a: np.ndarray, kind: str, what: str, backend: str, device: Option
 
 def _device(obj, kind, dtype, n, address, ordinal, stream, backend, what, keep=None, torch_device=None) -> Arg:
     if backend == "cpu":
-        raise ValueError(f"{what} is on GPU {ordinal}; the CPU backend reads host arrays (copy it, or use backend='cuda')")
+        raise ValueError(f"{what} is on GPU {ordinal}; the CPU backend reads host arrays "
+                         "(copy it, or use backend='cuda')")
     if backend not in ("auto", "cuda"):
         raise ValueError(f"unknown backend '{backend}' (expected auto, cpu or cuda)")
     return Arg(obj, kind, dtype, n, (address, n, False), (ordinal, stream), keep, torch_device)

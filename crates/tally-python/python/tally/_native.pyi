@@ -1,8 +1,10 @@
 """The extension module under the ``tally`` package (see the Rust crate's ``src/lib.rs``).
 
-An array argument is ``(address, elements, on_host)``: a C-contiguous numpy array's data address
-(``on_host=True``) or a device array's (``False``). ``device`` is ``None`` for the CPU backend,
-else ``(ordinal, raw stream handle)``. Outputs are allocated by the caller and written in place.
+An array is ``(address, elements, on_host)``: a C-contiguous numpy array's data address
+(``on_host=True``) or a device array's (``False``). A call's first argument is
+``(array, dtype, device)``: the array it is about, its dtype by numpy's name, and where the call
+runs (``None`` for the CPU backend, else ``(ordinal, raw stream handle)``); its other arrays run
+there too. Outputs are allocated by the caller and written in place.
 """
 
 from typing import List, Optional, Tuple, Union
@@ -11,6 +13,7 @@ ArrayParts = Tuple[int, int, bool]
 Device = Optional[Tuple[int, int]]
 BinsArg = Union[Tuple[int, float, float], List[float]]
 Number = Union[int, float]
+Call = Tuple[ArrayParts, str, Device]
 
 __version__: str
 
@@ -19,46 +22,28 @@ def device_of(address: int) -> int: ...
 def dlpack_info(
     capsule: object,
 ) -> Tuple[int, int, int, int, int, int, List[int], Optional[List[int]]]: ...
-def histogram(
-    x: ArrayParts, dtype: str, device: Device, bins: BinsArg, strategy: str, counts: ArrayParts
-) -> Tuple[int, int, int, str]: ...
+def histogram(x: Call, bins: BinsArg, strategy: str, counts: ArrayParts) -> Tuple[int, int, int, str]: ...
 def histogram_weighted(
-    x: ArrayParts,
-    dtype: str,
-    weights: ArrayParts,
-    weights_dtype: str,
-    device: Device,
-    bins: BinsArg,
-    strategy: str,
-    sums: ArrayParts,
+    x: Call, weights: Tuple[ArrayParts, str], bins: BinsArg, strategy: str, sums: ArrayParts
 ) -> Tuple[Tuple[float, float, float, int, int, int], str]: ...
 def histogram2d(
-    x: ArrayParts,
-    y: ArrayParts,
-    dtype: str,
-    weights: Optional[ArrayParts],
-    weights_dtype: str,
-    device: Device,
-    bins_x: BinsArg,
-    bins_y: BinsArg,
+    coordinates: Tuple[Call, ArrayParts],
+    weights: Optional[Tuple[ArrayParts, str]],
+    bins: Tuple[BinsArg, BinsArg],
     strategy: str,
     out: ArrayParts,
 ) -> Tuple[Tuple[Tuple[int, int, int, int, int], Optional[Tuple[float, float, float, float, float]]], str]: ...
 def rule_edges(bins: Tuple[int, float, float], dtype: str, out: ArrayParts) -> None: ...
 def reduce(
-    x: ArrayParts,
-    dtype: str,
-    device: Device,
+    x: Call,
     op: str,
     exact: bool = False,
     skip_nan: bool = False,
     compare: Optional[Tuple[str, float]] = None,
 ) -> Union[Number, Tuple[Number, Number]]: ...
-def time_reduce(x: ArrayParts, dtype: str, device: Device, op: str, reps: int) -> float: ...
+def time_reduce(x: Call, op: str, reps: int) -> float: ...
 def scan(
-    x: ArrayParts,
-    dtype: str,
-    device: Device,
+    x: Call,
     op: str,
     exclusive: bool,
     out: ArrayParts,

@@ -64,7 +64,8 @@ def _cases(torch, cupy, n: int):
         ("bincount i32 256", lambda: tally.bincount(i, minlength=256), lambda: torch.bincount(i, minlength=256),
          c and (lambda: cupy.bincount(ci, minlength=256))),
         ("bincount i32 weighted", lambda: tally.bincount(i, weights=w, minlength=256),
-         lambda: torch.bincount(i, weights=w, minlength=256), c and (lambda: cupy.bincount(ci, weights=cw, minlength=256))),
+         lambda: torch.bincount(i, weights=w, minlength=256),
+         c and (lambda: cupy.bincount(ci, weights=cw, minlength=256))),
         ("masked_select f32", None, lambda: torch.masked_select(f, mask), c and (lambda: cf[cf > 128])),
     ]
 
@@ -96,7 +97,7 @@ def overhead(torch, n: int = 1 << 10, reps: int = 2000) -> List[str]:
     x = torch.rand(n, device="cuda")
     a = read(x)
     python = _time(lambda: tally.sum(x), torch.cuda.synchronize, reps)
-    library = statistics.median(_native.time_reduce(a.parts, a.dtype, a.device, "sum", reps) for _ in range(5))
+    library = statistics.median(_native.time_reduce(a.call, "sum", reps) for _ in range(5))
     extra = python - library
     verdict = "within" if extra <= 15e-6 else "OVER"
     return [f"per-call overhead, tally.sum on a resident float32 tensor of {n} elements:",

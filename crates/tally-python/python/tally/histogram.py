@@ -83,7 +83,7 @@ def _range(a: Arg, range_: Any) -> Tuple[float, float]:
     elif a.n == 0:
         lo, hi = 0.0, 1.0
     else:
-        lo, hi = (float(v) for v in _native.reduce(a.parts, a.dtype, a.device, "minmax", False, True))
+        lo, hi = (float(v) for v in _native.reduce(a.call, "minmax", False, True))
         if not (np.isfinite(lo) and np.isfinite(hi)):
             raise ValueError(f"the range of the data [{lo}, {hi}] is not finite; give range=")
     if lo == hi:
@@ -173,17 +173,16 @@ def histogram(x: Any, bins: Union[int, Sequence[float]] = 10, range: Optional[Tu
     spec, report, n, upper = _spec(a, bins, range, edges, closed_last, as_edges=weights is not None)
     if weights is None:
         counts, parts = _host_out(n, "int64")
-        below, above, nan, ran = _native.histogram(a.parts, a.dtype, a.device, spec, strategy, parts)
+        below, above, nan, ran = _native.histogram(a.call, spec, strategy, parts)
         if closed_last and upper is not None and above > 0:
             # The last bin includes its upper edge: the samples equal to it were counted above.
-            at_edge = above if range is None else _native.reduce(
-                a.parts, a.dtype, a.device, "count", False, False, ("==", upper))
+            at_edge = above if range is None else _native.reduce(a.call, "count", False, False, ("==", upper))
             counts[-1] += at_edge
             above -= at_edge
         return Histogram(result(a, counts), result(a, report), below, above, nan, ran)
     w = _float_weights(weights, a, backend, device, stream)
     sums, parts = _host_out(n, "float64")
-    outside, ran = _native.histogram_weighted(a.parts, a.dtype, w.parts, w.dtype, a.device, spec, strategy, parts)
+    outside, ran = _native.histogram_weighted(a.call, (w.parts, w.dtype), spec, strategy, parts)
     return Histogram(result(a, sums), result(a, report), *outside[:3], ran, outside[3:])
 
 
@@ -216,9 +215,8 @@ def histogram2d(x: Any, y: Any, bins: Any = 10, range: Any = None, weights: Any 
     spec_y, edges_y, ny = _axis(b, bins_y, range_y, closed_last)
     w = None if weights is None else _float_weights(weights, a, backend, device, stream)
     out, parts = _host_out(nx * ny, "int64" if w is None else "float64")
-    outliers, ran = _native.histogram2d(a.parts, b.parts, a.dtype, None if w is None else w.parts,
-                                        "float64" if w is None else w.dtype, a.device, spec_x, spec_y,
-                                        strategy, parts)
+    outliers, ran = _native.histogram2d((a.call, b.parts), None if w is None else (w.parts, w.dtype),
+                                        (spec_x, spec_y), strategy, parts)
     counts = result(a, out.reshape(nx, ny))
     return Histogram2d(counts, result(a, edges_x), result(a, edges_y), outliers[0], outliers[1], ran)
 
@@ -237,18 +235,18 @@ def bincount(x: Any, weights: Any = None, minlength: int = 0, *, strategy: str =
         raise ValueError("minlength must be non-negative")
     n = minlength
     if a.n > 0:
-        n = max(n, _native.reduce(a.parts, a.dtype, a.device, "max") + 1)
+        n = max(n, _native.reduce(a.call, "max") + 1)
     if n == 0:
         out = np.zeros(0, dtype="int64" if weights is None else "float64")
         return result(a, out)
     spec = (n, 0.0, float(n))
     if weights is None:
         counts, parts = _host_out(n, "int64")
-        below, _, _, _ = _native.histogram(a.parts, a.dtype, a.device, spec, strategy, parts)
+        below, _, _, _ = _native.histogram(a.call, spec, strategy, parts)
     else:
         w = _float_weights(weights, a, backend, device, stream)
         counts, parts = _host_out(n, "float64")
-        outside, _ = _native.histogram_weighted(a.parts, a.dtype, w.parts, w.dtype, a.device, spec, strategy, parts)
+        outside, _ = _native.histogram_weighted(a.call, (w.parts, w.dtype), spec, strategy, parts)
         below = outside[3]
     if below:
         raise ValueError(f"bincount: {below} negative values in the input")

@@ -23,7 +23,7 @@ __all__ = ["sum", "min", "max", "minmax", "argmin", "argmax", "mean", "count"]
 def _reduce(x: Any, op: str, exact: bool, skip_nan: bool, backend: str, device: Optional[int],
             stream: Optional[int], compare: Optional[Tuple[str, float]] = None) -> Any:
     a = read(x, "x", backend, device, stream)
-    return _native.reduce(a.parts, a.dtype, a.device, op, exact, skip_nan, compare)
+    return _native.reduce(a.call, op, exact, skip_nan, compare)
 
 
 def sum(x: Any, *, exact: bool = False, skip_nan: bool = False, backend: str = "auto",

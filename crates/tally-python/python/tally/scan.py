@@ -38,7 +38,7 @@ def _scan(x: Any, op: str, exclusive: bool, keys: Any, backend: str, device: Opt
         if k.dtype not in _KEY_TYPES:
             raise TypeError(f"keys must be 32- or 64-bit integers, not {k.dtype}")
         key_parts, key_dtype = k.parts, _KEY_TYPES[k.dtype]
-    _native.scan(a.parts, a.dtype, a.device, op, exclusive, out_parts, key_parts, key_dtype)
+    _native.scan(a.call, op, exclusive, out_parts, key_parts, key_dtype)
     return result(a, out)
 
 
