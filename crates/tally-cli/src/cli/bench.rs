@@ -33,6 +33,12 @@ pub enum BenchWhat {
     /// Prefix scans: f32 sums (both look-backs), i32 into i64, f32 max, f32 by key, against
     /// the device-to-device copy bandwidth.
     Scan(super::bench_scan::BenchScanArgs),
+    /// Unique of 2^28 i32 keys in runs of 8, as CUB's DeviceSelect::Unique peer runs it.
+    Unique(super::bench_runs::BenchRunsArgs),
+    /// Run-length encoding of 2^28 i32 keys in runs of 8 (CUB's DeviceRunLengthEncode::Encode).
+    Rle(super::bench_runs::BenchRunsArgs),
+    /// f32 sums by 2^28 i32 keys in runs of 8 (CUB's DeviceReduce::ReduceByKey).
+    ReduceByKey(super::bench_runs::BenchRunsArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -102,6 +108,9 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
         BenchWhat::Hist2d(h) => super::bench_general::hist2d(h),
         BenchWhat::Reduce(r) => super::bench_reduce::run(r),
         BenchWhat::Scan(r) => super::bench_scan::run(r),
+        BenchWhat::Unique(r) => super::bench_runs::run(super::bench_runs::RunsBench::Unique, r),
+        BenchWhat::Rle(r) => super::bench_runs::run(super::bench_runs::RunsBench::Encode, r),
+        BenchWhat::ReduceByKey(r) => super::bench_runs::run(super::bench_runs::RunsBench::ReduceByKey, r),
     }
 }
 
@@ -121,6 +130,7 @@ fn validate(a: &BenchArgs) -> anyhow::Result<()> {
         BenchWhat::Hist2d(h) => (h.reps, h.size, 32),
         BenchWhat::Reduce(r) => (r.reps, None, 0),
         BenchWhat::Scan(r) => (r.reps, None, 0),
+        BenchWhat::Unique(r) | BenchWhat::Rle(r) | BenchWhat::ReduceByKey(r) => (r.reps, None, 0),
     };
     check_reps(reps)?;
     if let Some(n) = size {

@@ -44,16 +44,18 @@ pub struct ScanRow {
     pub verified: bool,
 }
 
+/// What a benchmark of resident data reports: its rows beside the copy bandwidth.
 #[derive(Serialize)]
-struct Report {
-    backend: &'static str,
-    device: String,
+pub struct Report {
+    pub backend: &'static str,
+    pub device: String,
     /// Device-to-device copy of 1 GiB (CPU: 256 MiB), read + write bytes per second.
-    copy_bandwidth_gbs: f64,
-    rows: Vec<ScanRow>,
+    pub copy_bandwidth_gbs: f64,
+    pub rows: Vec<ScanRow>,
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
+/// The median of `v` (not empty).
+pub fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
     v[v.len() / 2]
 }
@@ -89,7 +91,7 @@ pub fn copy_bandwidth(backend: &Backend, bytes: usize, reps: usize) -> anyhow::R
 }
 
 /// The unit roundoff of f32.
-const F32_ROUNDOFF: f64 = 1.0 / (1u64 << 24) as f64;
+pub const F32_ROUNDOFF: f64 = 1.0 / (1u64 << 24) as f64;
 
 /// Whether `got` matches the CPU's `want`: integers exactly; floats exactly where `tol` is 0,
 /// else within what any order of float additions may differ by: element i of each is a sum of
@@ -238,14 +240,20 @@ pub fn run(a: BenchScanArgs) -> anyhow::Result<()> {
             rows.push(ScanRow { case: name, n, ms, gbs, fraction_of_copy_bandwidth: gbs / copy_gbs, verified });
         }
     }
-    let all_ok = rows.iter().all(|r| r.verified);
-    if a.json {
-        let r = Report { backend: backend.name(), device, copy_bandwidth_gbs: copy_gbs, rows };
-        println!("{}", serde_json::to_string_pretty(&r)?);
+    let report = Report { backend: backend.name(), device, copy_bandwidth_gbs: copy_gbs, rows };
+    print_report("scan", &report, a.json)
+}
+
+/// Prints `report` as JSON or a table (`what`: the benchmark's name); an error if a row
+/// disagreed with the CPU backend.
+pub fn print_report(what: &str, report: &Report, json: bool) -> anyhow::Result<()> {
+    let (device, copy_gbs, rows) = (&report.device, report.copy_bandwidth_gbs, &report.rows);
+    if json {
+        println!("{}", serde_json::to_string_pretty(report)?);
     } else {
-        println!("# tally bench scan: {device}, copy bandwidth {copy_gbs:.1} GB/s (read + write, same run)");
+        println!("# tally bench {what}: {device}, copy bandwidth {copy_gbs:.1} GB/s (read + write, same run)");
         println!("{:<14} {:>11} {:>10} {:>9} {:>7} {:>3}", "case", "n", "ms", "GB/s", "%copy", "ok");
-        for r in &rows {
+        for r in rows {
             println!(
                 "{:<14} {:>11} {:>10.4} {:>9.1} {:>6.1}% {:>3}",
                 r.case,
@@ -257,7 +265,7 @@ pub fn run(a: BenchScanArgs) -> anyhow::Result<()> {
             );
         }
     }
-    if !all_ok {
+    if !rows.iter().all(|r| r.verified) {
         bail!("some cases disagreed with the CPU backend (rows marked NO)");
     }
     Ok(())

@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod bench_general;
 pub mod bench_reduce;
+pub mod bench_runs;
 pub mod bench_scan;
 mod cub;
 pub mod hist;
@@ -16,6 +17,8 @@ pub mod limits;
 pub mod output;
 mod plot;
 pub mod reduce;
+pub mod reduce_by_key;
+pub mod rle;
 pub mod scan;
 
 use clap::{Parser, Subcommand};
@@ -40,6 +43,10 @@ pub enum Command {
     Reduce(reduce::ReduceArgs),
     /// Prefix scans of a file's values (sum, min, max; inclusive or exclusive) into a .npy file.
     Scan(scan::ScanArgs),
+    /// Runs of equal consecutive values (run-length encoding) into .npy files: values and lengths.
+    Rle(rle::RleArgs),
+    /// Sum, min, max or count of the values of every run of equal consecutive keys.
+    ReduceByKey(reduce_by_key::ReduceByKeyArgs),
     /// The backend, the device, NVRTC, the kernel cache and the measured read bandwidth.
     Info(info::InfoArgs),
     /// The atomics lab: atomics under contention on this GPU, as tables, JSON and SVG charts.
@@ -110,6 +117,8 @@ pub fn run() -> anyhow::Result<()> {
         Command::Bench(a) => bench::run(a),
         Command::Reduce(a) => reduce::run(a),
         Command::Scan(a) => scan::run(a),
+        Command::Rle(a) => rle::run(a),
+        Command::ReduceByKey(a) => reduce_by_key::run(a),
         Command::Info(a) => info::run(a),
         Command::Lab(a) => lab::run(a),
     }

@@ -17,6 +17,7 @@ pub const HEADERS: &[(&str, &str)] = &[
     ("cluster.cuh", include_str!("cluster.cuh")),
     ("binning.cuh", include_str!("binning.cuh")),
     ("lookback.cuh", include_str!("lookback.cuh")),
+    ("compact.cuh", include_str!("compact.cuh")),
 ];
 
 /// Declares a Rust enum whose values select kernel variants, together with the C++ names the
