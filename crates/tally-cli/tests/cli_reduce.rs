@@ -2,20 +2,12 @@
 //! one-line errors with exit code 2.
 
 mod common;
-use common::{stderr, stdout, tally};
+use common::{json_on_cpu as json, stderr, tally};
 
 fn csv(name: &str, values: &[&str]) -> String {
     let path = common::tmp_in("cli-reduce", name);
     std::fs::write(&path, values.join("\n") + "\n").unwrap();
     path.display().to_string()
-}
-
-fn json(args: &[&str]) -> serde_json::Value {
-    let mut all = args.to_vec();
-    all.extend(["--backend", "cpu", "--json"]);
-    let out = tally(&all);
-    assert!(out.status.success(), "{}", stderr(&out));
-    serde_json::from_str(&stdout(&out)).unwrap()
 }
 
 #[test]

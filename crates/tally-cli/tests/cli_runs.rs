@@ -2,7 +2,7 @@
 //! and raw files, the JSON summaries, and one-line errors with exit code 2.
 
 mod common;
-use common::{stderr, stdout, tally};
+use common::{json_on_cpu as json, read_npy, stderr, stdout, tally};
 
 fn path(name: &str) -> String {
     common::tmp_in("cli-runs", name).display().to_string()
@@ -12,19 +12,6 @@ fn npy<T: npyz::AutoSerialize + Copy>(name: &str, values: &[T]) -> String {
     let p = path(name);
     npyz::to_file_1d(&p, values.iter().copied()).unwrap();
     p
-}
-
-fn json(args: &[&str]) -> serde_json::Value {
-    let mut all = args.to_vec();
-    all.extend(["--backend", "cpu", "--json"]);
-    let out = tally(&all);
-    assert!(out.status.success(), "{}", stderr(&out));
-    serde_json::from_str(&stdout(&out)).unwrap()
-}
-
-fn read_npy<T: npyz::Deserialize>(path: &str) -> Vec<T> {
-    let bytes = std::fs::read(path).unwrap();
-    npyz::NpyFile::new(&bytes[..]).unwrap().into_vec().unwrap()
 }
 
 #[test]

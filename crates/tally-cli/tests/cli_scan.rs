@@ -2,7 +2,7 @@
 //! cumsum types, the JSON summary, and one-line errors with exit code 2.
 
 mod common;
-use common::{stderr, stdout, tally};
+use common::{json_on_cpu as json, read_npy, stderr, stdout, tally};
 
 fn csv(name: &str, values: &[&str]) -> String {
     let path = common::tmp_in("cli-scan", name);
@@ -12,19 +12,6 @@ fn csv(name: &str, values: &[&str]) -> String {
 
 fn out(name: &str) -> String {
     common::tmp_in("cli-scan", name).display().to_string()
-}
-
-fn json(args: &[&str]) -> serde_json::Value {
-    let mut all = args.to_vec();
-    all.extend(["--backend", "cpu", "--json"]);
-    let out = tally(&all);
-    assert!(out.status.success(), "{}", stderr(&out));
-    serde_json::from_str(&stdout(&out)).unwrap()
-}
-
-fn read_npy<T: npyz::Deserialize>(path: &str) -> Vec<T> {
-    let bytes = std::fs::read(path).unwrap();
-    npyz::NpyFile::new(&bytes[..]).unwrap().into_vec().unwrap()
 }
 
 #[test]

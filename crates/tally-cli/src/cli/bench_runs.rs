@@ -5,29 +5,15 @@
 //! of CUDA events around the one launch), checked against the CPU backend, and set against the
 //! device-to-device copy bandwidth measured in the same run.
 
-use super::bench_scan::{copy_bandwidth, median, print_report, Report, ScanRow, F32_ROUNDOFF};
-use super::BackendArg;
+use super::bench_scan::{median, print_report, setup, Report, ScanRow, Setup, F32_ROUNDOFF};
 use anyhow::bail;
 use std::sync::Arc;
 use std::time::Instant;
 use tally::device::CudaDevice;
 use tally::{Backend, RunOp, RunsPlan};
 
-/// Arguments of `tally bench unique`, `rle` and `reduce-by-key`.
-#[derive(clap::Args, Debug)]
-pub struct BenchRunsArgs {
-    /// Keys per case, as powers of two (default 28 on a GPU, 24 on the CPU).
-    #[arg(long, value_delimiter = ',')]
-    pub log2_sizes: Option<Vec<u32>>,
-    /// Timed repetitions per case.
-    #[arg(long, default_value_t = 20)]
-    pub reps: usize,
-    #[command(flatten)]
-    pub backend: BackendArg,
-    /// Print JSON instead of a table.
-    #[arg(long)]
-    pub json: bool,
-}
+/// Arguments of `tally bench unique`, `rle` and `reduce-by-key`: those of `tally bench scan`.
+pub type BenchRunsArgs = super::bench_scan::BenchScanArgs;
 
 /// Which primitive a run benchmark times.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -140,23 +126,8 @@ fn agree(got: &Output, want: &Output, lengths: &[u64], values: &[f32]) -> bool {
 
 /// Runs `tally bench unique`, `rle` or `reduce-by-key`.
 pub fn run(what: RunsBench, a: BenchRunsArgs) -> anyhow::Result<()> {
-    if a.reps == 0 {
-        bail!("--reps must be at least 1");
-    }
-    let backend = a.backend.open()?;
-    let gpu = matches!(backend, Backend::Cuda(_));
-    let sizes = a.log2_sizes.clone().unwrap_or_else(|| if gpu { vec![28] } else { vec![24] });
-    if sizes.is_empty() {
-        bail!("--log2-sizes: nothing to run");
-    }
-    if let Some(&big) = sizes.iter().find(|&&s| s > 30) {
-        bail!("--log2-sizes: 2^{big} keys is more than this benchmark holds (at most 2^30)");
-    }
-    let device = match &backend {
-        Backend::Cuda(dev) => dev.info().name.clone(),
-        Backend::Cpu => format!("CPU, {} threads", rayon::current_num_threads()),
-    };
-    let copy_gbs = copy_bandwidth(&backend, if gpu { 1 << 30 } else { 1 << 28 }, a.reps.max(5))?;
+    let Setup { backend, sizes, device, copy_gbs } =
+        setup(&a.backend, &a.log2_sizes, a.reps, ([28].as_slice(), [24].as_slice()), 30)?;
     let (name, title) = match what {
         RunsBench::Unique => ("unique i32/8", "unique"),
         RunsBench::Encode => ("rle i32/8", "rle"),

@@ -12,10 +12,11 @@ use tally::data::splitmix64;
 use tally::device::CudaDevice;
 use tally::{Backend, ScanInto, ScanKey, ScanOp, ScanOptions, ScanPlan, ScanValue};
 
-/// Arguments of `tally bench scan`.
+/// Arguments of `tally bench scan` (and of `unique`, `rle`, `reduce-by-key`).
 #[derive(clap::Args, Debug)]
 pub struct BenchScanArgs {
-    /// Elements per case, as powers of two (default 20,24,28 on a GPU, 22 on the CPU).
+    /// Elements per case, as powers of two (default: scan 20,24,28 on a GPU and 22 on the CPU;
+    /// unique, rle and reduce-by-key 28 and 24).
     #[arg(long, value_delimiter = ',')]
     pub log2_sizes: Option<Vec<u32>>,
     /// Timed repetitions per case.
@@ -180,25 +181,50 @@ fn gpu_case<T: ScanInto<O>, O: ScanValue, K: ScanKey>(
     Ok((ms, stream.download(&out.view())?))
 }
 
-/// Runs `tally bench scan`.
-pub fn run(a: BenchScanArgs) -> anyhow::Result<()> {
-    if a.reps == 0 {
+/// What a benchmark of resident data starts from.
+pub struct Setup {
+    pub backend: Backend,
+    /// The sizes to run, as powers of two.
+    pub sizes: Vec<u32>,
+    /// The device's name (CPU: the thread count).
+    pub device: String,
+    /// The copy bandwidth measured now (read + write bytes per second).
+    pub copy_gbs: f64,
+}
+
+/// Opens the backend, checks `reps` and the sizes (`defaults` for the GPU and the CPU where
+/// none are given; at most 2^`max_log2`), and measures the copy bandwidth.
+pub fn setup(
+    backend: &BackendArg,
+    log2_sizes: &Option<Vec<u32>>,
+    reps: usize,
+    defaults: (&[u32], &[u32]),
+    max_log2: u32,
+) -> anyhow::Result<Setup> {
+    if reps == 0 {
         bail!("--reps must be at least 1");
     }
-    let backend = a.backend.open()?;
+    let backend = backend.open()?;
     let gpu = matches!(backend, Backend::Cuda(_));
-    let sizes = a.log2_sizes.clone().unwrap_or_else(|| if gpu { vec![20, 24, 28] } else { vec![22] });
+    let sizes = log2_sizes.clone().unwrap_or_else(|| if gpu { defaults.0.to_vec() } else { defaults.1.to_vec() });
     if sizes.is_empty() {
         bail!("--log2-sizes: nothing to run");
     }
-    if let Some(&big) = sizes.iter().find(|&&s| s > 31) {
-        bail!("--log2-sizes: 2^{big} elements is more than this benchmark holds (at most 2^31)");
+    if let Some(&big) = sizes.iter().find(|&&s| s > max_log2) {
+        bail!("--log2-sizes: 2^{big} elements is more than this benchmark holds (at most 2^{max_log2})");
     }
     let device = match &backend {
         Backend::Cuda(dev) => dev.info().name.clone(),
         Backend::Cpu => format!("CPU, {} threads", rayon::current_num_threads()),
     };
-    let copy_gbs = copy_bandwidth(&backend, if gpu { 1 << 30 } else { 1 << 28 }, a.reps.max(5))?;
+    let copy_gbs = copy_bandwidth(&backend, if gpu { 1 << 30 } else { 1 << 28 }, reps.max(5))?;
+    Ok(Setup { backend, sizes, device, copy_gbs })
+}
+
+/// Runs `tally bench scan`.
+pub fn run(a: BenchScanArgs) -> anyhow::Result<()> {
+    let Setup { backend, sizes, device, copy_gbs } =
+        setup(&a.backend, &a.log2_sizes, a.reps, ([20, 24, 28].as_slice(), [22].as_slice()), 31)?;
     let mut rows = Vec::new();
     for &log2 in &sizes {
         let n = 1usize << log2;

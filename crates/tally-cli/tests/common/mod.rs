@@ -26,6 +26,21 @@ pub fn tmp_in(tag: &str, name: &str) -> PathBuf {
     dir.join(name)
 }
 
+/// The JSON summary of a successful `tally ARGS --backend cpu --json`.
+pub fn json_on_cpu(args: &[&str]) -> serde_json::Value {
+    let mut all = args.to_vec();
+    all.extend(["--backend", "cpu", "--json"]);
+    let out = tally(&all);
+    assert!(out.status.success(), "{}", stderr(&out));
+    serde_json::from_str(&stdout(&out)).unwrap()
+}
+
+/// The values of a 1-D `.npy` file.
+pub fn read_npy<T: npyz::Deserialize>(path: &str) -> Vec<T> {
+    let bytes = std::fs::read(path).unwrap();
+    npyz::NpyFile::new(&bytes[..]).unwrap().into_vec().unwrap()
+}
+
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
