@@ -15,6 +15,7 @@ runs=(
   "memcheck cuda_weighted"
   "memcheck cuda_lab"
   "memcheck cuda_select --skip gpu_more_than"
+  "memcheck cuda_runs --skip gpu_more_than"
   "memcheck cuda_histogram cuda_matches_reference cuda_skewed cuda_bins cuda_16_bit cuda_passes"
   "memcheck cuda_histogram cuda_large_bins_around"
   "racecheck cuda_reduce gpu_f32_ops gpu_exact gpu_poisoned gpu_custom"
@@ -26,6 +27,8 @@ runs=(
   "synccheck cuda_scan gpu_in_place gpu_both"
   "synccheck cuda_histogram cuda_matches_reference_i32 cuda_16_bit"
   "synccheck cuda_select gpu_f32_select gpu_u8_select gpu_poisoned"
+  "racecheck cuda_runs gpu_i32_keys gpu_u8_keys gpu_f32_values gpu_poisoned"
+  "synccheck cuda_runs gpu_i32_keys gpu_f64_values gpu_poisoned"
 )
 i=0
 for r in "${runs[@]}"; do

@@ -39,6 +39,12 @@ pub enum BenchWhat {
     /// Stream compaction: f32 select (stable, unordered, in runs), partitions, flags, indices
     /// and count_if at 1%, 50% and 99% kept, against the device-to-device copy bandwidth.
     Select(super::bench_select::BenchSelectArgs),
+    /// Unique of 2^28 i32 keys in runs of 8, as CUB's DeviceSelect::Unique peer runs it.
+    Unique(super::bench_runs::BenchRunsArgs),
+    /// Run-length encoding of 2^28 i32 keys in runs of 8 (CUB's DeviceRunLengthEncode::Encode).
+    Rle(super::bench_runs::BenchRunsArgs),
+    /// f32 sums by 2^28 i32 keys in runs of 8 (CUB's DeviceReduce::ReduceByKey).
+    ReduceByKey(super::bench_runs::BenchRunsArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -131,6 +137,9 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
         BenchWhat::Reduce(r) => super::bench_reduce::run(r),
         BenchWhat::Scan(r) => super::bench_scan::run(r),
         BenchWhat::Select(r) => super::bench_select::run(r),
+        BenchWhat::Unique(r) => super::bench_runs::run(super::bench_runs::RunsBench::Unique, r),
+        BenchWhat::Rle(r) => super::bench_runs::run(super::bench_runs::RunsBench::Encode, r),
+        BenchWhat::ReduceByKey(r) => super::bench_runs::run(super::bench_runs::RunsBench::ReduceByKey, r),
     }
 }
 
@@ -151,6 +160,7 @@ fn validate(a: &BenchArgs) -> anyhow::Result<()> {
         BenchWhat::Reduce(r) => (r.reps, None, 0),
         BenchWhat::Scan(r) => (r.reps, None, 0),
         BenchWhat::Select(r) => (r.reps, None, 0),
+        BenchWhat::Unique(r) | BenchWhat::Rle(r) | BenchWhat::ReduceByKey(r) => (r.reps, None, 0),
     };
     check_reps(reps)?;
     if let Some(n) = size {

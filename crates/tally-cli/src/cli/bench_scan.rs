@@ -97,7 +97,7 @@ pub fn copy_bandwidth(backend: &Backend, bytes: usize, reps: usize) -> anyhow::R
 }
 
 /// The unit roundoff of f32.
-const F32_ROUNDOFF: f64 = 1.0 / (1u64 << 24) as f64;
+pub const F32_ROUNDOFF: f64 = 1.0 / (1u64 << 24) as f64;
 
 /// Whether `got` matches the CPU's `want`: integers exactly; floats exactly where `tol` is 0,
 /// else within what any order of float additions may differ by: element i of each is a sum of

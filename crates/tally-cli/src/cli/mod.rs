@@ -4,6 +4,7 @@ pub mod bench;
 pub mod bench_general;
 pub mod bench_reduce;
 pub mod bench_report;
+pub mod bench_runs;
 pub mod bench_scan;
 pub mod bench_select;
 mod cub;
@@ -18,6 +19,8 @@ pub mod limits;
 pub mod output;
 mod plot;
 pub mod reduce;
+pub mod reduce_by_key;
+pub mod rle;
 pub mod scan;
 pub mod select;
 
@@ -46,6 +49,10 @@ pub enum Command {
     Scan(scan::ScanArgs),
     /// The values of a file that pass a predicate (`--where 'x > 0 && x < 1'`), into a .npy file.
     Select(select::SelectArgs),
+    /// Runs of equal consecutive values (run-length encoding) into .npy files: values and lengths.
+    Rle(rle::RleArgs),
+    /// Sum, min, max or count of the values of every run of equal consecutive keys.
+    ReduceByKey(reduce_by_key::ReduceByKeyArgs),
     /// The backend, the device, NVRTC, the kernel cache and the measured read bandwidth.
     Info(info::InfoArgs),
     /// The atomics lab: atomics under contention on this GPU, as tables, JSON and SVG charts.
@@ -128,6 +135,8 @@ pub fn run() -> anyhow::Result<()> {
         Command::Reduce(a) => reduce::run(a),
         Command::Scan(a) => scan::run(a),
         Command::Select(a) => select::run(a),
+        Command::Rle(a) => rle::run(a),
+        Command::ReduceByKey(a) => reduce_by_key::run(a),
         Command::Info(a) => info::run(a),
         Command::Lab(a) => lab::run(a),
     }

@@ -108,3 +108,10 @@ pub fn tally_within(args: &[&str], stdin: &[u8], secs: u64) -> (Option<i32>, Str
     let e = String::from_utf8_lossy(&err_reader.join().unwrap()).into_owned();
     (status.code(), o, e, killed)
 }
+
+/// The values of a 1-D `.npy` file.
+#[allow(dead_code)]
+pub fn read_npy<T: npyz::Deserialize>(path: &str) -> Vec<T> {
+    let bytes = std::fs::read(path).unwrap();
+    npyz::NpyFile::new(&bytes[..]).unwrap().into_vec().unwrap()
+}

@@ -23,6 +23,7 @@
 #include "warp.cuh"
 #include "block.cuh"
 #include "lookback.cuh"
+#include "compact.cuh"
 
 #ifndef TALLY_KEY
 #error "TALLY_KEY must be defined"
@@ -148,21 +149,19 @@ struct Shared {
   K keys[TILE];
   Staged values[UNIQUE ? 1 : TILE];
   Acc pieces[32];
+  u32 counts[32];  // unique: the row-and-warp pieces' head counts, then their offsets
   Acc prefix;  // the tile's exclusive prefix
   u32 count;   // heads in the tile
   u32 tile;
 };
 
 // ---- one tile -------------------------------------------------------------------------------------
+// Row k's keys (and values) of the tile from element e0, and the heads among them (bit j: item
+// j starts a run); `valid[k]`: the items before n (a prefix of the piece).
 template <bool FAST>
-TALLY_DEVICE void runs_tile(const RunsParams& p, u32 tile, const States& st, Shared& sh) {
-  const u32 w = warp_id(), lane = lane_id();
-  const u64 e0 = (u64)tile * TILE;
-  K key[VECS][VI];
-  O x[VECS][VI];  // reduce-by-key: the values (as the output type)
-  u32 heads[VECS];
-  u32 valid[VECS];  // items of the piece before n (a prefix of it)
-  Acc row_incl[VECS];
+TALLY_DEVICE void load_tile(const RunsParams& p, u64 e0, K (&key)[VECS][VI], O (&x)[VECS][VI], u32 (&heads)[VECS],
+                            u32 (&valid)[VECS]) {
+  const u32 lane = lane_id();
 #pragma unroll
   for (int k = 0; k < VECS; ++k) {
     const u64 e = e0 + (u64)k * ROW + (u64)threadIdx.x * VI;
@@ -197,6 +196,21 @@ TALLY_DEVICE void runs_tile(const RunsParams& p, u32 tile, const States& st, Sha
         if constexpr (REDUCE) x[k][j] = in ? (O)p.values[i] : op_identity();
       }
     }
+  }
+}
+
+template <bool FAST>
+TALLY_DEVICE void runs_tile(const RunsParams& p, u32 tile, const States& st, Shared& sh) {
+  const u32 w = warp_id(), lane = lane_id();
+  const u64 e0 = (u64)tile * TILE;
+  K key[VECS][VI];
+  O x[VECS][VI];  // reduce-by-key: the values (as the output type)
+  u32 heads[VECS];
+  u32 valid[VECS];  // items of the piece before n (a prefix of it)
+  Acc row_incl[VECS];
+  load_tile<FAST>(p, e0, key, x, heads, valid);
+#pragma unroll
+  for (int k = 0; k < VECS; ++k) {
     // The piece's Acc.
     Acc a = identity();
     a.count = __popc(heads[k]);
@@ -280,12 +294,49 @@ TALLY_DEVICE void runs_tile(const RunsParams& p, u32 tile, const States& st, Sha
   }
 }
 
+// Unique: the heads' counts scanned as compact.cuh does (four rows in one 64-bit scan), the
+// look-back of a packed count, the heads' keys staged and written out as one coalesced range.
+template <bool FAST>
+TALLY_DEVICE void unique_tile(const RunsParams& p, u32 tile, const LookbackStates<CountLookback>& st, Shared& sh) {
+  const u32 w = warp_id(), lane = lane_id();
+  K key[VECS][VI];
+  O unused[VECS][VI];
+  u32 heads[VECS], valid[VECS], count[VECS], lane_offset[VECS];
+  load_tile<FAST>(p, (u64)tile * TILE, key, unused, heads, valid);
+#pragma unroll
+  for (int k = 0; k < VECS; ++k) count[k] = __popc(heads[k]);
+  compact_warp_counts<BLOCK_THREADS, VECS>(count, lane_offset, sh.counts);
+  __syncthreads();
+  if (w == 0) {
+    const u32 total = compact_scan_pieces<PIECES>(sh.counts);
+    const u64 prefix = lookback_prefix(st, tile, (u64)total, false);
+    if (lane == 0) {
+      sh.prefix.count = prefix;
+      sh.count = total;
+      if (tile == p.tiles - 1) p.result[0] = prefix + total;
+    }
+  }
+  __syncthreads();
+#pragma unroll
+  for (int k = 0; k < VECS; ++k) compact_stage(sh.keys, sh.counts[k * WARPS + w] + lane_offset[k], key[k], heads[k]);
+  __syncthreads();
+  const u64 before_tile = sh.prefix.count;
+  const u64 room = before_tile < p.key_capacity ? p.key_capacity - before_tile : 0;
+  compact_store<BLOCK_THREADS>(sh.keys, (u32)min((u64)sh.count, room), p.out_keys + before_tile);
+}
+
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS) tally_runs(const RunsParams p) {
   __shared__ Shared sh;
   const u32 tile = lookback_next_tile(p.states, &sh.tile);
-  const States st = lookback_states<RunsLookback>(p.states, p.tiles, p.groups, p.supers);
   const bool full = (u64)(tile + 1) * TILE <= p.n;
   const bool aligned = (((u64)p.keys | (u64)p.values) & 15) == 0;
+#if TALLY_RUNS == TALLY_RUNS_UNIQUE
+  const LookbackStates<CountLookback> st = lookback_states<CountLookback>(p.states, p.tiles, p.groups, p.supers);
+  if (full && aligned) unique_tile<true>(p, tile, st, sh);
+  else unique_tile<false>(p, tile, st, sh);
+#else
+  const States st = lookback_states<RunsLookback>(p.states, p.tiles, p.groups, p.supers);
   if (full && aligned) runs_tile<true>(p, tile, st, sh);
   else runs_tile<false>(p, tile, st, sh);
+#endif
 }

@@ -30,13 +30,11 @@ pub fn keys<K: KeyGen>(n: usize, max_run: u64, seed: u64) -> Vec<K> {
 pub fn edge_keys<K: KeyGen>(n: usize, edge: usize) -> Vec<K> {
     let lengths = [edge - 1, 1, edge, 2 * edge + 1, 3, edge - 4, 5 * edge];
     let mut out = Vec::with_capacity(n);
-    let mut id = 0u32;
-    for &l in lengths.iter().cycle() {
+    for (id, &l) in lengths.iter().cycle().enumerate() {
         if out.len() >= n {
             break;
         }
-        out.extend(std::iter::repeat_n(K::from_id(id), l.min(n - out.len())));
-        id += 1;
+        out.extend(std::iter::repeat_n(K::from_id(id as u32), l.min(n - out.len())));
     }
     out
 }
@@ -82,7 +80,11 @@ pub fn check_runs<K: RunKey>(backend: &Backend, keys: &[K], what: &str) {
 
 /// Reduce-by-key of every op into `V` itself (sums wrap for narrow types) and sums into `W`,
 /// against the reference: exactly, except float sums where `float_sums_exact` is false.
-pub fn check_reduce<K: RunKey, V: Gen + ReduceByKeyInto<V> + ReduceByKeyInto<W> + ReduceByKeyInto<u64>, W: ScanValue>(
+pub fn check_reduce<
+    K: RunKey,
+    V: Gen + ReduceByKeyInto<V> + ReduceByKeyInto<W> + ReduceByKeyInto<u64>,
+    W: ScanValue,
+>(
     backend: &Backend,
     keys: &[K],
     seed: u64,

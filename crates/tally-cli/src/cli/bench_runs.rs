@@ -1,0 +1,191 @@
+//! `tally bench unique`, `tally bench rle` and `tally bench reduce-by-key`: the run primitives on
+//! resident data shaped as the CUB peers' (`DeviceSelect::Unique`,
+//! `DeviceRunLengthEncode::Encode`, `DeviceReduce::ReduceByKey`): i32 keys in runs of 8 (a new
+//! hashed key every 8 elements), f32 values uniform in [-0.5, 0.5). Each case is timed (median
+//! of CUDA events around the one launch), checked against the CPU backend, and set against the
+//! device-to-device copy bandwidth measured in the same run.
+
+use super::bench_report::{device_name, gbs, median, BenchReport, Yardstick};
+use super::bench_scan::{copy_bandwidth, ScanRow, F32_ROUNDOFF};
+use anyhow::bail;
+use std::sync::Arc;
+use std::time::Instant;
+use tally::device::CudaDevice;
+use tally::{Backend, RunOp, RunsPlan};
+
+/// Arguments of `tally bench unique`, `rle` and `reduce-by-key`: those of `tally bench scan`.
+pub type BenchRunsArgs = super::bench_scan::BenchScanArgs;
+
+/// Which primitive a run benchmark times.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunsBench {
+    /// `tally bench unique`.
+    Unique,
+    /// `tally bench rle`.
+    Encode,
+    /// `tally bench reduce-by-key` (f32 sums).
+    ReduceByKey,
+}
+
+/// The peers' hash (cub_primitives.cu's `mix`).
+fn mix(mut x: u32) -> u32 {
+    x ^= x >> 16;
+    x = x.wrapping_mul(0x7feb_352d);
+    x ^= x >> 15;
+    x = x.wrapping_mul(0x846c_a68b);
+    x ^ (x >> 16)
+}
+
+/// The peers' keys: runs of exactly `run`, each key hashed from its run's number (neighbours
+/// rarely equal).
+pub fn peer_keys(n: usize, run: usize) -> Vec<i32> {
+    (0..n).map(|i| (mix(((i / run) as u32).wrapping_mul(2_654_435_761)) % 100_000) as i32).collect()
+}
+
+/// The peers' f32 values, uniform in [-0.5, 0.5) (`fill_f32` with seed 7).
+pub fn peer_values(n: usize) -> Vec<f32> {
+    (0..n).map(|i| (mix((i as u32).wrapping_mul(2_654_435_761) ^ 7) & 0xff_ffff) as f32 / 16_777_216.0 - 0.5).collect()
+}
+
+/// The CPU's result: keys, and lengths or sums as f64 (exact for lengths and f32 sums of runs).
+type Output = (Vec<i32>, Vec<f64>);
+
+fn compute(backend: &Backend, what: RunsBench, keys: &[i32], values: &[f32]) -> anyhow::Result<Output> {
+    Ok(match what {
+        RunsBench::Unique => (backend.unique_vec(keys)?, Vec::new()),
+        RunsBench::Encode => {
+            let (k, c) = backend.run_length_encode_vec(keys)?;
+            (k, c.into_iter().map(|c| c as f64).collect())
+        }
+        RunsBench::ReduceByKey => {
+            let (k, s): (Vec<i32>, Vec<f32>) = backend.reduce_by_key_vec(keys, values, RunOp::Sum)?;
+            (k, s.into_iter().map(f64::from).collect())
+        }
+    })
+}
+
+/// The GPU's median launch time and its result.
+fn gpu_case(
+    dev: &Arc<CudaDevice>,
+    what: RunsBench,
+    keys: &[i32],
+    values: &[f32],
+    reps: usize,
+) -> anyhow::Result<(f64, u64, Output)> {
+    let stream = dev.stream();
+    let n = keys.len();
+    let kd = stream.upload(keys, "benchmark keys")?;
+    let mut out_keys = stream.alloc::<i32>(n, "benchmark run keys")?;
+    let timer = stream.timer()?;
+    let (ms, runs, values_out) = match what {
+        RunsBench::Unique => {
+            let mut plan = RunsPlan::<i32>::unique(dev, n)?;
+            let ms = timer.median_ms(reps, || plan.launch_unique(stream, &kd.view(), &mut out_keys.view_mut()))?;
+            let runs = plan.read(stream)?;
+            (ms, runs, Vec::new())
+        }
+        RunsBench::Encode => {
+            let mut counts = stream.alloc::<u64>(n, "benchmark run lengths")?;
+            let mut plan = RunsPlan::<i32>::encode(dev, n)?;
+            let ms = timer.median_ms(reps, || {
+                plan.launch_encode(stream, &kd.view(), &mut out_keys.view_mut(), &mut counts.view_mut())
+            })?;
+            let runs = plan.read(stream)?;
+            let c = stream.download(&counts.view())?;
+            (ms, runs, c[..runs as usize].iter().map(|&c| c as f64).collect())
+        }
+        RunsBench::ReduceByKey => {
+            let vd = stream.upload(values, "benchmark values")?;
+            let mut sums = stream.alloc::<f32>(n, "benchmark run sums")?;
+            let mut plan = RunsPlan::<i32, f32, f32>::reduce_by_key(dev, RunOp::Sum, n)?;
+            let ms = timer.median_ms(reps, || {
+                plan.launch_reduce(stream, &kd.view(), &vd.view(), &mut out_keys.view_mut(), &mut sums.view_mut())
+            })?;
+            let runs = plan.read(stream)?;
+            let s = stream.download(&sums.view())?;
+            (ms, runs, s[..runs as usize].iter().map(|&s| s as f64).collect())
+        }
+    };
+    let k = stream.download(&out_keys.view())?;
+    Ok((ms, runs, (k[..runs as usize].to_vec(), values_out)))
+}
+
+/// Whether `got` matches the CPU's `want`: keys and lengths exactly, sums of a run of length l
+/// within 2 (l - 1) u sum(|x|), the bound any two orders of f32 additions satisfy.
+fn agree(got: &Output, want: &Output, lengths: &[u64], values: &[f32]) -> bool {
+    if got.0 != want.0 || got.1.len() != want.1.len() {
+        return false;
+    }
+    let mut start = 0usize;
+    got.1.iter().zip(&want.1).enumerate().all(|(r, (&g, &w))| {
+        let len = lengths.get(r).map_or(1, |&l| l as usize);
+        let mag: f64 = values.get(start..start + len).map_or(0.0, |v| v.iter().map(|x| x.abs() as f64).sum());
+        start += len;
+        (g - w).abs() <= 2.0 * len.saturating_sub(1) as f64 * F32_ROUNDOFF * mag
+    })
+}
+
+/// Runs `tally bench unique`, `rle` or `reduce-by-key`.
+pub fn run(what: RunsBench, a: BenchRunsArgs) -> anyhow::Result<()> {
+    if a.reps == 0 {
+        bail!("--reps must be at least 1");
+    }
+    let backend = a.out.backend.open()?;
+    let gpu = matches!(backend, Backend::Cuda(_));
+    let sizes = a.log2_sizes.clone().unwrap_or_else(|| if gpu { vec![28] } else { vec![24] });
+    if let Some(&big) = sizes.iter().find(|&&s| s > 31) {
+        bail!("--log2-sizes: 2^{big} elements is more than this benchmark holds (at most 2^31)");
+    }
+    let device = device_name(&backend);
+    let copy_gbs = copy_bandwidth(&backend, if gpu { 1 << 30 } else { 1 << 28 }, a.reps.max(5))?;
+    let (name, title) = match what {
+        RunsBench::Unique => ("unique i32/8", "unique"),
+        RunsBench::Encode => ("rle i32/8", "rle"),
+        RunsBench::ReduceByKey => ("rbk i32/8 f32", "reduce-by-key"),
+    };
+    let mut rows = Vec::new();
+    for &log2 in &sizes {
+        let n = 1usize << log2;
+        let keys = peer_keys(n, 8);
+        let values = if what == RunsBench::ReduceByKey { peer_values(n) } else { Vec::new() };
+        let want = compute(&Backend::Cpu, what, &keys, &values)?;
+        let lengths = Backend::Cpu.run_length_encode_vec(&keys)?.1;
+        let runs = lengths.len() as u64;
+        let (ms, got) = match &backend {
+            Backend::Cpu => {
+                let mut t = Vec::new();
+                for _ in 0..a.reps.clamp(1, 10) {
+                    let s = Instant::now();
+                    std::hint::black_box(compute(&Backend::Cpu, what, &keys, &values)?);
+                    t.push(s.elapsed().as_secs_f64() * 1e3);
+                }
+                (median(t), want.clone())
+            }
+            Backend::Cuda(dev) => {
+                let (ms, gpu_runs, got) = gpu_case(dev, what, &keys, &values, a.reps)?;
+                if gpu_runs != runs {
+                    bail!("the GPU found {gpu_runs} runs, the CPU {runs}");
+                }
+                (ms, got)
+            }
+        };
+        // Bytes read (keys, values) and written (a key and a u64 length or f32 sum per run).
+        let bytes = match what {
+            RunsBench::Unique => 4 * n as u64 + 4 * runs,
+            RunsBench::Encode => 4 * n as u64 + 12 * runs,
+            RunsBench::ReduceByKey => 8 * n as u64 + 8 * runs,
+        };
+        let gbs = gbs(bytes as f64, ms);
+        let verified = agree(&got, &want, &lengths, &values);
+        rows.push(ScanRow { case: name.to_string(), n, ms, gbs, fraction_of_copy_bandwidth: gbs / copy_gbs, verified });
+    }
+    let report = BenchReport {
+        name: title,
+        backend: backend.name(),
+        device: &device,
+        samples: None,
+        yardstick: Yardstick::Copy(copy_gbs),
+        rows: &rows,
+    };
+    report.print(a.out.json)
+}

@@ -1,0 +1,254 @@
+//! The run primitives on the GPU against the plain sequential reference (every listed
+//! specialisation of `runs.cu` is compiled by the registry's check in `nvrtc_compile.rs`).
+//! Integers, minima, maxima, counts and keys exactly; float sums within the bound any two
+//! orders of additions satisfy (the GPU combines a run that crosses threads by a fixed tree).
+
+mod common;
+mod runs_common;
+mod scan_common;
+
+use runs_common::*;
+use scan_common::data;
+use tally::runs::policy::{policy, RunsKernelOp};
+use tally::runs::reference;
+use tally::{Backend, Error, RunKey, RunOp, RunsPlan};
+
+fn cuda() -> Option<Backend> {
+    common::gpu().map(Backend::Cuda)
+}
+
+/// Elements per tile of unique and encode over keys of `K`.
+fn tile<K: RunKey>() -> usize {
+    policy(K::TYPE, None, RunsKernelOp::Encode, 0).tile as usize
+}
+
+/// TALLY_SMALL=1 (under compute-sanitizer): every case, at small sizes.
+fn small() -> bool {
+    std::env::var("TALLY_SMALL").as_deref() == Ok("1")
+}
+
+/// Sizes around the tile and many tiles.
+fn sizes(tile: usize) -> Vec<usize> {
+    let mut v = vec![0, 1, 33, tile - 1, tile, tile + 1, 31 * tile + 5, 1100 * tile + 17];
+    if small() {
+        v.pop();
+    }
+    v
+}
+
+macro_rules! every_key_type_on_the_gpu {
+    ($($name:ident: $k:ty),*) => {$(
+        #[test]
+        fn $name() {
+            let Some(gpu) = cuda() else { return };
+            let t = tile::<$k>();
+            for (s, n) in sizes(t).into_iter().enumerate() {
+                for max_run in [1, 8, 3 * t as u64] {
+                    let keys: Vec<$k> = keys(n, max_run, s as u64);
+                    let what = format!("{} n={n} runs<={max_run}", stringify!($k));
+                    check_runs(&gpu, &keys, &what);
+                    check_reduce::<$k, f32, f32>(&gpu, &keys, s as u64, false, &what);
+                }
+                // Runs ending exactly at tile edges, one tile long, longer than a tile.
+                let edges: Vec<$k> = edge_keys(n, t);
+                check_runs(&gpu, &edges, &format!("{} tile edges n={n}", stringify!($k)));
+                check_reduce::<$k, i32, i64>(&gpu, &edges, 3, false, "tile edges");
+            }
+        }
+    )*};
+}
+every_key_type_on_the_gpu!(gpu_u8_keys: u8, gpu_i8_keys: i8, gpu_u16_keys: u16, gpu_i16_keys: i16,
+                           gpu_u32_keys: u32, gpu_i32_keys: i32, gpu_u64_keys: u64, gpu_i64_keys: i64,
+                           gpu_f32_keys: f32, gpu_f64_keys: f64);
+
+macro_rules! every_value_type_on_the_gpu {
+    ($($name:ident: $v:ty => $w:ty),*) => {$(
+        #[test]
+        fn $name() {
+            let Some(gpu) = cuda() else { return };
+            let big = if small() { 20 * 4096 + 5 } else { 300 * 4096 + 5 };
+            for (s, n) in [1usize, 4095, 4097, big].into_iter().enumerate() {
+                let short: Vec<i32> = keys(n, 20, 7 + s as u64);
+                check_reduce::<i32, $v, $w>(&gpu, &short, s as u64, false, stringify!($v));
+                let long: Vec<u8> = keys(n, 6000, s as u64);
+                check_reduce::<u8, $v, $w>(&gpu, &long, s as u64, false, stringify!($v));
+                let wide: Vec<f64> = keys(n, 3, s as u64);
+                check_reduce::<f64, $v, $w>(&gpu, &wide, s as u64, false, stringify!($v));
+            }
+        }
+    )*};
+}
+every_value_type_on_the_gpu!(gpu_u8_values: u8 => u64, gpu_i8_values: i8 => i64, gpu_u16_values: u16 => u64,
+                             gpu_i16_values: i16 => i64, gpu_u32_values: u32 => u64,
+                             gpu_i32_values: i32 => i64, gpu_u64_values: u64 => u64,
+                             gpu_i64_values: i64 => i64, gpu_f32_values: f32 => f32,
+                             gpu_f64_values: f64 => f64);
+
+#[test]
+fn gpu_nan_keys_are_runs_of_one_and_signed_zeros_join() {
+    let Some(gpu) = cuda() else { return };
+    for n in [12, 4097, 100 * 4096 + 7] {
+        let f: Vec<f32> = special_keys(n);
+        check_runs(&gpu, &f, "f32 specials");
+        check_reduce::<f32, f64, f64>(&gpu, &f, 1, false, "f32 specials");
+        let d: Vec<f64> = special_keys(n);
+        check_runs(&gpu, &d, "f64 specials");
+        check_reduce::<f64, i16, i64>(&gpu, &d, 2, false, "f64 specials");
+    }
+    let (_, s): (Vec<u8>, Vec<f32>) = gpu.reduce_by_key_vec(&[1u8, 1, 2], &[-0.0f32, -0.0, -0.0], RunOp::Sum).unwrap();
+    assert_eq!(s.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), [(-0.0f32).to_bits(); 2], "-0.0 sums stay -0.0");
+}
+
+#[test]
+fn gpu_float_sums_repeat_bit_for_bit() {
+    let Some(gpu) = cuda() else { return };
+    let n = if small() { (1 << 18) + 3 } else { (1 << 24) + 3 };
+    let keys: Vec<u32> = keys(n, 100_000, 3);
+    let values: Vec<f32> = data(n, 5);
+    let first: (Vec<u32>, Vec<f32>) = gpu.reduce_by_key_vec(&keys, &values, RunOp::Sum).unwrap();
+    let (want_keys, lengths) = reference::run_length_encode(&keys);
+    let want = reference::reduce_by_key::<u32, f32, f32>(&keys, &values, RunOp::Sum).unwrap();
+    assert_eq!(first.0, want_keys);
+    close_sums(&values, &lengths, &first.1, &want.1, "f32 2^24");
+    for _ in 0..3 {
+        let again: (Vec<u32>, Vec<f32>) = gpu.reduce_by_key_vec(&keys, &values, RunOp::Sum).unwrap();
+        assert!(same(&again.1, &first.1), "deterministic float sums repeat");
+    }
+}
+
+#[test]
+fn gpu_poisoned_misaligned_and_short_outputs() {
+    let Some(gpu) = cuda() else { return };
+    let dev = gpu.cuda_device().unwrap().clone();
+    let stream = dev.stream();
+    let n = 100 * 4096 + 77;
+    let all_keys: Vec<i16> = keys(n + 4, 12, 8);
+    let all_values: Vec<f64> = data(n + 4, 9);
+    let keys_d = stream.upload(&all_keys, "keys").unwrap();
+    let values_d = stream.upload(&all_values, "values").unwrap();
+    const POISON: u64 = 0xa5a5_a5a5_a5a5_a5a5;
+    for start in 0..4 {
+        // Keys from element `start`, values from element `3 - start`: misaligned differently.
+        let (ks, vs) = (&all_keys[start..start + n], &all_values[3 - start..3 - start + n]);
+        let kv = keys_d.view();
+        let kv = kv.slice(start..start + n).unwrap();
+        let vv = values_d.view();
+        let vv = vv.slice(3 - start..3 - start + n).unwrap();
+        let (want_keys, want_lengths) = reference::run_length_encode(ks);
+        let runs = want_keys.len();
+        let mut out_keys = stream.upload(&vec![0x5a5au16 as i16; n], "poisoned keys").unwrap();
+        let mut out_counts = stream.upload(&vec![POISON; n], "poisoned counts").unwrap();
+        let mut plan = RunsPlan::<i16>::encode(&dev, n).unwrap();
+        plan.launch_encode(stream, &kv, &mut out_keys.view_mut(), &mut out_counts.view_mut()).unwrap();
+        assert_eq!(plan.read(stream).unwrap(), runs as u64);
+        let got_keys = stream.download(&out_keys.view()).unwrap();
+        let got_counts = stream.download(&out_counts.view()).unwrap();
+        assert_eq!(&got_keys[..runs], &want_keys[..], "start {start}");
+        assert_eq!(&got_counts[..runs], &want_lengths[..], "start {start}");
+        assert!(got_keys[runs..].iter().all(|&k| k == 0x5a5a), "nothing written past the runs");
+        assert!(got_counts[runs..].iter().all(|&c| c == POISON), "nothing written past the runs");
+        // Reduce-by-key of misaligned keys and values (different offsets) into poisoned outputs.
+        let mut out_values = stream.upload(&vec![f64::from_bits(POISON); n], "poisoned values").unwrap();
+        let mut plan = RunsPlan::<i16, f64, f64>::reduce_by_key(&dev, RunOp::Max, n).unwrap();
+        plan.launch_reduce(stream, &kv, &vv, &mut out_keys.view_mut(), &mut out_values.view_mut()).unwrap();
+        assert_eq!(plan.read(stream).unwrap(), runs as u64);
+        let got = stream.download(&out_values.view()).unwrap();
+        let want = reference::reduce_by_key::<i16, f64, f64>(ks, vs, RunOp::Max).unwrap().1;
+        assert!(same(&got[..runs], &want), "max, start {start}");
+        assert!(got[runs..].iter().all(|v| v.to_bits() == POISON));
+        // Outputs shorter than the runs: the first runs are written, and read says so.
+        let short = runs / 2;
+        let mut few_keys = stream.upload(&vec![0i16; short], "short keys").unwrap();
+        let mut few_counts = stream.upload(&vec![0u64; short], "short counts").unwrap();
+        let mut plan = RunsPlan::<i16>::encode(&dev, n).unwrap();
+        plan.launch_encode(stream, &kv, &mut few_keys.view_mut(), &mut few_counts.view_mut()).unwrap();
+        assert!(matches!(plan.read(stream), Err(Error::InvalidArgument(_))));
+        assert_eq!(stream.download(&few_counts.view()).unwrap(), &want_lengths[..short]);
+    }
+}
+
+#[test]
+fn gpu_overflow_is_detected_and_plans_run_many_times() {
+    let Some(gpu) = cuda() else { return };
+    let n = 50 * 2048 + 3;
+    let keys = vec![7u64; n];
+    let mut values = vec![1i64 << 40; n];
+    values[40 * 2048 + 5] = i64::MAX - (1 << 45);
+    let r = gpu.reduce_by_key::<u64, i64, i64>(&keys, &values, RunOp::Sum);
+    assert!(matches!(r, Err(Error::Overflow(_))), "{:?}", r.err());
+    let split: Vec<u64> = (0..n as u64).map(|i| (i >= 40 * 2048 + 5) as u64 + (i > 40 * 2048 + 5) as u64).collect();
+    let got: (Vec<u64>, Vec<i64>) = gpu.reduce_by_key_vec(&split, &values, RunOp::Sum).unwrap();
+    assert_eq!(got, reference::reduce_by_key(&split, &values, RunOp::Sum).unwrap());
+    let dev = gpu.cuda_device().unwrap().clone();
+    let stream = dev.stream();
+    let n = (1 << 22) + 9;
+    let keys: Vec<i32> = runs_common::keys(n, 16, 2);
+    let values: Vec<i32> = data(n, 6);
+    let (kd, vd) = (stream.upload(&keys, "keys").unwrap(), stream.upload(&values, "values").unwrap());
+    let mut out_keys = stream.alloc::<i32>(n, "out keys").unwrap();
+    let mut out_values = stream.alloc::<i64>(n, "out values").unwrap();
+    let mut plan = RunsPlan::<i32, i32, i64>::reduce_by_key(&dev, RunOp::Sum, n).unwrap();
+    let want = reference::reduce_by_key::<i32, i32, i64>(&keys, &values, RunOp::Sum).unwrap();
+    for _ in 0..3 {
+        plan.launch_reduce(stream, &kd.view(), &vd.view(), &mut out_keys.view_mut(), &mut out_values.view_mut())
+            .unwrap();
+        let runs = plan.read(stream).unwrap() as usize;
+        assert_eq!(stream.download(&out_keys.view()).unwrap()[..runs], want.0[..]);
+        assert_eq!(stream.download(&out_values.view()).unwrap()[..runs], want.1[..]);
+    }
+    assert!(RunsPlan::<i32, i32, u64>::reduce_by_key(&dev, RunOp::Sum, n).is_err(), "i32 sums are not u64");
+    let mut unique = RunsPlan::<i32>::unique(&dev, n).unwrap();
+    let mut counts = stream.alloc::<u64>(n, "counts").unwrap();
+    let r = unique.launch_encode(stream, &kd.view(), &mut out_keys.view_mut(), &mut counts.view_mut());
+    assert!(r.is_err(), "a unique plan does not encode");
+}
+
+/// More than 2^31 keys (u8, about 4.5 GB with the values): only where memory allows, and not
+/// under compute-sanitizer (TALLY_SKIP_HUGE=1). Outputs sized for the runs, not the keys.
+#[test]
+fn gpu_more_than_2_pow_31_keys() {
+    let Some(gpu) = cuda() else { return };
+    if std::env::var("TALLY_SKIP_HUGE").as_deref() == Ok("1") {
+        eprintln!("skipping 2^31 keys (TALLY_SKIP_HUGE=1)");
+        return;
+    }
+    let dev = gpu.cuda_device().unwrap().clone();
+    let n = (1usize << 31) + 4099;
+    let (free, _) = cudarc::driver::result::mem_get_info().unwrap_or((0, 0));
+    if free < 2 * n + (2 << 30) {
+        eprintln!("skipping: {free} bytes free, {} needed", 2 * n + (2 << 30));
+        return;
+    }
+    let stream = dev.stream();
+    // Runs of 1000 (key i / 1000 mod 7), values i mod 3.
+    let keys: Vec<u8> = (0..n).map(|i| ((i / 1000) % 7) as u8).collect();
+    let kd = stream.upload(&keys, "keys").unwrap();
+    drop(keys);
+    let values: Vec<u8> = (0..n).map(|i| (i % 3) as u8).collect();
+    let vd = stream.upload(&values, "values").unwrap();
+    drop(values);
+    let runs = n.div_ceil(1000);
+    let mut out_keys = stream.alloc::<u8>(runs, "run keys").unwrap();
+    let mut out_counts = stream.alloc::<u64>(runs, "run lengths").unwrap();
+    let mut plan = RunsPlan::<u8>::encode(&dev, n).unwrap();
+    plan.launch_encode(stream, &kd.view(), &mut out_keys.view_mut(), &mut out_counts.view_mut()).unwrap();
+    assert_eq!(plan.read(stream).unwrap(), runs as u64);
+    let counts = stream.download(&out_counts.view()).unwrap();
+    let ks = stream.download(&out_keys.view()).unwrap();
+    for r in 0..runs {
+        assert_eq!(counts[r], 1000.min(n - 1000 * r) as u64, "run {r}");
+        assert_eq!(ks[r], (r % 7) as u8, "run {r}");
+    }
+    let mut sums = stream.alloc::<u64>(runs, "run sums").unwrap();
+    let mut plan = RunsPlan::<u8, u8, u64>::reduce_by_key(&dev, RunOp::Sum, n).unwrap();
+    plan.launch_reduce(stream, &kd.view(), &vd.view(), &mut out_keys.view_mut(), &mut sums.view_mut()).unwrap();
+    assert_eq!(plan.read(stream).unwrap(), runs as u64);
+    let sums = stream.download(&sums.view()).unwrap();
+    for (r, &s) in sums.iter().enumerate() {
+        let want: u64 = (1000 * r..(1000 * r + 1000).min(n)).map(|i| (i % 3) as u64).sum();
+        assert_eq!(s, want, "run {r}");
+    }
+    let mut unique = RunsPlan::<u8>::unique(&dev, n).unwrap();
+    unique.launch_unique(stream, &kd.view(), &mut out_keys.view_mut()).unwrap();
+    assert_eq!(unique.read(stream).unwrap(), runs as u64);
+}
