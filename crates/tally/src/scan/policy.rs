@@ -78,11 +78,14 @@ fn acc_bytes(out_size: usize, keyed: bool) -> (usize, bool) {
 
 /// The policy for `n` elements of `input` scanned (by key where `keyed`) into `output`.
 pub fn policy(input: ElementType, output: ElementType, keyed: bool, n: u64, tuning: &Tuning) -> Result<ScanPolicy> {
-    let block_threads = tuning.scan_block_threads.unwrap_or(BLOCK_THREADS);
+    // Scans by key keep v10's 256 threads and 16 items per thread: at 128 x 8 they measured 10%
+    // slower (docs/PERF.md, v11).
+    let block_threads = tuning.scan_block_threads.unwrap_or(if keyed { 256 } else { BLOCK_THREADS });
     if ![64, 128, 256, 512].contains(&block_threads) {
         return Err(Error::invalid(format!("scan blocks of {block_threads} threads: use 64, 128, 256 or 512")));
     }
-    let vecs = tuning.scan_vecs.unwrap_or_else(|| scan_vecs_for(input.size()));
+    let vecs =
+        tuning.scan_vecs.unwrap_or_else(|| if keyed { vecs_for(input.size()) } else { scan_vecs_for(input.size()) });
     if vecs == 0 || vecs * (block_threads / 32) > 32 {
         return Err(Error::invalid(format!(
             "{vecs} rows per scan tile with {block_threads} threads: rows times warps must be 1 to 32"
@@ -131,6 +134,7 @@ mod tests {
         assert!(policy(ElementType::F32, ElementType::F32, false, 1, &odd).is_err());
         let d = policy(ElementType::F32, ElementType::F32, false, 1, &Tuning::default()).unwrap();
         assert_eq!((d.block_threads, d.vecs, d.min_blocks), (128, 8, 6));
-        assert_eq!(policy(ElementType::F32, ElementType::F32, true, 1, &Tuning::default()).unwrap().min_blocks, 4);
+        let keyed = policy(ElementType::F32, ElementType::F32, true, 1, &Tuning::default()).unwrap();
+        assert_eq!((keyed.block_threads, keyed.vecs, keyed.min_blocks), (256, 4, 2));
     }
 }
