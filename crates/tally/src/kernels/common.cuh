@@ -31,6 +31,22 @@ TALLY_DEVICE Vec16<T> load_vec16(const T* __restrict__ base, u64 vec_index) {
   return v;
 }
 
+// The far ends of an arithmetic type X (the infinities for floats): the identities of min and
+// max. Whether X is a float or signed is read off X itself, so every kernel shares one copy.
+template <typename X>
+TALLY_DEVICE X highest_of() {
+  if constexpr ((X)0.5 != (X)0 && sizeof(X) == 4) return (X)__int_as_float(0x7f800000);
+  else if constexpr ((X)0.5 != (X)0) return (X)__longlong_as_double(0x7ff0000000000000ll);
+  else if constexpr ((X)-1 < (X)0) return (X)((1ull << (8 * sizeof(X) - 1)) - 1);
+  else return (X)~(X)0;
+}
+template <typename X>
+TALLY_DEVICE X lowest_of() {
+  if constexpr ((X)0.5 != (X)0) return -highest_of<X>();
+  else if constexpr ((X)-1 < (X)0) return (X)(-highest_of<X>() - 1);
+  else return (X)0;
+}
+
 TALLY_DEVICE u32 lane_id() { return threadIdx.x & 31; }
 TALLY_DEVICE u32 warp_id() { return threadIdx.x >> 5; }
 

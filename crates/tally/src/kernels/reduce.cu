@@ -60,21 +60,6 @@ TALLY_DEVICE bool is_nan(T x) {
   else return false;
 }
 
-// The far ends of the element type (infinities for floats). Templates, so that only the
-// branch of the type at hand is instantiated.
-template <typename X>
-TALLY_DEVICE X highest_of() {
-  if constexpr (IS_FLOAT && sizeof(X) == 4) return (X)__int_as_float(0x7f800000);
-  else if constexpr (IS_FLOAT) return (X)__longlong_as_double(0x7ff0000000000000ll);
-  else if constexpr (IS_SIGNED) return (X)((1ull << (8 * sizeof(X) - 1)) - 1);
-  else return (X)~(X)0;
-}
-template <typename X>
-TALLY_DEVICE X lowest_of() {
-  if constexpr (IS_FLOAT) return -highest_of<X>();
-  else if constexpr (IS_SIGNED) return (X)(-highest_of<X>() - 1);
-  else return (X)0;
-}
 TALLY_DEVICE T highest() { return highest_of<T>(); }
 TALLY_DEVICE T lowest() { return lowest_of<T>(); }
 

@@ -62,19 +62,6 @@ struct ScanParams {
   u32 check_overflow;
 };
 
-template <typename X>
-TALLY_DEVICE X highest_of() {
-  if constexpr (OUT_FLOAT && sizeof(X) == 4) return (X)__int_as_float(0x7f800000);
-  else if constexpr (OUT_FLOAT) return (X)__longlong_as_double(0x7ff0000000000000ll);
-  else if constexpr (OUT_SIGNED) return (X)((1ull << (8 * sizeof(X) - 1)) - 1);
-  else return (X)~(X)0;
-}
-template <typename X>
-TALLY_DEVICE X lowest_of() {
-  if constexpr (OUT_FLOAT) return -highest_of<X>();
-  else if constexpr (OUT_SIGNED) return (X)(-highest_of<X>() - 1);
-  else return (X)0;
-}
 
 // ---- the operation ----------------------------------------------------------------------------
 #if TALLY_SCAN == TALLY_SCAN_SUM
