@@ -12,7 +12,7 @@ use tally::{Backend, Channels, HistogramSpec, Sample, Strategy};
 mod common;
 use common::gpu;
 
-const STRATEGIES: [Strategy; 9] = Strategy::GPU;
+const STRATEGIES: [Strategy; 10] = Strategy::GPU;
 
 /// Runs `spec` over `host` on the device with `strategy`, poisoning the counters first, and
 /// checks every count against the reference. `offset` shifts the start to test misaligned input.

@@ -3,6 +3,7 @@
 
 use super::axis::{self, binning_for, Binning, DeviceAxis};
 use super::binning::BinRule;
+use super::partition::{PartitionParams, PartitionPlan, PARTITION_THREADS};
 use super::policy::{self, Capacity, Tuning, Variant, BLOCK_SIZES, PROBE_SAMPLES};
 use super::{Bins, Histogram, HistogramSpec, Strategy, MAX_CHANNELS};
 use crate::device::params::KernelParams;
@@ -55,15 +56,23 @@ pub(crate) static FAMILY: KernelFamily = KernelFamily {
     variants: |cc| Variant::all(cc).iter().map(Variant::defines).collect(),
 };
 
+/// How a plan counts: one kernel of `histogram.cu` (once per pass), or the partition.
+enum Engine {
+    Direct {
+        kernel: Kernel<HistParams>,
+        params: HistParams,
+        shape: LaunchShape,
+        /// (first key, keys) of each pass; one pass covering every key for most strategies.
+        passes: Vec<(u32, u32)>,
+    },
+    Partition(PartitionPlan),
+}
+
 /// A histogram ready to launch on resident samples of `T`: policy resolved, kernel loaded,
 /// output buffers allocated. Build it once for a spec, type and size and run it many times.
 pub struct HistogramPlan<T> {
     dev: Arc<CudaDevice>,
-    kernel: Kernel<HistParams>,
-    params: HistParams,
-    shape: LaunchShape,
-    /// (first key, keys) of each pass; one pass covering every key for most strategies.
-    passes: Vec<(u32, u32)>,
+    engine: Engine,
     counts: DeviceBuffer<u8>,
     outliers: DeviceBuffer<u64>,
     _axis: DeviceAxis,
@@ -101,8 +110,10 @@ impl<T: Sample> HistogramPlan<T> {
         let mut skew: Option<Skew> = None;
         let strategy = match requested {
             Strategy::Auto => {
-                // Hopper combines same-address shared atomics itself: no probe needed there.
-                if n > 0 && !info.has_clusters() {
+                // Hopper combines same-address shared atomics itself: no probe needed there,
+                // unless the histogram is too large for any block copy (partition or hot-bin
+                // cache, by skew).
+                if n > 0 && (!info.has_clusters() || !cap.fits(Strategy::BlockShared16, width, 0)) {
                     skew = Some(probe_skew(dev, samples, spec)?);
                 }
                 policy::choose(&cap, info, width, skew.unwrap_or_default().top_fraction)
@@ -113,6 +124,57 @@ impl<T: Sample> HistogramPlan<T> {
             s => s,
         };
         let strategy = cap.degrade(strategy, width);
+        let mut counts = stream.alloc::<u8>(width * counter_size, "histogram counters")?;
+        let mut outliers = stream.alloc::<u64>(nslots * 3, "outlier counters")?;
+        let axis = DeviceAxis::new::<T>(stream, &spec.bins, binning)?;
+        let counts_ptr = counts.view_mut().ptr_mut(stream.cuda_stream());
+        let outliers_ptr = outliers.view_mut().ptr_mut(stream.cuda_stream());
+        let slots = spec.channels.slots();
+        let mut slot = [-1; MAX_CHANNELS as usize];
+        slot[..slots.len()].copy_from_slice(&slots);
+        let identity = axis::identity(binning, &spec.bins);
+        let all_in_range = binning == Binning::Integer32 && axis::all_in_range(T::DTYPE, &spec.bins);
+        if strategy == Strategy::Partition {
+            let variant = Variant {
+                dtype: T::DTYPE,
+                binning,
+                channels: spec.channels.interleave,
+                wide_counters: wide,
+                strategy,
+                block_threads: PARTITION_THREADS,
+                identity,
+                all_in_range,
+                hot_key: false,
+                hot_slots: 0,
+            };
+            let params = PartitionParams {
+                counts: counts_ptr,
+                outliers: outliers_ptr,
+                axis: axis.params,
+                nslots: nslots as u32,
+                width: width as u32,
+                slot,
+                ..Default::default()
+            };
+            if let Some(plan) = PartitionPlan::new(dev, &variant, n, params, tuning)? {
+                return Ok(HistogramPlan {
+                    dev: dev.clone(),
+                    engine: Engine::Partition(plan),
+                    counts,
+                    outliers,
+                    _axis: axis,
+                    spec: spec.clone(),
+                    n,
+                    strategy,
+                    variant,
+                    _samples: PhantomData,
+                });
+            }
+            return Err(Error::invalid(format!(
+                "the partition strategy needs at least {} bytes of scratch, more than the workspace allows",
+                super::partition::PARTITION_TILE * 4
+            )));
+        }
         if skew.is_none() && matches!(strategy, Strategy::GlobalL2 | Strategy::BlockShared16) {
             skew = Some(probe_skew(dev, samples, spec)?);
         }
@@ -133,8 +195,8 @@ impl<T: Sample> HistogramPlan<T> {
             wide_counters: wide,
             strategy,
             block_threads: threads,
-            identity: axis::identity(binning, &spec.bins),
-            all_in_range: binning == Binning::Integer32 && axis::all_in_range(T::DTYPE, &spec.bins),
+            identity,
+            all_in_range,
             hot_key: hot_key >= 0,
             hot_slots: if strategy == Strategy::GlobalL2 { tuning.hot_slots() as u32 } else { 0 },
         };
@@ -186,18 +248,14 @@ impl<T: Sample> HistogramPlan<T> {
             rank_counters = 0;
         }
         let passes = policy::passes(width, slice.clamp(1, width));
-
-        let mut counts = stream.alloc::<u8>(width * counter_size, "histogram counters")?;
-        let mut outliers = stream.alloc::<u64>(nslots * 3, "outlier counters")?;
-        let axis = DeviceAxis::new::<T>(stream, &spec.bins, binning)?;
-        let mut params = HistParams {
+        let params = HistParams {
             n: n as u64,
-            counts: counts.view_mut().ptr_mut(stream.cuda_stream()),
-            outliers: outliers.view_mut().ptr_mut(stream.cuda_stream()),
+            counts: counts_ptr,
+            outliers: outliers_ptr,
             axis: axis.params,
             nslots: nslots as u32,
             edges_in_shared: (edges_shared > 0) as u32,
-            slot: [-1; MAX_CHANNELS as usize],
+            slot,
             slice_lo: 0,
             slice_width: width as u32,
             first_pass: 1,
@@ -207,15 +265,9 @@ impl<T: Sample> HistogramPlan<T> {
             rank_counters: rank_counters as u32,
             ..Default::default()
         };
-        for (c, s) in spec.channels.slots().into_iter().enumerate() {
-            params.slot[c] = s;
-        }
         Ok(HistogramPlan {
             dev: dev.clone(),
-            kernel,
-            params,
-            shape,
-            passes,
+            engine: Engine::Direct { kernel, params, shape, passes },
             counts,
             outliers,
             _axis: axis,
@@ -237,14 +289,30 @@ impl<T: Sample> HistogramPlan<T> {
         &self.variant
     }
 
-    /// Passes over the samples one launch makes (one range of keys each).
+    /// Passes over the samples one launch makes (one range of keys each; the partition makes
+    /// one, a slice at a time).
     pub fn passes(&self) -> usize {
-        self.passes.len()
+        match &self.engine {
+            Engine::Direct { passes, .. } => passes.len(),
+            Engine::Partition(_) => 1,
+        }
     }
 
     /// Blocks per cluster, for the cluster strategies.
     pub fn cluster_size(&self) -> Option<u32> {
-        self.shape.cluster
+        match &self.engine {
+            Engine::Direct { shape, .. } => shape.cluster,
+            Engine::Partition(_) => None,
+        }
+    }
+
+    /// The partition's slices of the input (each counted before the next) and the workspace
+    /// scratch they use, in bytes; `None` for the other strategies, which need no scratch.
+    pub fn partition_scratch(&self) -> Option<(usize, usize)> {
+        match &self.engine {
+            Engine::Direct { .. } => None,
+            Engine::Partition(p) => Some((p.layout().slices, p.layout().scratch_bytes)),
+        }
     }
 
     /// Zeroes the counters and queues the kernel (once per pass) on `stream`, asynchronously.
@@ -262,12 +330,18 @@ impl<T: Sample> HistogramPlan<T> {
         if self.n == 0 {
             return Ok(());
         }
-        let base = HistParams { samples: samples.ptr(stream.cuda_stream()).cast(), ..self.params };
-        for (i, &(lo, keys)) in self.passes.iter().enumerate() {
-            let p = HistParams { slice_lo: lo, slice_width: keys, first_pass: (i == 0) as u32, ..base };
-            stream.launch(&self.kernel, self.shape, &p)?;
+        let samples_ptr = samples.ptr(stream.cuda_stream()).cast();
+        match &self.engine {
+            Engine::Direct { kernel, params, shape, passes } => {
+                let base = HistParams { samples: samples_ptr, ..*params };
+                for (i, &(lo, keys)) in passes.iter().enumerate() {
+                    let p = HistParams { slice_lo: lo, slice_width: keys, first_pass: (i == 0) as u32, ..base };
+                    stream.launch(kernel, *shape, &p)?;
+                }
+                Ok(())
+            }
+            Engine::Partition(plan) => plan.launch(stream, samples_ptr, self.n, std::mem::size_of::<T>()),
         }
-        Ok(())
     }
 
     /// Waits for `stream` and reads the counts back.
