@@ -177,7 +177,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS) tally_partition_coun
   }
 }
 
-// ---- 2: where each chunk starts (one block) -----------------------------------------------------
+// ---- 2: where each chunk starts (one block), the counts zeroed again for the next slice -----
 
 constexpr int OFFSETS_THREADS = 1024;
 
@@ -191,9 +191,11 @@ extern "C" __global__ void __launch_bounds__(OFFSETS_THREADS) tally_partition_of
   u32 total;
   u32 start = block_inclusive_scan<OFFSETS_THREADS>(sum, scratch, 0u, [](u32 a, u32 b) { return a + b; }, total) - sum;
   for (u32 c = lo; c < hi; ++c) {
+    const u32 count = p.chunk_counts[c];
     p.chunk_start[c] = start;
     p.chunk_cursor[c] = start;
-    start += p.chunk_counts[c];
+    p.chunk_counts[c] = 0;  // zero again for the next slice's count
+    start += count;
   }
   if (threadIdx.x == 0) p.chunk_start[p.chunks] = total;
 }
@@ -209,7 +211,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS) tally_partition_scat
   u32* tile_count = stage + TILE_ITEMS;
   u32* tile_start = tile_count + p.chunks;
   u32* dest = tile_start + p.chunks;
-  OutlierTally unused;
+  OutlierTally unused;  // the scatter counts no outliers (tile_keys<false>)
   const bool aligned = (reinterpret_cast<size_t>(p.samples) & 15) == 0;
   const u64 tiles = (p.n + TILE_ITEMS - 1) / TILE_ITEMS;
   // Each thread scans a run of consecutive chunks.
