@@ -242,7 +242,8 @@ fn cuda_more_than_2_pow_32_samples() {
     let backend = Backend::Cuda(dev);
     let buf = backend.upload(&host).unwrap();
     drop(host);
-    for s in [Strategy::Auto, Strategy::BlockShared, Strategy::WarpAggregated] {
+    // The partition: three slices of at most 2^31 samples, and 64-bit counters.
+    for s in [Strategy::Auto, Strategy::BlockShared, Strategy::WarpAggregated, Strategy::Partition] {
         let got = backend.histogram(&buf, &spec, s).unwrap();
         assert!(got.same_counts(&want), "strategy {s}");
         assert!(got.counts[0][0] > u32::MAX as u64 / 2);
@@ -283,13 +284,14 @@ fn cuda_out_of_memory_is_an_error_not_a_panic() {
 // ---- large histograms ---------------------------------------------------------------------------
 
 /// The strategies that count histograms larger than a block's shared memory.
-const LARGE: [Strategy; 6] = [
+const LARGE: [Strategy; 7] = [
     Strategy::Auto,
     Strategy::GlobalAtomic,
     Strategy::BlockShared16,
     Strategy::ClusterShared,
     Strategy::ClusterShared16,
     Strategy::GlobalL2,
+    Strategy::Partition,
 ];
 
 fn small() -> bool {
@@ -302,7 +304,9 @@ fn each_bin_once(bins: usize) -> Vec<i32> {
 }
 
 /// Just below and above every bin count where `auto` changes strategy on this device: each bin
-/// once, all samples in one bin, and Zipf data, every large-bin strategy, exact counts.
+/// once, all samples in one bin, and Zipf data, every large-bin strategy, exact counts. Past the
+/// 16-bit block copy `auto` also looks at skew: all samples in one bin keep global-l2's hot-bin
+/// cache, the rest partition.
 #[test]
 fn cuda_large_bins_around_every_switch_over_point() {
     let Some(dev) = gpu() else { return };
@@ -313,8 +317,8 @@ fn cuda_large_bins_around_every_switch_over_point() {
     limits.extend(points.cluster_shared.map(|b| (b, false)));
     limits.extend(points.cluster_shared16.map(|b| (b, false)));
     for (limit, switches) in limits {
-        let mut chosen = Vec::new();
-        for bins in [limit, limit + 1] {
+        let mut chosen: [Vec<Strategy>; 2] = Default::default();
+        for (side, bins) in [limit, limit + 1].into_iter().enumerate() {
             let spec = HistogramSpec::even(bins as u32, 0.0, bins as f64);
             let mut inputs =
                 vec![samples::<i32>(Distribution::Zipf, bins as u32, if small() { 4099 } else { 1 << 21 }, 3)];
@@ -322,17 +326,22 @@ fn cuda_large_bins_around_every_switch_over_point() {
             if !small() {
                 inputs.push(each_bin_once(bins));
             }
-            for host in &inputs {
+            for (k, host) in inputs.iter().enumerate() {
                 for s in LARGE {
                     let ran = check(&dev, host, &spec, s, 0);
-                    if s == Strategy::Auto {
-                        chosen.push(ran);
+                    if s != Strategy::Auto {
+                        continue;
+                    }
+                    if k == 1 && bins > points.block_shared16 {
+                        assert_eq!(ran, Strategy::GlobalL2, "all in one bin at {bins} bins");
+                    } else {
+                        chosen[side].push(ran);
                     }
                 }
             }
         }
         // The point is a switch-over: auto runs one strategy at `limit` and another above it.
-        let (at, above) = chosen.split_at(chosen.len() / 2);
+        let [at, above] = &chosen;
         assert!(at.iter().all(|&s| s == at[0]) && above.iter().all(|&s| s == above[0]), "{chosen:?}");
         assert_eq!(at[0] != above[0], switches, "auto at {limit} and {} bins: {chosen:?}", limit + 1);
     }
@@ -445,7 +454,8 @@ fn cuda_passes_count_outliers_once() {
     }
 }
 
-/// 100M bins run where they fit: no temporary memory beyond the histogram itself.
+/// 100M bins run where they fit: no temporary memory beyond the histogram itself and the
+/// partition's bounded scratch.
 #[test]
 fn cuda_hundred_million_bins() {
     let Some(dev) = gpu() else { return };
@@ -457,7 +467,7 @@ fn cuda_hundred_million_bins() {
     let host: Vec<u32> = samples(Distribution::Zipf, bins, 1 << 24, 4);
     let spec = HistogramSpec::even(bins, 0.0, bins as f64);
     let want = tally::histogram::cpu::histogram(&host, &spec).unwrap();
-    for s in [Strategy::Auto, Strategy::ClusterShared16] {
+    for s in [Strategy::Auto, Strategy::ClusterShared16, Strategy::Partition] {
         let got = Backend::Cuda(dev.clone()).histogram(&host, &spec, s).unwrap();
         assert!(got.same_counts(&want), "strategy {s} (ran {})", got.strategy);
     }
