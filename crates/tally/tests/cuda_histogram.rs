@@ -6,11 +6,11 @@ use std::sync::Arc;
 use tally::data::{samples, splitmix64, Distribution};
 use tally::device::CudaDevice;
 use tally::histogram::reference;
-use tally::histogram::{HistogramPlan, SwitchOver};
+use tally::histogram::SwitchOver;
 use tally::{Backend, Channels, HistogramSpec, Sample, Strategy};
 
 mod common;
-use common::gpu;
+use common::{check_plan, gpu};
 
 const STRATEGIES: [Strategy; 10] = Strategy::GPU;
 
@@ -23,23 +23,7 @@ fn check<T: Sample>(
     strategy: Strategy,
     offset: usize,
 ) -> Strategy {
-    let stream = dev.stream();
-    let buf = stream.upload(host, "test samples").unwrap();
-    let view = &host[offset.min(host.len())..];
-    let device_view = buf.view();
-    let samples = device_view.slice(offset.min(host.len())..).unwrap();
-    let mut plan = HistogramPlan::new(dev, &samples, spec, strategy, &Default::default()).unwrap();
-    plan.fill_outputs(stream, 0xA5).unwrap();
-    plan.launch(stream, &samples).unwrap();
-    let got = plan.read(stream).unwrap();
-    let want = reference::histogram(view, spec);
-    assert!(
-        got.same_counts(&want),
-        "{} n={} offset={offset} spec={spec:?} strategy={strategy} (ran {}):\n got below {:?} above {:?} nan {:?}\nwant below {:?} above {:?} nan {:?}\nfirst differing bins: {:?}",
-        T::DTYPE, view.len(), got.strategy, got.below, got.above, got.nan, want.below, want.above, want.nan,
-        got.counts.iter().flatten().zip(want.counts.iter().flatten()).enumerate().filter(|(_, (a, b))| a != b).take(8).collect::<Vec<_>>()
-    );
-    assert_eq!(got.backend, "cuda");
+    let (got, _) = check_plan(dev, host, spec, strategy, offset, &Default::default());
     if strategy != Strategy::Auto {
         // A strategy runs as asked unless its private copy cannot fit.
         let bytes = spec.bins.count() * spec.channels.selected.len() * 4;

@@ -9,61 +9,22 @@ use tally::data::{samples, splitmix64, Distribution};
 use tally::device::CudaDevice;
 use tally::histogram::partition::PARTITION_TILE;
 use tally::histogram::{reference, HistogramPlan, SwitchOver, Tuning};
-use tally::{Backend, Channels, Histogram, HistogramSpec, Sample, Strategy};
+use tally::{Backend, Channels, HistogramSpec, Sample, Strategy};
 
 mod common;
-use common::gpu;
+use common::{assert_same_counts, check_plan, gpu};
 
 /// TALLY_SMALL=1 (under compute-sanitizer): the sizes that exercise tails, lanes and slices.
 fn small() -> bool {
     std::env::var("TALLY_SMALL").as_deref() == Ok("1")
 }
 
-/// Counts `host[offset..]` with `strategy` (counters poisoned first) and checks every count
-/// against the reference; returns the plan's partition slices (None if it did not partition)
-/// and what ran.
-fn check<T: Sample>(
-    dev: &Arc<CudaDevice>,
-    host: &[T],
-    spec: &HistogramSpec,
-    strategy: Strategy,
-    offset: usize,
-    tuning: &Tuning,
-) -> (Option<usize>, Strategy) {
-    let stream = dev.stream();
-    let buf = stream.upload(host, "test samples").unwrap();
-    let start = offset.min(host.len());
-    let all = buf.view();
-    let view = all.slice(start..).unwrap();
-    let mut plan = HistogramPlan::new(dev, &view, spec, strategy, tuning).unwrap();
-    plan.fill_outputs(stream, 0xA5).unwrap();
-    plan.launch(stream, &view).unwrap();
-    let got = plan.read(stream).unwrap();
-    let want = reference::histogram(&host[start..], spec);
-    assert_same(&got, &want, &format!("{} n={} offset={offset} {spec:?} {strategy}", T::DTYPE, host.len() - start));
-    (plan.partition_scratch().map(|(slices, _)| slices), got.strategy)
+/// What `strategy` ran for `host[offset..]`, after checking every count (`check_plan`).
+fn ran<T: Sample>(dev: &Arc<CudaDevice>, host: &[T], spec: &HistogramSpec, strategy: Strategy) -> Strategy {
+    check_plan(dev, host, spec, strategy, 0, &Tuning::default()).0.strategy
 }
 
-fn assert_same(got: &Histogram, want: &Histogram, what: &str) {
-    if got.same_counts(want) {
-        return;
-    }
-    let bad: Vec<_> = got
-        .counts
-        .iter()
-        .flatten()
-        .zip(want.counts.iter().flatten())
-        .enumerate()
-        .filter(|(_, (a, b))| a != b)
-        .take(8)
-        .collect();
-    panic!(
-        "{what} (ran {}):\n got below {:?} above {:?} nan {:?}\nwant below {:?} above {:?} nan {:?}\n(bin, (got, want)): {bad:?}",
-        got.strategy, got.below, got.above, got.nan, want.below, want.above, want.nan
-    );
-}
-
-/// The partition, asked for by name, ran (and not a fall-back).
+/// The partition, asked for by name, ran (not a fall-back) and counted right; its slices.
 fn partitioned<T: Sample>(
     dev: &Arc<CudaDevice>,
     host: &[T],
@@ -71,9 +32,9 @@ fn partitioned<T: Sample>(
     offset: usize,
     tuning: &Tuning,
 ) -> usize {
-    let (slices, ran) = check(dev, host, spec, Strategy::Partition, offset, tuning);
-    assert_eq!(ran, Strategy::Partition);
-    slices.expect("a partition plan reports its slices")
+    let (got, partition) = check_plan(dev, host, spec, Strategy::Partition, offset, tuning);
+    assert_eq!(got.strategy, Strategy::Partition);
+    partition.expect("a partition plan reports its slices").0
 }
 
 /// Integers spread over `[lo, lo + span)`, one in seven an edge case from `specials`.
@@ -128,8 +89,8 @@ fn partition_around_chunks_and_the_switch_point() {
     let at = points.block_shared16;
     for (bins, want) in [(at, Strategy::BlockShared16), (at + 1, Strategy::Partition)] {
         let host: Vec<i32> = samples(Distribution::Uniform, bins as u32, 1 << 16, 1);
-        let (_, ran) = check(&dev, &host, &HistogramSpec::even(bins as u32, 0.0, bins as f64), Strategy::Auto, 0, &t);
-        assert_eq!(ran, want, "auto at {bins} bins");
+        let spec = HistogramSpec::even(bins as u32, 0.0, bins as f64);
+        assert_eq!(ran(&dev, &host, &spec, Strategy::Auto), want, "auto at {bins} bins");
     }
 }
 
@@ -147,9 +108,12 @@ fn partition_large_bins_every_distribution() {
             let host: Vec<i32> = samples(dist, bins, n, bins as u64);
             partitioned(&dev, &host, &spec, 0, &t);
             partitioned(&dev, &host, &spec, 2, &t);
-            let (_, ran) = check(&dev, &host, &spec, Strategy::Auto, 0, &t);
             let concentrated = matches!(dist, Distribution::Hot90 | Distribution::Hot100);
-            assert_eq!(ran, if concentrated { Strategy::GlobalL2 } else { Strategy::Partition }, "{dist:?}");
+            assert_eq!(
+                ran(&dev, &host, &spec, Strategy::Auto),
+                if concentrated { Strategy::GlobalL2 } else { Strategy::Partition },
+                "{dist:?}"
+            );
         }
         if !small() {
             // Every bin once, as integers and as floats.
@@ -205,7 +169,7 @@ fn partition_scratch_beyond_the_workspace_limit_is_an_error() {
     assert!(err.to_string().contains("scratch"), "{err}");
     // The plan still counts on a stream whose workspace allows it.
     plan.launch(dev.stream(), &buf.view()).unwrap();
-    assert_same(&plan.read(dev.stream()).unwrap(), &reference::histogram(&host, &spec), "after the error");
+    assert_same_counts(&plan.read(dev.stream()).unwrap(), &reference::histogram(&host, &spec), "after the error");
 }
 
 /// Every sample type, with the binnings each takes (8-bit tables, exact integers, the float
@@ -268,5 +232,5 @@ fn partition_every_sample_type() {
     let spec = HistogramSpec::even(1 << 20, -1.0, 1.0);
     let h = Backend::Cuda(dev).histogram(&singles, &spec, Strategy::Auto).unwrap();
     assert_eq!(h.strategy, Strategy::Partition);
-    assert_same(&h, &reference::histogram(&singles, &spec), "auto f32");
+    assert_same_counts(&h, &reference::histogram(&singles, &spec), "auto f32");
 }

@@ -7,7 +7,7 @@
 //! within the workspace's bound.
 
 use super::axis::{self, binnings_of, Binning};
-use super::policy::{Tuning, Variant};
+use super::policy::{all_in_range_options, identity_options, Tuning, Variant};
 use super::{Strategy, MAX_CHANNELS};
 use crate::device::params::KernelParams;
 use crate::device::registry::KernelFamily;
@@ -149,17 +149,10 @@ pub fn variants() -> Vec<Variant> {
     let mut out = Vec::new();
     for dtype in DType::ALL {
         for &binning in binnings_of(dtype) {
-            let identities: &[bool] =
-                if matches!(binning, Binning::Integer | Binning::Integer32) { &[false, true] } else { &[false] };
-            let all_in: &[bool] = if matches!((dtype, binning), (DType::U8 | DType::U16, Binning::Integer32)) {
-                &[false, true]
-            } else {
-                &[false]
-            };
             for channels in [1, 4] {
                 for wide_counters in [false, true] {
-                    for &identity in identities {
-                        for &all_in_range in all_in {
+                    for &identity in identity_options(binning) {
+                        for &all_in_range in all_in_range_options(dtype, binning) {
                             out.push(Variant {
                                 dtype,
                                 binning,
@@ -238,7 +231,11 @@ impl PartitionPlan {
         let d = defines(variant);
         let count = dev.kernel::<PartitionParams>(&FAMILY, &d, "tally_partition_count", count_smem)?;
         let offsets = dev.kernel::<PartitionParams>(&FAMILY, &d, "tally_partition_offsets", 0)?;
-        let scatter = dev.kernel::<PartitionParams>(&FAMILY, &d, "tally_partition_scatter", scatter_smem)?;
+        // The shared-memory limit is an attribute of the function, which every plan of this
+        // variant shares: raise it to what the most chunks take, never lower it below another
+        // plan's launch.
+        let scatter_most = table + PARTITION_TILE * 4 + 3 * max_chunks(info) * 4;
+        let scatter = dev.kernel::<PartitionParams>(&FAMILY, &d, "tally_partition_scatter", scatter_most)?;
         let bins = dev.kernel::<PartitionParams>(&FAMILY, &d, "tally_partition_bins", bins_smem)?;
         let tiles = layout.slice.div_ceil(PARTITION_TILE).max(1) as u64;
         let sms = info.multiprocessors as u64;

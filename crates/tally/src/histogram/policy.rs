@@ -187,14 +187,8 @@ impl Variant {
                                 Strategy::ClusterShared | Strategy::ClusterShared16 => &BLOCK_SIZES[2..],
                                 _ => &BLOCK_SIZES[..1],
                             };
-                            let identities: &[bool] = match binning {
-                                Binning::Integer | Binning::Integer32 => &[false, true],
-                                _ => &[false],
-                            };
-                            let all_in: &[bool] = match (dtype, binning) {
-                                (DType::U8 | DType::U16, Binning::Integer32) => &[false, true],
-                                _ => &[false],
-                            };
+                            let identities = identity_options(binning);
+                            let all_in = all_in_range_options(dtype, binning);
                             let hot: &[bool] =
                                 if strategy == Strategy::BlockShared16 { &[false, true] } else { &[false] };
                             let slots = if strategy == Strategy::GlobalL2 { hot_slots } else { 0 };
@@ -224,6 +218,22 @@ impl Variant {
             }
         }
         v
+    }
+}
+
+/// The `identity` values a variant of `binning` may take (integer binning only).
+pub(crate) fn identity_options(binning: Binning) -> &'static [bool] {
+    match binning {
+        Binning::Integer | Binning::Integer32 => &[false, true],
+        _ => &[false],
+    }
+}
+
+/// The `all_in_range` values a variant may take (8- and 16-bit samples, 32-bit integer binning).
+pub(crate) fn all_in_range_options(dtype: DType, binning: Binning) -> &'static [bool] {
+    match (dtype, binning) {
+        (DType::U8 | DType::U16, Binning::Integer32) => &[false, true],
+        _ => &[false],
     }
 }
 

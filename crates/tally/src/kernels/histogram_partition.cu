@@ -19,11 +19,8 @@
 #include "warp.cuh"
 #include "block.cuh"
 
-#ifndef TALLY_SAMPLE
-#error "TALLY_SAMPLE must be defined"
-#endif
-#ifndef TALLY_BINNING
-#error "TALLY_BINNING must be defined"
+#if !defined(TALLY_SAMPLE) || !defined(TALLY_BINNING) || !defined(TALLY_COUNTER)
+#error "TALLY_SAMPLE, TALLY_BINNING and TALLY_COUNTER must be defined"
 #endif
 typedef TALLY_SAMPLE Sample;
 #include "binning.cuh"
@@ -58,19 +55,12 @@ struct PartitionParams {
   int slot[MAX_CHANNELS];  // interleaved channel -> selected slot, or -1
 };
 
-// Samples in no bin (count launch only): registers with one channel, shared memory with several.
+// Samples in no bin (count launch only), per block in shared memory: below, above and NaN of
+// each slot. Rare where a histogram has this many bins, and the hardware combines a warp's adds
+// to one address. A block counts at most a slice (< 2^31 samples), so 32 bits hold them.
 struct OutlierTally {
-  u32 below, above, nan;
   u32* shared;  // nslots * 3
-  TALLY_DEVICE void add(int slot, int code) {
-    if (CHANNELS == 1) {
-      below += code == BELOW;
-      above += code == ABOVE;
-      nan += code == NOT_A_NUMBER;
-    } else {
-      atomicAdd(shared + slot * 3 + (-1 - code), 1u);
-    }
-  }
+  TALLY_DEVICE void add(int slot, int code) { atomicAdd(shared + slot * 3 + (-1 - code), 1u); }
 };
 
 // The key of the sample at index i of the whole input, or NO_KEY (an outlier, which `COUNT`
@@ -143,7 +133,6 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS) tally_partition_coun
   Binner binner;
   unsigned char* cursor = partition_binner(p, binner, smem_raw, BLOCK_THREADS);
   OutlierTally out;
-  out.below = out.above = out.nan = 0;
   out.shared = reinterpret_cast<u32*>(cursor);
   u32* chunk_counts = out.shared + 3 * MAX_CHANNELS;
   block_fill<BLOCK_THREADS>(out.shared, 3 * MAX_CHANNELS + p.chunks, 0u);
@@ -161,20 +150,8 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS) tally_partition_coun
   __syncthreads();
   for (u32 c = threadIdx.x; c < p.chunks; c += BLOCK_THREADS)
     if (chunk_counts[c]) atomicAdd(p.chunk_counts + c, chunk_counts[c]);
-  if (CHANNELS == 1) {
-    __shared__ u64 scratch[BLOCK_THREADS / 32];
-    const u64 below = block_reduce_sum<BLOCK_THREADS>((u64)out.below, scratch);
-    const u64 above = block_reduce_sum<BLOCK_THREADS>((u64)out.above, scratch);
-    const u64 nan = block_reduce_sum<BLOCK_THREADS>((u64)out.nan, scratch);
-    if (threadIdx.x == 0) {
-      if (below) atomicAdd(p.outliers + 0, below);
-      if (above) atomicAdd(p.outliers + 1, above);
-      if (nan) atomicAdd(p.outliers + 2, nan);
-    }
-  } else {
-    for (u32 i = threadIdx.x; i < 3 * p.nslots; i += BLOCK_THREADS)
-      if (out.shared[i]) atomicAdd(p.outliers + i, (u64)out.shared[i]);
-  }
+  for (u32 i = threadIdx.x; i < 3 * p.nslots; i += BLOCK_THREADS)
+    if (out.shared[i]) atomicAdd(p.outliers + i, (u64)out.shared[i]);
 }
 
 // ---- 2: where each chunk starts (one block), the counts zeroed again for the next slice -----
