@@ -167,6 +167,8 @@ fn partition_scratch_beyond_the_workspace_limit_is_an_error() {
     capped.set_workspace_limit(scratch / 2);
     let err = plan.launch(&capped, &buf.view()).unwrap_err();
     assert!(err.to_string().contains("scratch"), "{err}");
+    // The refused launch had queued the zeroing of the counters on that stream.
+    capped.synchronize("the refused launch").unwrap();
     // The plan still counts on a stream whose workspace allows it.
     plan.launch(dev.stream(), &buf.view()).unwrap();
     assert_same_counts(&plan.read(dev.stream()).unwrap(), &reference::histogram(&host, &spec), "after the error");
