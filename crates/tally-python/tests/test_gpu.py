@@ -118,7 +118,7 @@ def test_histograms_equal_numpy(dtype, n):
         assert h.below + h.above + h.nan + int(h.counts.sum()) == n
     if dtype in ("uint8", "int32", "int64"):
         np.testing.assert_array_equal(back(tally.bincount(t)), np.bincount(x) if n else np.zeros(0))
-    for strategy in ("global-atomic", "block-shared", "warp-aggregated", "global-l2"):
+    for strategy in ("global-atomic", "block-shared", "warp-aggregated", "global-l2", "partition"):
         h = tally.histogram(t, bins=64, range=rng, strategy=strategy)
         np.testing.assert_array_equal(back(h.counts), np.histogram(x, bins=64, range=rng)[0])
 

@@ -6,13 +6,13 @@ use std::sync::Arc;
 use tally::data::{samples, splitmix64, Distribution};
 use tally::device::CudaDevice;
 use tally::histogram::reference;
-use tally::histogram::{HistogramPlan, SwitchOver};
+use tally::histogram::SwitchOver;
 use tally::{Backend, Channels, HistogramSpec, Sample, Strategy};
 
 mod common;
-use common::gpu;
+use common::{check_plan, gpu};
 
-const STRATEGIES: [Strategy; 9] = Strategy::GPU;
+const STRATEGIES: [Strategy; 10] = Strategy::GPU;
 
 /// Runs `spec` over `host` on the device with `strategy`, poisoning the counters first, and
 /// checks every count against the reference. `offset` shifts the start to test misaligned input.
@@ -23,23 +23,7 @@ fn check<T: Sample>(
     strategy: Strategy,
     offset: usize,
 ) -> Strategy {
-    let stream = dev.stream();
-    let buf = stream.upload(host, "test samples").unwrap();
-    let view = &host[offset.min(host.len())..];
-    let device_view = buf.view();
-    let samples = device_view.slice(offset.min(host.len())..).unwrap();
-    let mut plan = HistogramPlan::new(dev, &samples, spec, strategy, &Default::default()).unwrap();
-    plan.fill_outputs(stream, 0xA5).unwrap();
-    plan.launch(stream, &samples).unwrap();
-    let got = plan.read(stream).unwrap();
-    let want = reference::histogram(view, spec);
-    assert!(
-        got.same_counts(&want),
-        "{} n={} offset={offset} spec={spec:?} strategy={strategy} (ran {}):\n got below {:?} above {:?} nan {:?}\nwant below {:?} above {:?} nan {:?}\nfirst differing bins: {:?}",
-        T::DTYPE, view.len(), got.strategy, got.below, got.above, got.nan, want.below, want.above, want.nan,
-        got.counts.iter().flatten().zip(want.counts.iter().flatten()).enumerate().filter(|(_, (a, b))| a != b).take(8).collect::<Vec<_>>()
-    );
-    assert_eq!(got.backend, "cuda");
+    let (got, _) = check_plan(dev, host, spec, strategy, offset, &Default::default());
     if strategy != Strategy::Auto {
         // A strategy runs as asked unless its private copy cannot fit.
         let bytes = spec.bins.count() * spec.channels.selected.len() * 4;
@@ -242,7 +226,8 @@ fn cuda_more_than_2_pow_32_samples() {
     let backend = Backend::Cuda(dev);
     let buf = backend.upload(&host).unwrap();
     drop(host);
-    for s in [Strategy::Auto, Strategy::BlockShared, Strategy::WarpAggregated] {
+    // The partition: three slices of at most 2^31 samples, and 64-bit counters.
+    for s in [Strategy::Auto, Strategy::BlockShared, Strategy::WarpAggregated, Strategy::Partition] {
         let got = backend.histogram(&buf, &spec, s).unwrap();
         assert!(got.same_counts(&want), "strategy {s}");
         assert!(got.counts[0][0] > u32::MAX as u64 / 2);
@@ -283,13 +268,14 @@ fn cuda_out_of_memory_is_an_error_not_a_panic() {
 // ---- large histograms ---------------------------------------------------------------------------
 
 /// The strategies that count histograms larger than a block's shared memory.
-const LARGE: [Strategy; 6] = [
+const LARGE: [Strategy; 7] = [
     Strategy::Auto,
     Strategy::GlobalAtomic,
     Strategy::BlockShared16,
     Strategy::ClusterShared,
     Strategy::ClusterShared16,
     Strategy::GlobalL2,
+    Strategy::Partition,
 ];
 
 fn small() -> bool {
@@ -302,7 +288,9 @@ fn each_bin_once(bins: usize) -> Vec<i32> {
 }
 
 /// Just below and above every bin count where `auto` changes strategy on this device: each bin
-/// once, all samples in one bin, and Zipf data, every large-bin strategy, exact counts.
+/// once, all samples in one bin, and Zipf data, every large-bin strategy, exact counts. Past the
+/// 16-bit block copy `auto` also looks at skew: all samples in one bin keep global-l2's hot-bin
+/// cache, the rest partition.
 #[test]
 fn cuda_large_bins_around_every_switch_over_point() {
     let Some(dev) = gpu() else { return };
@@ -313,8 +301,8 @@ fn cuda_large_bins_around_every_switch_over_point() {
     limits.extend(points.cluster_shared.map(|b| (b, false)));
     limits.extend(points.cluster_shared16.map(|b| (b, false)));
     for (limit, switches) in limits {
-        let mut chosen = Vec::new();
-        for bins in [limit, limit + 1] {
+        let mut chosen: [Vec<Strategy>; 2] = Default::default();
+        for (side, bins) in [limit, limit + 1].into_iter().enumerate() {
             let spec = HistogramSpec::even(bins as u32, 0.0, bins as f64);
             let mut inputs =
                 vec![samples::<i32>(Distribution::Zipf, bins as u32, if small() { 4099 } else { 1 << 21 }, 3)];
@@ -322,17 +310,22 @@ fn cuda_large_bins_around_every_switch_over_point() {
             if !small() {
                 inputs.push(each_bin_once(bins));
             }
-            for host in &inputs {
+            for (k, host) in inputs.iter().enumerate() {
                 for s in LARGE {
                     let ran = check(&dev, host, &spec, s, 0);
-                    if s == Strategy::Auto {
-                        chosen.push(ran);
+                    if s != Strategy::Auto {
+                        continue;
+                    }
+                    if k == 1 && bins > points.block_shared16 {
+                        assert_eq!(ran, Strategy::GlobalL2, "all in one bin at {bins} bins");
+                    } else {
+                        chosen[side].push(ran);
                     }
                 }
             }
         }
         // The point is a switch-over: auto runs one strategy at `limit` and another above it.
-        let (at, above) = chosen.split_at(chosen.len() / 2);
+        let [at, above] = &chosen;
         assert!(at.iter().all(|&s| s == at[0]) && above.iter().all(|&s| s == above[0]), "{chosen:?}");
         assert_eq!(at[0] != above[0], switches, "auto at {limit} and {} bins: {chosen:?}", limit + 1);
     }
@@ -445,7 +438,8 @@ fn cuda_passes_count_outliers_once() {
     }
 }
 
-/// 100M bins run where they fit: no temporary memory beyond the histogram itself.
+/// 100M bins run where they fit: no temporary memory beyond the histogram itself and the
+/// partition's bounded scratch.
 #[test]
 fn cuda_hundred_million_bins() {
     let Some(dev) = gpu() else { return };
@@ -457,7 +451,7 @@ fn cuda_hundred_million_bins() {
     let host: Vec<u32> = samples(Distribution::Zipf, bins, 1 << 24, 4);
     let spec = HistogramSpec::even(bins, 0.0, bins as f64);
     let want = tally::histogram::cpu::histogram(&host, &spec).unwrap();
-    for s in [Strategy::Auto, Strategy::ClusterShared16] {
+    for s in [Strategy::Auto, Strategy::ClusterShared16, Strategy::Partition] {
         let got = Backend::Cuda(dev.clone()).histogram(&host, &spec, s).unwrap();
         assert!(got.same_counts(&want), "strategy {s} (ran {})", got.strategy);
     }

@@ -18,7 +18,7 @@ mod common;
 use common::gpu;
 
 /// Every strategy name: the general kernel runs three and maps the others onto them.
-const STRATEGIES: [Strategy; 9] = Strategy::GPU;
+const STRATEGIES: [Strategy; 10] = Strategy::GPU;
 const FLAVOURS: [SharedAtomics; 2] = [SharedAtomics::Halves, SharedAtomics::Native64];
 const SIZES: [usize; 7] = [0, 1, 31, 257, 1025, 65_537, (1 << 20) + 7];
 

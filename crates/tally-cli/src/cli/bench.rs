@@ -61,7 +61,8 @@ pub struct BenchHistArgs {
     /// Distributions: uniform, hot90, hot100, zipf.
     #[arg(long, default_value = "uniform,hot90,hot100,zipf", value_delimiter = ',')]
     pub distributions: Vec<Distribution>,
-    /// Strategies (GPU only; the CPU has one).
+    /// Strategies (GPU only; the CPU has one): also block-shared-16, cluster-shared,
+    /// cluster-shared-16, global-l2, partition.
     #[arg(long, default_value = "auto,global-atomic,block-shared,warp-private,warp-aggregated", value_delimiter = ',', value_parser = parse_strategy)]
     pub strategies: Vec<Strategy>,
     /// Timed repetitions per case (fewer for cases slower than 20 ms).
@@ -88,6 +89,8 @@ pub struct Row {
     pub passes: usize,
     /// Blocks per cluster (cluster strategies).
     pub cluster: Option<u32>,
+    /// The partition's slices of the input and its workspace scratch in bytes.
+    pub partition: Option<(usize, usize)>,
 }
 
 impl BenchRow for Row {
@@ -220,7 +223,8 @@ fn hist(a: BenchHistArgs) -> anyhow::Result<()> {
     report.print(a.out.json)
 }
 
-/// Cluster size and passes, where they are not the plain one-block, one-pass case.
+/// Cluster size, passes, and the partition's slices and scratch, where they are not the plain
+/// one-block, one-pass case.
 fn layout(r: &Row) -> String {
     let mut parts = Vec::new();
     if let Some(c) = r.cluster {
@@ -228,6 +232,13 @@ fn layout(r: &Row) -> String {
     }
     if r.passes > 1 {
         parts.push(format!("{} passes", r.passes));
+    }
+    if let Some((slices, scratch)) = r.partition {
+        parts.push(format!(
+            "{slices} slice{}, {:.1} MiB scratch",
+            if slices == 1 { "" } else { "s" },
+            scratch as f64 / (1 << 20) as f64
+        ));
     }
     parts.join(", ")
 }
@@ -239,7 +250,7 @@ impl Sweep<'_> {
         let spec = HistogramSpec::even(bins, 0.0, bins as f64);
         let reference = cpu::histogram(&host, &spec)?;
         let bytes = (self.n * std::mem::size_of::<T>()) as f64;
-        let mut push = |strategy, ran, ms: f64, verified, passes, cluster| {
+        let mut push = |strategy, ran, ms: f64, verified, passes, cluster, partition| {
             let gbs = gbs(bytes, ms);
             self.rows.push(Row {
                 dtype: T::DTYPE,
@@ -253,12 +264,13 @@ impl Sweep<'_> {
                 verified,
                 passes,
                 cluster,
+                partition,
             });
         };
         match self.backend {
             Backend::Cpu => {
                 let (ms, _) = host_median_ms(self.reps.min(5), || Ok(cpu::histogram(&host, &spec)?))?;
-                push(Strategy::ThreadPrivate, Strategy::ThreadPrivate, ms, true, 1, None);
+                push(Strategy::ThreadPrivate, Strategy::ThreadPrivate, ms, true, 1, None, None);
                 self.bar.inc(1);
             }
             Backend::Cuda(dev) => {
@@ -267,7 +279,7 @@ impl Sweep<'_> {
                 for &s in &self.strategies.clone() {
                     self.bar.set_message(format!("{} {} {} bins: {}", T::DTYPE, dist.name(), bins, s));
                     let t = time_plan::<T>(dev, &buf.view(), &spec, s, self.reps)?;
-                    push(s, t.ran, t.ms, t.histogram.same_counts(&reference), t.passes, t.cluster);
+                    push(s, t.ran, t.ms, t.histogram.same_counts(&reference), t.passes, t.cluster, t.partition);
                     self.bar.inc(1);
                 }
             }
@@ -283,6 +295,8 @@ pub(crate) struct Timed {
     pub histogram: tally::Histogram,
     pub passes: usize,
     pub cluster: Option<u32>,
+    /// The partition's slices and scratch bytes.
+    pub partition: Option<(usize, usize)>,
 }
 
 /// Median milliseconds of zeroing the counters plus the kernel, with the result of the last run.
@@ -300,5 +314,12 @@ pub(crate) fn time_plan<T: Sample>(
     let reps = if once > 20.0 { reps.min(5) } else { reps };
     let ms = timer.median_ms(reps, || plan.launch(stream, samples))?;
     let histogram = plan.read(stream)?;
-    Ok(Timed { ms, ran: plan.strategy(), histogram, passes: plan.passes(), cluster: plan.cluster_size() })
+    Ok(Timed {
+        ms,
+        ran: plan.strategy(),
+        histogram,
+        passes: plan.passes(),
+        cluster: plan.cluster_size(),
+        partition: plan.partition_scratch(),
+    })
 }

@@ -54,6 +54,7 @@ pub struct HistArgs {
     ///   cluster-shared     one histogram over a thread-block cluster's shared memory (sm_90)
     ///   cluster-shared-16  cluster-shared with 16-bit counters
     ///   global-l2          global atomics behind a hot-bin cache, in L2-sized passes
+    ///   partition          bin indices scattered into chunks of bins, one shared histogram each
     ///   thread-private     the CPU backend's private histogram per worker
     #[arg(long, default_value = "auto", value_parser = parse_strategy, verbatim_doc_comment)]
     pub strategy: Strategy,

@@ -70,8 +70,13 @@ pub fn run(a: InfoArgs) -> anyhow::Result<()> {
             let s = tally::histogram::SwitchOver::for_device(i);
             let bins = |v: Option<usize>| v.map_or("-".to_string(), |b| b.to_string());
             println!(
-                "auto histogram     block-shared up to {} bins, block-shared-16 up to {}, then global-l2 in passes of {} bins",
-                s.block_shared, s.block_shared16, s.global_l2_pass
+                "auto histogram     block-shared up to {} bins, block-shared-16 up to {}, then partition in chunks of {} \
+                 bins up to {} (global-l2 where one bin holds a quarter of a probe, and past that, in passes of {} bins)",
+                s.block_shared, s.block_shared16, s.partition_chunk, s.partition, s.global_l2_pass
+            );
+            println!(
+                "partition scratch  at most {} MiB (the workspace limit, and an eighth of free memory); larger inputs in slices",
+                dev.stream().workspace_limit() >> 20
             );
             println!(
                 "one-pass limits    cluster-shared-16 {} bins, cluster-shared {} (16-block clusters)",

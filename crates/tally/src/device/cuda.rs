@@ -432,6 +432,11 @@ impl Stream {
         self.workspace.lock().map(|w| w.peak()).unwrap_or(0)
     }
 
+    /// The most bytes the workspace may hold (its cap).
+    pub fn workspace_limit(&self) -> usize {
+        self.workspace.lock().map(|w| w.limit()).unwrap_or(0)
+    }
+
     /// Caps the workspace: a call that needs more scratch fails with a message that says how
     /// much, rather than allocating it.
     pub fn set_workspace_limit(&self, bytes: usize) {

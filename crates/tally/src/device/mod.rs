@@ -24,7 +24,7 @@ impl DeviceOptions {
     /// The defaults, with what the environment sets: `TALLY_CACHE_DIR` (the kernel cache),
     /// `TALLY_NVRTC_OPTIONS` (extra NVRTC options, space-separated) and the [`crate::Tuning`]
     /// knobs `TALLY_HOT_SLOTS`, `TALLY_PASS_KEYS`, `TALLY_CLUSTER`, `TALLY_AGGREGATE`,
-    /// `TALLY_SCAN_BLOCK_THREADS`, `TALLY_SCAN_VECS`. Empty or unparsable values are ignored.
+    /// `TALLY_SCAN_BLOCK_THREADS`, `TALLY_SCAN_VECS`, `TALLY_PARTITION_SLICE`. Empty or unparsable values are ignored.
     pub fn from_env() -> DeviceOptions {
         let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
         let number = |name: &str| var(name).and_then(|v| v.parse::<u64>().ok());
@@ -42,6 +42,7 @@ impl DeviceOptions {
             aggregate: number("TALLY_AGGREGATE").map(|v| v != 0),
             scan_block_threads: number("TALLY_SCAN_BLOCK_THREADS").map(|v| v as u32),
             scan_vecs: number("TALLY_SCAN_VECS").map(|v| v as u32),
+            partition_slice: number("TALLY_PARTITION_SLICE").map(|v| v as usize),
         };
         options
     }

@@ -49,6 +49,11 @@ impl Workspace {
         self.buffer.as_ref().map_or(0, |b| b.len())
     }
 
+    /// The most bytes it may hold.
+    pub fn limit(&self) -> usize {
+        self.limit
+    }
+
     /// The largest request so far.
     pub fn peak(&self) -> usize {
         self.peak

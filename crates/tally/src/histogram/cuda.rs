@@ -3,6 +3,7 @@
 
 use super::axis::{self, binning_for, Binning, DeviceAxis};
 use super::binning::BinRule;
+use super::partition::{PartitionParams, PartitionPlan, PARTITION_THREADS};
 use super::policy::{self, Capacity, Tuning, Variant, BLOCK_SIZES, PROBE_SAMPLES};
 use super::{Bins, Histogram, HistogramSpec, Strategy, MAX_CHANNELS};
 use crate::device::params::KernelParams;
@@ -55,15 +56,25 @@ pub(crate) static FAMILY: KernelFamily = KernelFamily {
     variants: |cc| Variant::all(cc).iter().map(Variant::defines).collect(),
 };
 
+/// How a plan counts: one kernel of `histogram.cu` (once per pass), or the partition. Both
+/// variants hold a parameter struct by value; a plan has one engine, so their sizes do not matter.
+#[allow(clippy::large_enum_variant)]
+enum Engine {
+    Direct {
+        kernel: Kernel<HistParams>,
+        params: HistParams,
+        shape: LaunchShape,
+        /// (first key, keys) of each pass; one pass covering every key for most strategies.
+        passes: Vec<(u32, u32)>,
+    },
+    Partition(PartitionPlan),
+}
+
 /// A histogram ready to launch on resident samples of `T`: policy resolved, kernel loaded,
 /// output buffers allocated. Build it once for a spec, type and size and run it many times.
 pub struct HistogramPlan<T> {
     dev: Arc<CudaDevice>,
-    kernel: Kernel<HistParams>,
-    params: HistParams,
-    shape: LaunchShape,
-    /// (first key, keys) of each pass; one pass covering every key for most strategies.
-    passes: Vec<(u32, u32)>,
+    engine: Engine,
     counts: DeviceBuffer<u8>,
     outliers: DeviceBuffer<u64>,
     _axis: DeviceAxis,
@@ -101,8 +112,10 @@ impl<T: Sample> HistogramPlan<T> {
         let mut skew: Option<Skew> = None;
         let strategy = match requested {
             Strategy::Auto => {
-                // Hopper combines same-address shared atomics itself: no probe needed there.
-                if n > 0 && !info.has_clusters() {
+                // Hopper combines same-address shared atomics itself: no probe needed there,
+                // unless the histogram is too large for any block copy (partition or hot-bin
+                // cache, by skew).
+                if n > 0 && (!info.has_clusters() || !cap.fits(Strategy::BlockShared16, width, 0)) {
                     skew = Some(probe_skew(dev, samples, spec)?);
                 }
                 policy::choose(&cap, info, width, skew.unwrap_or_default().top_fraction)
@@ -113,109 +126,135 @@ impl<T: Sample> HistogramPlan<T> {
             s => s,
         };
         let strategy = cap.degrade(strategy, width);
-        if skew.is_none() && matches!(strategy, Strategy::GlobalL2 | Strategy::BlockShared16) {
-            skew = Some(probe_skew(dev, samples, spec)?);
-        }
-        let skewed = skew.is_some_and(|s| s.top_fraction >= super::strategy::SKEW_THRESHOLD);
-        // block-shared-16 counts a dominant key in a 32-bit counter of its own: an atomic whose
-        // old value is needed (the 16-bit wrap test) is not combined with the warp's other
-        // updates of the same address, and hot90 data ran at 24% of the read bandwidth (v9).
-        // Compiled in only then: the extra compare cost uniform data 13 points (84% to 71%).
-        let hot_key = match (strategy, skew) {
-            (Strategy::BlockShared16, Some(s)) if skewed && n > 0 => s.top_key.map_or(-1, |k| k as i32),
-            _ => -1,
-        };
-        let threads = policy::block_threads_for(strategy, width * 4);
-        let variant = Variant {
+        let mut counts = stream.alloc::<u8>(width * counter_size, "histogram counters")?;
+        let mut outliers = stream.alloc::<u64>(nslots * 3, "outlier counters")?;
+        let axis = DeviceAxis::new::<T>(stream, &spec.bins, binning)?;
+        let counts_ptr = counts.view_mut().ptr_mut(stream.cuda_stream());
+        let outliers_ptr = outliers.view_mut().ptr_mut(stream.cuda_stream());
+        let slots = spec.channels.slots();
+        let mut slot = [-1; MAX_CHANNELS as usize];
+        slot[..slots.len()].copy_from_slice(&slots);
+        let identity = axis::identity(binning, &spec.bins);
+        let all_in_range = binning == Binning::Integer32 && axis::all_in_range(T::DTYPE, &spec.bins);
+        // The kernel specialisation, given what only the direct kernels vary.
+        let variant_of = |block_threads: u32, hot_key: bool, hot_slots: u32| Variant {
             dtype: T::DTYPE,
             binning,
             channels: spec.channels.interleave,
             wide_counters: wide,
             strategy,
-            block_threads: threads,
-            identity: axis::identity(binning, &spec.bins),
-            all_in_range: binning == Binning::Integer32 && axis::all_in_range(T::DTYPE, &spec.bins),
-            hot_key: hot_key >= 0,
-            hot_slots: if strategy == Strategy::GlobalL2 { tuning.hot_slots() as u32 } else { 0 },
-        };
-        let defines = variant.defines();
-        let load = |smem: usize| dev.kernel::<HistParams>(&FAMILY, &defines, "tally_histogram", smem);
-
-        // The keys of each pass, the block's shared memory and the grid.
-        let (kernel, shape, edges_shared, slice, rank_counters);
-        if strategy.needs_clusters() {
-            // The smallest cluster that holds the histogram, or the largest the device can
-            // co-schedule, counting one range of keys per pass.
-            let mut max_cluster = 16;
-            loop {
-                let c = cap
-                    .cluster_shape(strategy, width, max_cluster)
-                    .ok_or_else(|| Error::invalid("no cluster shape fits the shared memory"))?;
-                let with_edges = cap.layout(strategy, width, num_edges, c.rank_counters).bytes();
-                let e = if num_edges > 0 && with_edges <= cap.room(strategy, width) { num_edges } else { 0 };
-                let smem = cap.layout(strategy, width, e, c.rank_counters).bytes();
-                let k = load(smem)?;
-                let active = k.max_active_clusters(stream, threads, smem, c.cluster)?;
-                if active == 0 && c.cluster > 1 {
-                    max_cluster = c.cluster / 2;
-                    continue;
-                }
-                if active == 0 {
-                    return Err(Error::Unsupported {
-                        what: format!("{strategy} with {width} keys"),
-                        why: "not even a single block fits".into(),
-                    });
-                }
-                // 32-bit cluster counters: no cluster may count 2^32 samples into one.
-                let blocks = (active * c.cluster) as u64;
-                let safe = if strategy.narrow() { 0 } else { (n as u64 * c.cluster as u64).div_ceil(1 << 31) };
-                let grid = blocks.max(safe.next_multiple_of(c.cluster as u64));
-                shape = LaunchShape { grid: grid as u32, block: threads, smem: smem as u32, cluster: Some(c.cluster) };
-                (kernel, edges_shared, slice, rank_counters) = (k, e, c.slice, c.rank_counters);
-                break;
-            }
-        } else {
-            // Edges go to shared memory when they leave room for the private copy.
-            edges_shared = if num_edges > 0 && cap.fits(strategy, width, num_edges) { num_edges } else { 0 };
-            let smem = cap.layout(strategy, width, edges_shared, 0).bytes();
-            kernel = load(smem)?;
-            let max_grid = info.multiprocessors as u64 * kernel.blocks_per_sm(threads, smem)? as u64;
-            let grid = policy::grid(n as u64, policy::tile_samples(T::DTYPE, threads), max_grid);
-            shape = LaunchShape::new(grid as u32, threads, smem);
-            slice = cap.pass_keys(info, strategy, width, counter_size);
-            rank_counters = 0;
-        }
-        let passes = policy::passes(width, slice.clamp(1, width));
-
-        let mut counts = stream.alloc::<u8>(width * counter_size, "histogram counters")?;
-        let mut outliers = stream.alloc::<u64>(nslots * 3, "outlier counters")?;
-        let axis = DeviceAxis::new::<T>(stream, &spec.bins, binning)?;
-        let mut params = HistParams {
-            n: n as u64,
-            counts: counts.view_mut().ptr_mut(stream.cuda_stream()),
-            outliers: outliers.view_mut().ptr_mut(stream.cuda_stream()),
-            axis: axis.params,
-            nslots: nslots as u32,
-            edges_in_shared: (edges_shared > 0) as u32,
-            slot: [-1; MAX_CHANNELS as usize],
-            slice_lo: 0,
-            slice_width: width as u32,
-            first_pass: 1,
-            aggregate: cap.aggregate(strategy, skewed) as u32,
+            block_threads,
+            identity,
+            all_in_range,
             hot_key,
-            cluster_shift: shape.cluster.unwrap_or(1).trailing_zeros(),
-            rank_counters: rank_counters as u32,
-            ..Default::default()
+            hot_slots,
         };
-        for (c, s) in spec.channels.slots().into_iter().enumerate() {
-            params.slot[c] = s;
-        }
+        let (engine, variant) = 'engine: {
+            if strategy == Strategy::Partition {
+                let variant = variant_of(PARTITION_THREADS, false, 0);
+                let params = PartitionParams {
+                    counts: counts_ptr,
+                    outliers: outliers_ptr,
+                    axis: axis.params,
+                    nslots: nslots as u32,
+                    width: width as u32,
+                    slot,
+                    ..Default::default()
+                };
+                let plan = PartitionPlan::new(dev, &variant, n, params, tuning)?.ok_or_else(|| {
+                    Error::invalid(format!(
+                        "the partition strategy needs at least {} bytes of scratch, more than the workspace allows",
+                        super::partition::PARTITION_TILE * 4
+                    ))
+                })?;
+                break 'engine (Engine::Partition(plan), variant);
+            }
+            if skew.is_none() && matches!(strategy, Strategy::GlobalL2 | Strategy::BlockShared16) {
+                skew = Some(probe_skew(dev, samples, spec)?);
+            }
+            let skewed = skew.is_some_and(|s| s.top_fraction >= super::strategy::SKEW_THRESHOLD);
+            // block-shared-16 counts a dominant key in a 32-bit counter of its own: an atomic whose
+            // old value is needed (the 16-bit wrap test) is not combined with the warp's other
+            // updates of the same address, and hot90 data ran at 24% of the read bandwidth (v9).
+            // Compiled in only then: the extra compare cost uniform data 13 points (84% to 71%).
+            let hot_key = match (strategy, skew) {
+                (Strategy::BlockShared16, Some(s)) if skewed && n > 0 => s.top_key.map_or(-1, |k| k as i32),
+                _ => -1,
+            };
+            let threads = policy::block_threads_for(strategy, width * 4);
+            let hot_slots = if strategy == Strategy::GlobalL2 { tuning.hot_slots() as u32 } else { 0 };
+            let variant = variant_of(threads, hot_key >= 0, hot_slots);
+            let defines = variant.defines();
+            let load = |smem: usize| dev.kernel::<HistParams>(&FAMILY, &defines, "tally_histogram", smem);
+
+            // The keys of each pass, the block's shared memory and the grid.
+            let (kernel, shape, edges_shared, slice, rank_counters);
+            if strategy.needs_clusters() {
+                // The smallest cluster that holds the histogram, or the largest the device can
+                // co-schedule, counting one range of keys per pass.
+                let mut max_cluster = 16;
+                loop {
+                    let c = cap
+                        .cluster_shape(strategy, width, max_cluster)
+                        .ok_or_else(|| Error::invalid("no cluster shape fits the shared memory"))?;
+                    let with_edges = cap.layout(strategy, width, num_edges, c.rank_counters).bytes();
+                    let e = if num_edges > 0 && with_edges <= cap.room(strategy, width) { num_edges } else { 0 };
+                    let smem = cap.layout(strategy, width, e, c.rank_counters).bytes();
+                    let k = load(smem)?;
+                    let active = k.max_active_clusters(stream, threads, smem, c.cluster)?;
+                    if active == 0 && c.cluster > 1 {
+                        max_cluster = c.cluster / 2;
+                        continue;
+                    }
+                    if active == 0 {
+                        return Err(Error::Unsupported {
+                            what: format!("{strategy} with {width} keys"),
+                            why: "not even a single block fits".into(),
+                        });
+                    }
+                    // 32-bit cluster counters: no cluster may count 2^32 samples into one.
+                    let blocks = (active * c.cluster) as u64;
+                    let safe = if strategy.narrow() { 0 } else { (n as u64 * c.cluster as u64).div_ceil(1 << 31) };
+                    let grid = blocks.max(safe.next_multiple_of(c.cluster as u64));
+                    shape =
+                        LaunchShape { grid: grid as u32, block: threads, smem: smem as u32, cluster: Some(c.cluster) };
+                    (kernel, edges_shared, slice, rank_counters) = (k, e, c.slice, c.rank_counters);
+                    break;
+                }
+            } else {
+                // Edges go to shared memory when they leave room for the private copy.
+                edges_shared = if num_edges > 0 && cap.fits(strategy, width, num_edges) { num_edges } else { 0 };
+                let smem = cap.layout(strategy, width, edges_shared, 0).bytes();
+                kernel = load(smem)?;
+                let max_grid = info.multiprocessors as u64 * kernel.blocks_per_sm(threads, smem)? as u64;
+                let grid = policy::grid(n as u64, policy::tile_samples(T::DTYPE, threads), max_grid);
+                shape = LaunchShape::new(grid as u32, threads, smem);
+                slice = cap.pass_keys(info, strategy, width, counter_size);
+                rank_counters = 0;
+            }
+            let passes = policy::passes(width, slice.clamp(1, width));
+            let params = HistParams {
+                n: n as u64,
+                counts: counts_ptr,
+                outliers: outliers_ptr,
+                axis: axis.params,
+                nslots: nslots as u32,
+                edges_in_shared: (edges_shared > 0) as u32,
+                slot,
+                slice_lo: 0,
+                slice_width: width as u32,
+                first_pass: 1,
+                aggregate: cap.aggregate(strategy, skewed) as u32,
+                hot_key,
+                cluster_shift: shape.cluster.unwrap_or(1).trailing_zeros(),
+                rank_counters: rank_counters as u32,
+                ..Default::default()
+            };
+            (Engine::Direct { kernel, params, shape, passes }, variant)
+        };
         Ok(HistogramPlan {
             dev: dev.clone(),
-            kernel,
-            params,
-            shape,
-            passes,
+            engine,
             counts,
             outliers,
             _axis: axis,
@@ -237,14 +276,30 @@ impl<T: Sample> HistogramPlan<T> {
         &self.variant
     }
 
-    /// Passes over the samples one launch makes (one range of keys each).
+    /// Passes over the samples one launch makes (one range of keys each; the partition makes
+    /// one, a slice at a time).
     pub fn passes(&self) -> usize {
-        self.passes.len()
+        match &self.engine {
+            Engine::Direct { passes, .. } => passes.len(),
+            Engine::Partition(_) => 1,
+        }
     }
 
     /// Blocks per cluster, for the cluster strategies.
     pub fn cluster_size(&self) -> Option<u32> {
-        self.shape.cluster
+        match &self.engine {
+            Engine::Direct { shape, .. } => shape.cluster,
+            Engine::Partition(_) => None,
+        }
+    }
+
+    /// The partition's slices of the input (each counted before the next) and the workspace
+    /// scratch they use, in bytes; `None` for the other strategies, which need no scratch.
+    pub fn partition_scratch(&self) -> Option<(usize, usize)> {
+        match &self.engine {
+            Engine::Direct { .. } => None,
+            Engine::Partition(p) => Some((p.layout().slices, p.layout().scratch_bytes)),
+        }
     }
 
     /// Zeroes the counters and queues the kernel (once per pass) on `stream`, asynchronously.
@@ -262,12 +317,18 @@ impl<T: Sample> HistogramPlan<T> {
         if self.n == 0 {
             return Ok(());
         }
-        let base = HistParams { samples: samples.ptr(stream.cuda_stream()).cast(), ..self.params };
-        for (i, &(lo, keys)) in self.passes.iter().enumerate() {
-            let p = HistParams { slice_lo: lo, slice_width: keys, first_pass: (i == 0) as u32, ..base };
-            stream.launch(&self.kernel, self.shape, &p)?;
+        let samples_ptr = samples.ptr(stream.cuda_stream()).cast();
+        match &self.engine {
+            Engine::Direct { kernel, params, shape, passes } => {
+                let base = HistParams { samples: samples_ptr, ..*params };
+                for (i, &(lo, keys)) in passes.iter().enumerate() {
+                    let p = HistParams { slice_lo: lo, slice_width: keys, first_pass: (i == 0) as u32, ..base };
+                    stream.launch(kernel, *shape, &p)?;
+                }
+                Ok(())
+            }
+            Engine::Partition(plan) => plan.launch(stream, samples_ptr, self.n, std::mem::size_of::<T>()),
         }
-        Ok(())
     }
 
     /// Waits for `stream` and reads the counts back.

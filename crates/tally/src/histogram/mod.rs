@@ -10,6 +10,7 @@ pub mod cpu;
 pub mod cuda;
 pub mod cuda_general;
 pub mod hist2d;
+pub mod partition;
 pub mod policy;
 pub mod reference;
 pub mod strategy;

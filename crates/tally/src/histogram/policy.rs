@@ -26,6 +26,9 @@ pub struct Tuning {
     /// Rows of 16-byte loads per thread and scan tile; default by the element size (at most
     /// 32 rows and warps together).
     pub scan_vecs: Option<u32>,
+    /// Samples per slice of the partition strategy (rounded down to whole tiles); default as
+    /// many as its scratch bound allows.
+    pub partition_slice: Option<usize>,
 }
 
 impl Tuning {
@@ -64,7 +67,9 @@ impl KernelStrategy {
             Strategy::WarpAggregated => KernelStrategy::WarpAggregated,
             Strategy::ClusterShared | Strategy::ClusterShared16 => KernelStrategy::ClusterShared,
             Strategy::GlobalL2 => KernelStrategy::GlobalL2,
-            Strategy::Auto | Strategy::ThreadPrivate => unreachable!("resolved before compiling"),
+            Strategy::Auto | Strategy::ThreadPrivate | Strategy::Partition => {
+                unreachable!("resolved before compiling, or not a kernel of histogram.cu")
+            }
         }
     }
 }
@@ -170,7 +175,8 @@ impl Variant {
                 for channels in [1, 4] {
                     for wide_counters in [false, true] {
                         for &strategy in &Strategy::GPU[1..] {
-                            if strategy.needs_clusters() && cc < 90 {
+                            // The partition has kernels of its own (partition::variants).
+                            if (strategy.needs_clusters() && cc < 90) || strategy == Strategy::Partition {
                                 continue;
                             }
                             // The block sizes a plan can ask for (block_threads_for).
@@ -181,14 +187,8 @@ impl Variant {
                                 Strategy::ClusterShared | Strategy::ClusterShared16 => &BLOCK_SIZES[2..],
                                 _ => &BLOCK_SIZES[..1],
                             };
-                            let identities: &[bool] = match binning {
-                                Binning::Integer | Binning::Integer32 => &[false, true],
-                                _ => &[false],
-                            };
-                            let all_in: &[bool] = match (dtype, binning) {
-                                (DType::U8 | DType::U16, Binning::Integer32) => &[false, true],
-                                _ => &[false],
-                            };
+                            let identities = identity_options(binning);
+                            let all_in = all_in_range_options(dtype, binning);
                             let hot: &[bool] =
                                 if strategy == Strategy::BlockShared16 { &[false, true] } else { &[false] };
                             let slots = if strategy == Strategy::GlobalL2 { hot_slots } else { 0 };
@@ -218,6 +218,22 @@ impl Variant {
             }
         }
         v
+    }
+}
+
+/// The `identity` values a variant of `binning` may take (integer binning only).
+pub(crate) fn identity_options(binning: Binning) -> &'static [bool] {
+    match binning {
+        Binning::Integer | Binning::Integer32 => &[false, true],
+        _ => &[false],
+    }
+}
+
+/// The `all_in_range` values a variant may take (8- and 16-bit samples, 32-bit integer binning).
+pub(crate) fn all_in_range_options(dtype: DType, binning: Binning) -> &'static [bool] {
+    match (dtype, binning) {
+        (DType::U8 | DType::U16, Binning::Integer32) => &[false, true],
+        _ => &[false],
     }
 }
 
@@ -311,6 +327,7 @@ pub struct Capacity {
     nslots: usize,
     optin: usize,
     clusters: bool,
+    partition_keys: usize,
     tuning: Tuning,
 }
 
@@ -322,6 +339,7 @@ impl Capacity {
             nslots,
             optin: info.smem_per_block_optin,
             clusters: info.has_clusters(),
+            partition_keys: super::partition::max_keys(info),
             tuning: tuning.clone(),
         }
     }
@@ -374,6 +392,7 @@ impl Capacity {
         AutoInputs {
             block_shared_fits: self.fits(Strategy::BlockShared, width, 0),
             block_shared16_fits: self.fits(Strategy::BlockShared16, width, 0),
+            partition_fits: width <= self.partition_keys,
             top_bin_fraction,
             compute_capability,
         }
@@ -381,11 +400,13 @@ impl Capacity {
 
     /// The strategy that runs for `requested` on this device: a strategy that cannot run here
     /// degrades (per-warp copies to one copy per block, a block copy that does not fit to plain
-    /// global atomics, clusters before sm_90 to L2-sized passes of global atomics). `Auto` must
+    /// global atomics, clusters before sm_90 and a partition of more keys than its chunks cover
+    /// to L2-sized passes of global atomics). `Auto` must
     /// have been resolved by `strategy::choose` first.
     pub fn degrade(&self, requested: Strategy, width: usize) -> Strategy {
         match requested {
             s if s.needs_clusters() && !self.clusters => Strategy::GlobalL2,
+            Strategy::Partition if width > self.partition_keys => Strategy::GlobalL2,
             Strategy::WarpPrivate if !self.fits(Strategy::WarpPrivate, width, 0) => {
                 if self.fits(Strategy::BlockShared, width, 0) {
                     Strategy::BlockShared
@@ -447,6 +468,11 @@ pub struct SwitchOver {
     pub cluster_shared: Option<usize>,
     /// Keys per pass of global-l2 (32-bit counters).
     pub global_l2_pass: usize,
+    /// Keys per chunk of the partition: one block's shared memory of 32-bit counters.
+    pub partition_chunk: usize,
+    /// The most keys the partition counts; `auto` partitions above `block_shared16` up to
+    /// here unless the data are concentrated in one bin.
+    pub partition: usize,
 }
 
 impl SwitchOver {
@@ -473,6 +499,8 @@ impl SwitchOver {
             cluster_shared: cluster(Strategy::ClusterShared),
             cluster_shared16: cluster(Strategy::ClusterShared16),
             global_l2_pass: l2_slice(info.l2_bytes, 4),
+            partition_chunk: super::partition::chunk_keys(info),
+            partition: super::partition::max_keys(info),
         }
     }
 }
@@ -483,105 +511,4 @@ pub fn choose(cap: &Capacity, info: &DeviceInfo, width: usize, top_bin_fraction:
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Every specialisation a plan can ask for is in Variant::all, which CI compiles.
-    #[test]
-    fn plans_only_ask_for_listed_variants() {
-        let all = Variant::all(90);
-        for strategy in &Strategy::GPU[1..] {
-            for width in (0..=24).map(|e| 1usize << e).chain([3, 48, 255, 257, 4095, 4097, 12000, 56000]) {
-                let threads = block_threads_for(*strategy, width * 4);
-                let v = Variant {
-                    dtype: DType::I32,
-                    binning: Binning::Integer32,
-                    channels: 1,
-                    wide_counters: false,
-                    strategy: *strategy,
-                    block_threads: threads,
-                    identity: true,
-                    all_in_range: false,
-                    hot_key: false,
-                    hot_slots: if *strategy == Strategy::GlobalL2 { 4096 } else { 0 },
-                };
-                assert!(all.contains(&v), "{v:?} (width {width}) is not compiled by the CI check");
-            }
-        }
-        assert!(Variant::all(80).iter().all(|v| !v.strategy.needs_clusters()));
-    }
-
-    pub(crate) fn h200() -> DeviceInfo {
-        DeviceInfo {
-            name: "test".into(),
-            compute_capability: (9, 0),
-            multiprocessors: 132,
-            l2_bytes: 50 << 20,
-            smem_per_block_optin: 227 << 10,
-            smem_per_multiprocessor: 228 << 10,
-            total_memory: 140 << 30,
-            nvrtc_version: (13, 0),
-            target: "sm_90".into(),
-            cache_dir: None,
-        }
-    }
-
-    #[test]
-    fn cluster_shapes() {
-        // 1M keys, 16-bit, 128 KB per block: 16 blocks of 65,536 counters, one pass.
-        let c = ClusterShape::new(1 << 20, 2, 128 << 10, &CLUSTER_SIZES).unwrap();
-        assert_eq!(c, ClusterShape { cluster: 16, rank_counters: 1 << 16, slice: 1 << 20 });
-        // Small histograms take the smallest cluster; odd shares round up to whole words.
-        let c = ClusterShape::new(1001, 4, 128 << 10, &CLUSTER_SIZES).unwrap();
-        assert_eq!((c.cluster, c.rank_counters, c.slice), (1, 1002, 1001));
-        // 25,000 counters per block: 100,000 keys fit 4 blocks, 100,001 need 8.
-        let c = ClusterShape::new(100_000, 4, 100_000, &CLUSTER_SIZES).unwrap();
-        assert_eq!((c.cluster, c.rank_counters), (4, 25_000));
-        let c = ClusterShape::new(100_001, 4, 100_000, &CLUSTER_SIZES).unwrap();
-        assert_eq!((c.cluster, c.rank_counters), (8, 12_502));
-        // Too many keys: the largest cluster, several passes.
-        let c = ClusterShape::new(1 << 24, 2, 128 << 10, &CLUSTER_SIZES).unwrap();
-        assert_eq!((c.cluster, c.slice), (16, 1 << 20));
-        assert!(ClusterShape::new(10, 4, 2, &CLUSTER_SIZES).is_none());
-    }
-
-    #[test]
-    fn switch_over_points_are_where_auto_changes() {
-        let info = h200();
-        let s = SwitchOver::for_device(&info);
-        // 32-bit copies: about 58,000 bins in 227 KB; 16-bit twice that; a 16-block cluster
-        // 16x the 16-bit block; global-l2 passes of half the L2 in 32-bit counters.
-        assert!((57_000..58_200).contains(&s.block_shared), "{s:?}");
-        assert!((2 * s.block_shared..2 * s.block_shared + 100).contains(&s.block_shared16), "{s:?}");
-        let c16 = s.cluster_shared16.unwrap();
-        assert!((16 * 115_900..16 * 116_300).contains(&c16), "{s:?}");
-        assert_eq!(s.global_l2_pass, (50 << 20) / 8);
-        let cap = Capacity::new(&info, Binning::Integer32, 1, &Tuning::default());
-        let auto = |w: usize| choose(&cap, &info, w, 0.0);
-        assert_eq!(auto(s.block_shared), Strategy::BlockShared);
-        assert_eq!(auto(s.block_shared + 1), Strategy::BlockShared16);
-        assert_eq!(auto(s.block_shared16), Strategy::BlockShared16);
-        assert_eq!(auto(s.block_shared16 + 1), Strategy::GlobalL2);
-        assert_eq!(auto(c16), Strategy::GlobalL2);
-        let sm80 = DeviceInfo { compute_capability: (8, 0), smem_per_block_optin: 163 << 10, ..h200() };
-        let s80 = SwitchOver::for_device(&sm80);
-        assert_eq!((s80.cluster_shared, s80.cluster_shared16), (None, None));
-        let cap80 = Capacity::new(&sm80, Binning::Integer32, 1, &Tuning::default());
-        assert_eq!(choose(&cap80, &sm80, s80.block_shared16 + 1, 0.0), Strategy::GlobalL2);
-    }
-
-    #[test]
-    fn strategies_that_cannot_run_degrade() {
-        let info = h200();
-        let cap = Capacity::new(&info, Binning::Integer32, 1, &Tuning::default());
-        assert_eq!(cap.degrade(Strategy::WarpPrivate, 256), Strategy::WarpPrivate);
-        assert_eq!(cap.degrade(Strategy::WarpPrivate, 20_000), Strategy::BlockShared);
-        assert_eq!(cap.degrade(Strategy::BlockShared, 1 << 20), Strategy::GlobalAtomic);
-        let sm80 = DeviceInfo { compute_capability: (8, 0), ..h200() };
-        let cap80 = Capacity::new(&sm80, Binning::Integer32, 1, &Tuning::default());
-        assert_eq!(cap80.degrade(Strategy::ClusterShared16, 1 << 20), Strategy::GlobalL2);
-        assert_eq!(passes(10, 4), vec![(0, 4), (4, 4), (8, 2)]);
-        assert_eq!(grid(0, 4096, 264), 1);
-        assert_eq!(grid(1 << 40, 4096, 264), 512);
-    }
-}
+pub(crate) mod tests;

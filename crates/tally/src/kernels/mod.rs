@@ -79,6 +79,7 @@ pub fn families() -> Vec<&'static KernelFamily> {
     vec![
         &crate::histogram::cuda::FAMILY,
         &crate::histogram::cuda_general::FAMILY,
+        &crate::histogram::partition::FAMILY,
         &bandwidth::FAMILY,
         &crate::lab::cuda::FAMILY,
         &crate::reduce::cuda::FAMILY,

@@ -1,10 +1,60 @@
 //! Pieces every integration test binary of the library shares: finding the GPU, or saying why
-//! a GPU test skips; a deterministic generator of random inputs.
+//! a GPU test skips; a deterministic generator of random inputs; a histogram plan run on
+//! poisoned counters.
 #![allow(dead_code)] // each test binary uses its own subset
 
 use std::sync::Arc;
 use tally::device::CudaDevice;
-use tally::Backend;
+use tally::histogram::{HistogramPlan, Tuning};
+use tally::{Backend, Histogram, HistogramSpec, Sample, Strategy};
+
+/// Counts `host[offset..]` on the device with a plan of `strategy`, its counters poisoned first
+/// so that any the launch leaves unwritten show, and checks every count against the sequential
+/// reference; returns the result and the partition's slices and scratch bytes (None where it
+/// did not partition).
+pub fn check_plan<T: Sample>(
+    dev: &Arc<CudaDevice>,
+    host: &[T],
+    spec: &HistogramSpec,
+    strategy: Strategy,
+    offset: usize,
+    tuning: &Tuning,
+) -> (Histogram, Option<(usize, usize)>) {
+    let stream = dev.stream();
+    let buf = stream.upload(host, "test samples").unwrap();
+    let start = offset.min(host.len());
+    let all = buf.view();
+    let samples = all.slice(start..).unwrap();
+    let mut plan = HistogramPlan::new(dev, &samples, spec, strategy, tuning).unwrap();
+    plan.fill_outputs(stream, 0xA5).unwrap();
+    plan.launch(stream, &samples).unwrap();
+    let got = plan.read(stream).unwrap();
+    let want = tally::histogram::reference::histogram(&host[start..], spec);
+    let what = format!("{} n={} offset={offset} spec={spec:?} strategy={strategy}", T::DTYPE, host.len() - start);
+    assert_same_counts(&got, &want, &what);
+    assert_eq!(got.backend, "cuda");
+    (got, plan.partition_scratch())
+}
+
+/// Panics with the outlier counts and the first differing bins where `got` and `want` differ.
+pub fn assert_same_counts(got: &Histogram, want: &Histogram, what: &str) {
+    if got.same_counts(want) {
+        return;
+    }
+    let bad: Vec<_> = got
+        .counts
+        .iter()
+        .flatten()
+        .zip(want.counts.iter().flatten())
+        .enumerate()
+        .filter(|(_, (a, b))| a != b)
+        .take(8)
+        .collect();
+    panic!(
+        "{what} (ran {}):\n got below {:?} above {:?} nan {:?}\nwant below {:?} above {:?} nan {:?}\nfirst differing bins (bin, (got, want)): {bad:?}",
+        got.strategy, got.below, got.above, got.nan, want.below, want.above, want.nan
+    );
+}
 
 /// The CUDA device, or None with a line on stderr; with TALLY_REQUIRE_GPU=1 no GPU is a failure,
 /// so that a GPU host cannot pass these tests by skipping them.

@@ -1,0 +1,341 @@
+//! The partitioning histogram (`histogram_partition.cu`), for more bins than one block's shared
+//! memory holds: the keys are split into chunks of as many bins as a block holds in 32-bit
+//! shared counters, each sample's key is scattered into its chunk's region of a scratch array,
+//! and each chunk is then counted in shared memory. Its policy (chunk size, slices, scratch) is
+//! a pure function of the device, the problem and `Tuning`; the plan launches it on a slice of
+//! the input at a time, each slice fully counted before the next, so that its scratch stays
+//! within the workspace's bound.
+
+use super::axis::{self, binnings_of, Binning};
+use super::policy::{all_in_range_options, identity_options, Tuning, Variant};
+use super::{Strategy, MAX_CHANNELS};
+use crate::device::params::KernelParams;
+use crate::device::registry::KernelFamily;
+use crate::device::workspace::ScratchLayout;
+use crate::device::{CudaDevice, DevPtr, DeviceInfo, DeviceViewMut, Kernel, LaunchShape, Stream};
+use crate::error::{Error, Result};
+use crate::sample::DType;
+
+/// Threads per block of the count and scatter launches.
+pub const PARTITION_THREADS: u32 = 512;
+/// Keys per thread and tile of the count and scatter launches: 8,192 per tile, a tile that the
+/// scatter counting-sorts in shared memory before its global writes.
+pub const PARTITION_ITEMS: u32 = 16;
+/// Samples per tile.
+pub const PARTITION_TILE: usize = (PARTITION_THREADS * PARTITION_ITEMS) as usize;
+/// Threads per block of the per-chunk histogram (one block per multiprocessor: its counters
+/// take most of the shared memory).
+pub const PARTITION_BINS_THREADS: u32 = 1024;
+/// The most chunks: the scatter keeps three counters per chunk in shared memory.
+pub const MAX_CHUNKS: usize = 4096;
+/// The most keys per chunk (2^15: 128 KiB of 32-bit counters, what an sm_80 or sm_90 block holds).
+const MAX_CHUNK_SHIFT: u32 = 15;
+/// The most samples in one slice: positions in the partitioned array are 32-bit, and no
+/// shared counter of the per-chunk histogram can wrap.
+pub const MAX_SLICE: usize = 1 << 31;
+
+/// Shared memory the kernels declare statically, and what they keep beside the counters.
+const STATIC_SHARED: usize = 1024;
+/// The 8-bit table (1 KiB) and the outlier counters before the chunk counters.
+const FIXED_SHARED: usize = 256 * 4 + MAX_CHANNELS as usize * 3 * 4;
+
+/// log2 of the keys per chunk on `info`'s device: the most 32-bit counters one block holds.
+pub fn chunk_shift(info: &DeviceInfo) -> u32 {
+    let counters = info.smem_per_block_optin.saturating_sub(STATIC_SHARED) / 4;
+    counters.max(2).ilog2().min(MAX_CHUNK_SHIFT)
+}
+
+/// Keys per chunk on `info`'s device.
+pub fn chunk_keys(info: &DeviceInfo) -> usize {
+    1 << chunk_shift(info)
+}
+
+/// Chunks the scatter's shared memory holds (a staged tile and three counters per chunk).
+fn max_chunks(info: &DeviceInfo) -> usize {
+    let room = info.smem_per_block_optin.saturating_sub(STATIC_SHARED + FIXED_SHARED + PARTITION_TILE * 4);
+    (room / 12).min(MAX_CHUNKS)
+}
+
+/// The most keys (bins times selected channels) the partition counts on `info`'s device.
+pub fn max_keys(info: &DeviceInfo) -> usize {
+    max_chunks(info) << chunk_shift(info)
+}
+
+/// How one histogram is partitioned: chunks, slices of the input, and the scratch they need.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PartitionLayout {
+    /// log2(keys per chunk).
+    pub chunk_shift: u32,
+    /// Chunks over the keys.
+    pub chunks: usize,
+    /// Samples per slice (a whole number of tiles, except a single slice of all samples).
+    pub slice: usize,
+    /// Slices over the input.
+    pub slices: usize,
+    /// Bytes of workspace scratch: the chunk counters and one slice's keys.
+    pub scratch_bytes: usize,
+    /// Byte offsets of the chunk counts, chunk starts, chunk cursors and keys in the scratch.
+    offsets: [usize; 4],
+}
+
+impl PartitionLayout {
+    /// The layout for `width` keys and `n` samples on `info`'s device with at most `bound` bytes
+    /// of scratch; `None` if the keys are too many for the partition, or the bound holds less
+    /// than one tile.
+    pub fn new(info: &DeviceInfo, width: usize, n: usize, bound: usize, tuning: &Tuning) -> Option<PartitionLayout> {
+        let chunk_shift = chunk_shift(info);
+        let chunks = width.max(1).div_ceil(1 << chunk_shift);
+        if width > max_keys(info) || chunks > max_chunks(info) {
+            return None;
+        }
+        let layout = |slice: usize| {
+            let mut s = ScratchLayout::default();
+            let offsets =
+                [s.push::<u32>(chunks), s.push::<u32>(chunks + 1), s.push::<u32>(chunks), s.push::<u32>(slice)];
+            (s.bytes(), offsets)
+        };
+        let fixed = layout(0).0 + 256;
+        let most = tuning.partition_slice.unwrap_or(MAX_SLICE).min(MAX_SLICE).min(bound.saturating_sub(fixed) / 4);
+        let slice = if n <= most { n } else { most - most % PARTITION_TILE };
+        if slice == 0 && n > 0 {
+            return None;
+        }
+        let slices = if n == 0 { 0 } else { n.div_ceil(slice) };
+        let (scratch_bytes, offsets) = layout(slice);
+        Some(PartitionLayout { chunk_shift, chunks, slice, slices, scratch_bytes, offsets })
+    }
+}
+
+crate::kernel_params! {
+    /// What the four partition kernels read.
+    pub(crate) struct PartitionParams as "PartitionParams" {
+        /// The slice's first sample (`const Sample*`).
+        samples: DevPtr<u8>,
+        n: u64,
+        first_index: u64,
+        /// Global counters, u32 or u64 by the variant.
+        counts: DevPtr<u8>,
+        outliers: DevPtr<u64>,
+        chunk_counts: DevPtr<u32>,
+        chunk_start: DevPtr<u32>,
+        chunk_cursor: DevPtr<u32>,
+        keys: DevPtr<u32>,
+        axis: axis::AxisParams,
+        nslots: u32,
+        width: u32,
+        chunks: u32,
+        chunk_shift: u32,
+        slot: [i32; MAX_CHANNELS as usize],
+    }
+}
+
+/// The defines of the partition kernels for a histogram variant (its strategy is `Partition`).
+pub(crate) fn defines(v: &Variant) -> Vec<(&'static str, String)> {
+    vec![
+        ("TALLY_SAMPLE", v.dtype.cuda_type().to_string()),
+        ("TALLY_BINNING", v.binning.cpp().to_string()),
+        ("TALLY_CHANNELS", v.channels.to_string()),
+        ("TALLY_COUNTER", if v.wide_counters { "unsigned long long" } else { "unsigned int" }.to_string()),
+        ("TALLY_IDENTITY", (v.identity as u32).to_string()),
+        ("TALLY_ALL_IN_RANGE", (v.all_in_range as u32).to_string()),
+        ("TALLY_BLOCK_THREADS", PARTITION_THREADS.to_string()),
+        ("TALLY_ITEMS", PARTITION_ITEMS.to_string()),
+        ("TALLY_BINS_THREADS", PARTITION_BINS_THREADS.to_string()),
+    ]
+}
+
+/// Every partition variant a plan can ask for (channel counts 1 and 4 stand for all).
+pub fn variants() -> Vec<Variant> {
+    let mut out = Vec::new();
+    for dtype in DType::ALL {
+        for &binning in binnings_of(dtype) {
+            for channels in [1, 4] {
+                for wide_counters in [false, true] {
+                    for &identity in identity_options(binning) {
+                        for &all_in_range in all_in_range_options(dtype, binning) {
+                            out.push(Variant {
+                                dtype,
+                                binning,
+                                channels,
+                                wide_counters,
+                                strategy: Strategy::Partition,
+                                block_threads: PARTITION_THREADS,
+                                identity,
+                                all_in_range,
+                                hot_key: false,
+                                hot_slots: 0,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// `histogram_partition.cu`: the partitioning histogram's four kernels.
+pub(crate) static FAMILY: KernelFamily = KernelFamily {
+    name: "histogram_partition.cu",
+    source: include_str!("../kernels/histogram_partition.cu"),
+    params: || vec![axis::AxisParams::layout(), PartitionParams::layout()],
+    variants: |_| variants().iter().map(defines).collect(),
+};
+
+/// The scratch bound: the workspace's limit, and at most an eighth of the free device memory.
+fn scratch_bound(stream: &Stream) -> Result<usize> {
+    stream
+        .cuda_stream()
+        .context()
+        .bind_to_thread()
+        .map_err(|source| Error::Cuda { call: "cuCtxSetCurrent".into(), source })?;
+    let (free, _) =
+        cudarc::driver::result::mem_get_info().map_err(|source| Error::Cuda { call: "cuMemGetInfo".into(), source })?;
+    // What the workspace holds already counts as free for this call.
+    Ok(stream.workspace_limit().min((free + stream.workspace_bytes()) / 8))
+}
+
+/// The partition's launches for one histogram, with their layout.
+pub(crate) struct PartitionPlan {
+    count: Kernel<PartitionParams>,
+    offsets: Kernel<PartitionParams>,
+    scatter: Kernel<PartitionParams>,
+    bins: Kernel<PartitionParams>,
+    count_shape: LaunchShape,
+    scatter_shape: LaunchShape,
+    bins_shape: LaunchShape,
+    /// Everything but the samples and the scratch.
+    params: PartitionParams,
+    layout: PartitionLayout,
+}
+
+impl PartitionPlan {
+    /// Loads the kernels of `variant` for `n` samples; `params` holds the counters, the axis and
+    /// the channel slots. `Ok(None)` where the keys are too many for the partition.
+    pub(crate) fn new(
+        dev: &CudaDevice,
+        variant: &Variant,
+        n: usize,
+        params: PartitionParams,
+        tuning: &Tuning,
+    ) -> Result<Option<PartitionPlan>> {
+        let info = dev.info();
+        let stream = dev.stream();
+        let Some(layout) = PartitionLayout::new(info, params.width as usize, n, scratch_bound(stream)?, tuning) else {
+            return Ok(None);
+        };
+        let table = if variant.binning == Binning::Table8 { 256 * 4 } else { 0 };
+        let count_smem = table + MAX_CHANNELS as usize * 3 * 4 + layout.chunks * 4;
+        let scatter_smem = table + PARTITION_TILE * 4 + 3 * layout.chunks * 4;
+        let bins_smem = 4 << layout.chunk_shift;
+        let d = defines(variant);
+        let count = dev.kernel::<PartitionParams>(&FAMILY, &d, "tally_partition_count", count_smem)?;
+        let offsets = dev.kernel::<PartitionParams>(&FAMILY, &d, "tally_partition_offsets", 0)?;
+        // The shared-memory limit is an attribute of the function, which every plan of this
+        // variant shares: raise it to what the most chunks take, never lower it below another
+        // plan's launch.
+        let scatter_most = table + PARTITION_TILE * 4 + 3 * max_chunks(info) * 4;
+        let scatter = dev.kernel::<PartitionParams>(&FAMILY, &d, "tally_partition_scatter", scatter_most)?;
+        let bins = dev.kernel::<PartitionParams>(&FAMILY, &d, "tally_partition_bins", bins_smem)?;
+        let tiles = layout.slice.div_ceil(PARTITION_TILE).max(1) as u64;
+        let sms = info.multiprocessors as u64;
+        let grid = |k: &Kernel<PartitionParams>, threads: u32, smem: usize, most: u64| -> Result<u32> {
+            Ok((sms * k.blocks_per_sm(threads, smem)? as u64).min(most).max(1) as u32)
+        };
+        let count_shape =
+            LaunchShape::new(grid(&count, PARTITION_THREADS, count_smem, tiles)?, PARTITION_THREADS, count_smem);
+        let scatter_shape =
+            LaunchShape::new(grid(&scatter, PARTITION_THREADS, scatter_smem, tiles)?, PARTITION_THREADS, scatter_smem);
+        let bins_shape = LaunchShape::new(
+            grid(&bins, PARTITION_BINS_THREADS, bins_smem, u64::MAX)?,
+            PARTITION_BINS_THREADS,
+            bins_smem,
+        );
+        let params = PartitionParams { chunks: layout.chunks as u32, chunk_shift: layout.chunk_shift, ..params };
+        Ok(Some(PartitionPlan {
+            count,
+            offsets,
+            scatter,
+            bins,
+            count_shape,
+            scatter_shape,
+            bins_shape,
+            params,
+            layout,
+        }))
+    }
+
+    /// The layout: chunks, slices, scratch.
+    pub(crate) fn layout(&self) -> &PartitionLayout {
+        &self.layout
+    }
+
+    /// Queues the count of `n` samples of `size` bytes from `samples` on `stream`, one slice
+    /// after the other (the counters must be zero).
+    pub(crate) fn launch(&self, stream: &Stream, samples: DevPtr<u8>, n: usize, size: usize) -> Result<()> {
+        let l = &self.layout;
+        let mut workspace = stream.workspace();
+        let mut all = workspace.reserve(stream, l.scratch_bytes, "partition scratch")?;
+        let cu = stream.cuda_stream().clone();
+        let base = DeviceViewMut::from(all.inner_mut().slice_mut(..l.scratch_bytes)).ptr_mut(&cu);
+        // The chunk counts start at zero; the offsets launch zeroes them again for the next slice.
+        let mut counts = DeviceViewMut::from(all.inner_mut().slice_mut(l.offsets[0]..l.offsets[0] + 4 * l.chunks));
+        stream.memset_zeros(&mut counts)?;
+        let at = |k: usize| base.offset(l.offsets[k] as u64).cast::<u32>();
+        let mut p = PartitionParams {
+            chunk_counts: at(0),
+            chunk_start: at(1),
+            chunk_cursor: at(2),
+            keys: at(3),
+            ..self.params
+        };
+        for first in (0..n).step_by(l.slice.max(1)) {
+            p.samples = samples.offset((first * size) as u64);
+            p.n = l.slice.min(n - first) as u64;
+            p.first_index = first as u64;
+            stream.launch(&self.count, self.count_shape, &p)?;
+            stream.launch(&self.offsets, LaunchShape::new(1, 1024, 0), &p)?;
+            stream.launch(&self.scatter, self.scatter_shape, &p)?;
+            stream.launch(&self.bins, self.bins_shape, &p)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::histogram::policy::tests::h200;
+
+    #[test]
+    fn chunks_follow_shared_memory() {
+        let info = h200();
+        assert_eq!(chunk_shift(&info), 15);
+        assert_eq!(max_keys(&info), MAX_CHUNKS << 15);
+        let small = DeviceInfo { smem_per_block_optin: 48 << 10, ..h200() };
+        assert_eq!(chunk_shift(&small), 13);
+        assert!(max_keys(&small) < MAX_CHUNKS << 13);
+    }
+
+    #[test]
+    fn slices_stay_within_the_bound() {
+        let info = h200();
+        let t = Tuning::default();
+        let one = PartitionLayout::new(&info, 1 << 20, 1000, 1 << 30, &t).unwrap();
+        assert_eq!((one.chunks, one.slice, one.slices), (32, 1000, 1));
+        // 16M keys over 2^28 samples with 256 MiB of scratch: slices of whole tiles.
+        let l = PartitionLayout::new(&info, 1 << 24, 1 << 28, 256 << 20, &t).unwrap();
+        assert_eq!(l.chunks, 512);
+        assert!(l.scratch_bytes <= 256 << 20, "{l:?}");
+        assert_eq!(l.slice % PARTITION_TILE, 0);
+        assert_eq!(l.slices, (1usize << 28).div_ceil(l.slice));
+        // A tuned slice forces several slices at small n.
+        let t = Tuning { partition_slice: Some(3 * PARTITION_TILE + 5), ..Tuning::default() };
+        let l = PartitionLayout::new(&info, 100_000, 10 * PARTITION_TILE, 1 << 30, &t).unwrap();
+        assert_eq!((l.slice, l.slices), (3 * PARTITION_TILE, 4));
+        assert_eq!(PartitionLayout::new(&info, 100_000, 0, 1 << 30, &t).unwrap().slices, 0);
+        // Too many keys, or not one tile of scratch.
+        assert!(PartitionLayout::new(&info, max_keys(&info) + 1, 10, 1 << 30, &t).is_none());
+        assert!(PartitionLayout::new(&info, 1 << 20, 1 << 20, 1000, &Tuning::default()).is_none());
+    }
+}

@@ -1,0 +1,238 @@
+//! The partition strategy on the GPU against the sequential reference: bin counts around its
+//! chunk size and `auto`'s switch point, 1M and 16M bins, skewed and uniform data, tile-edge
+//! sizes, misaligned inputs, several slices, every sample type. Without a GPU each test prints a
+//! line and returns; with TALLY_REQUIRE_GPU=1 that is a failure. Counters are poisoned before
+//! every launch, so a kernel that leaves any unwritten shows it.
+
+use std::sync::Arc;
+use tally::data::{samples, splitmix64, Distribution};
+use tally::device::CudaDevice;
+use tally::histogram::partition::PARTITION_TILE;
+use tally::histogram::{reference, HistogramPlan, SwitchOver, Tuning};
+use tally::{Backend, Channels, HistogramSpec, Sample, Strategy};
+
+mod common;
+use common::{assert_same_counts, check_plan, gpu};
+
+/// TALLY_SMALL=1 (under compute-sanitizer): the sizes that exercise tails, lanes and slices.
+fn small() -> bool {
+    std::env::var("TALLY_SMALL").as_deref() == Ok("1")
+}
+
+/// What `strategy` ran for `host[offset..]`, after checking every count (`check_plan`).
+fn ran<T: Sample>(dev: &Arc<CudaDevice>, host: &[T], spec: &HistogramSpec, strategy: Strategy) -> Strategy {
+    check_plan(dev, host, spec, strategy, 0, &Tuning::default()).0.strategy
+}
+
+/// The partition, asked for by name, ran (not a fall-back) and counted right; its slices.
+fn partitioned<T: Sample>(
+    dev: &Arc<CudaDevice>,
+    host: &[T],
+    spec: &HistogramSpec,
+    offset: usize,
+    tuning: &Tuning,
+) -> usize {
+    let (got, partition) = check_plan(dev, host, spec, Strategy::Partition, offset, tuning);
+    assert_eq!(got.strategy, Strategy::Partition);
+    partition.expect("a partition plan reports its slices").0
+}
+
+/// Integers spread over `[lo, lo + span)`, one in seven an edge case from `specials`.
+fn mixed_ints(n: usize, seed: u64, lo: i64, span: u64, specials: &[i64]) -> Vec<i64> {
+    (0..n)
+        .map(|i| {
+            let r = splitmix64(seed ^ i as u64);
+            if r.is_multiple_of(7) {
+                specials[(r >> 8) as usize % specials.len()]
+            } else {
+                lo + ((r >> 3) % span) as i64
+            }
+        })
+        .collect()
+}
+
+/// Tile-edge sizes: 0, 1, a tile and its neighbours, and a few tiles with a tail.
+fn sizes() -> Vec<usize> {
+    vec![0, 1, 31, PARTITION_TILE - 1, PARTITION_TILE, PARTITION_TILE + 1, 3 * PARTITION_TILE + 17]
+}
+
+/// Bins just below, at and above one and two chunks and `auto`'s switch to the partition; every
+/// bin count with each tile-edge size, misaligned by 1 to 3 samples, and outliers on both sides.
+#[test]
+fn partition_around_chunks_and_the_switch_point() {
+    let Some(dev) = gpu() else { return };
+    let points = SwitchOver::for_device(dev.info());
+    let chunk = points.partition_chunk;
+    let t = Tuning::default();
+    for bins in
+        [chunk - 1, chunk, chunk + 1, 2 * chunk - 1, 2 * chunk + 1, points.block_shared16, points.block_shared16 + 1]
+    {
+        let spec = HistogramSpec::even(bins as u32, -5.0, bins as f64 - 5.0);
+        let specials = [-6, -5, -4, 0, bins as i64 - 6, bins as i64 - 5, bins as i64, i32::MIN as i64, i32::MAX as i64];
+        for n in sizes() {
+            let host: Vec<i32> = mixed_ints(n, bins as u64 * 7 + n as u64, -100, bins as u64 + 200, &specials)
+                .into_iter()
+                .map(|v| v as i32)
+                .collect();
+            assert_eq!(partitioned(&dev, &host, &spec, 0, &t), usize::from(n > 0));
+            for offset in 1..=3 {
+                if n > offset {
+                    partitioned(&dev, &host, &spec, offset, &t);
+                }
+            }
+        }
+        // Each bin once: an off-by-one at a chunk's edge shows at once.
+        let once: Vec<i32> = (-5..bins as i32 - 5).collect();
+        partitioned(&dev, &once, &spec, 0, &t);
+    }
+    // auto: the 16-bit block copy up to the switch point, the partition past it.
+    let at = points.block_shared16;
+    for (bins, want) in [(at, Strategy::BlockShared16), (at + 1, Strategy::Partition)] {
+        let host: Vec<i32> = samples(Distribution::Uniform, bins as u32, 1 << 16, 1);
+        let spec = HistogramSpec::even(bins as u32, 0.0, bins as f64);
+        assert_eq!(ran(&dev, &host, &spec, Strategy::Auto), want, "auto at {bins} bins");
+    }
+}
+
+/// 1M and 16M bins, uniform, Zipf, 90% and all in one bin: the partition counts each exactly,
+/// and `auto` partitions unless one bin holds a large share (then global-l2's hot-bin cache).
+#[test]
+fn partition_large_bins_every_distribution() {
+    let Some(dev) = gpu() else { return };
+    let t = Tuning::default();
+    let bin_counts: &[u32] = if small() { &[1 << 20] } else { &[1 << 20, 1 << 24] };
+    for &bins in bin_counts {
+        let spec = HistogramSpec::even(bins, 0.0, bins as f64);
+        for dist in Distribution::ALL {
+            let n = if small() { 3 * PARTITION_TILE + 5 } else { (1 << 23) + 3 };
+            let host: Vec<i32> = samples(dist, bins, n, bins as u64);
+            partitioned(&dev, &host, &spec, 0, &t);
+            partitioned(&dev, &host, &spec, 2, &t);
+            let concentrated = matches!(dist, Distribution::Hot90 | Distribution::Hot100);
+            assert_eq!(
+                ran(&dev, &host, &spec, Strategy::Auto),
+                if concentrated { Strategy::GlobalL2 } else { Strategy::Partition },
+                "{dist:?}"
+            );
+        }
+        if !small() {
+            // Every bin once, as integers and as floats.
+            let once: Vec<i32> = (0..bins as i32).collect();
+            partitioned(&dev, &once, &spec, 0, &t);
+            let floats: Vec<f32> = (0..bins).map(|i| i as f32).collect();
+            partitioned(&dev, &floats, &spec, 0, &t);
+        }
+    }
+}
+
+/// Slices forced small by the tuning value: each slice counted before the next, the channel of
+/// each sample taken from its index in the whole input, outliers counted once.
+#[test]
+fn partition_in_several_slices() {
+    let Some(dev) = gpu() else { return };
+    let specials = [-1, 0, 99_999, 100_000, 123_456, i32::MIN as i64];
+    for (slice, n) in [(PARTITION_TILE, 5 * PARTITION_TILE), (2 * PARTITION_TILE + 3, 7 * PARTITION_TILE + 5)] {
+        let t = Tuning { partition_slice: Some(slice), ..Tuning::default() };
+        let host: Vec<i32> =
+            mixed_ints(n, slice as u64, -50, 100_100, &specials).into_iter().map(|v| v as i32).collect();
+        let whole = slice - slice % PARTITION_TILE;
+        let spec = HistogramSpec::even(100_000, 0.0, 100_000.0);
+        assert_eq!(partitioned(&dev, &host, &spec, 0, &t), n.div_ceil(whole));
+        partitioned(&dev, &host, &spec, 3, &t);
+        // Interleaved channels: a slice may start on any channel.
+        let spec =
+            HistogramSpec::even(40_000, 0.0, 100_000.0).with_channels(Channels { interleave: 3, selected: vec![2, 0] });
+        partitioned(&dev, &host, &spec, 0, &t);
+        partitioned(&dev, &host, &spec, 1, &t);
+    }
+    // Slices of whole tiles over many bins, with a tail in the last slice.
+    let host: Vec<u32> = samples(Distribution::Zipf, 1 << 20, 9 * PARTITION_TILE + 1, 6);
+    let spec = HistogramSpec::even(1 << 20, 0.0, (1 << 20) as f64);
+    let t = Tuning { partition_slice: Some(4 * PARTITION_TILE), ..Tuning::default() };
+    assert_eq!(partitioned(&dev, &host, &spec, 0, &t), 3);
+}
+
+/// A workspace capped below what the partition needs is an error, never a wrong answer.
+#[test]
+fn partition_scratch_beyond_the_workspace_limit_is_an_error() {
+    let Some(dev) = gpu() else { return };
+    let host: Vec<i32> = samples(Distribution::Uniform, 1 << 20, 1 << 16, 2);
+    let spec = HistogramSpec::even(1 << 20, 0.0, (1 << 20) as f64);
+    let buf = dev.stream().upload(&host, "test samples").unwrap();
+    let mut plan = HistogramPlan::new(&dev, &buf.view(), &spec, Strategy::Partition, &Tuning::default()).unwrap();
+    let (slices, scratch) = plan.partition_scratch().unwrap();
+    assert_eq!(slices, 1);
+    assert!(scratch >= host.len() * 4, "{scratch} bytes for {} keys", host.len());
+    let capped = dev.new_stream().unwrap();
+    capped.set_workspace_limit(scratch / 2);
+    let err = plan.launch(&capped, &buf.view()).unwrap_err();
+    assert!(err.to_string().contains("scratch"), "{err}");
+    // The refused launch had queued the zeroing of the counters on that stream.
+    capped.synchronize("the refused launch").unwrap();
+    // The plan still counts on a stream whose workspace allows it.
+    plan.launch(dev.stream(), &buf.view()).unwrap();
+    assert_same_counts(&plan.read(dev.stream()).unwrap(), &reference::histogram(&host, &spec), "after the error");
+}
+
+/// Every sample type, with the binnings each takes (8-bit tables, exact integers, the float
+/// rule, custom edges) and outliers, NaNs and infinities.
+#[test]
+fn partition_every_sample_type() {
+    let Some(dev) = gpu() else { return };
+    let t = Tuning::default();
+    let n = if small() { 2 * PARTITION_TILE + 9 } else { (1 << 20) + 7 };
+    let ints = mixed_ints(n, 11, -3000, 80_000, &[-1, 0, 255, 256, 65_535, 70_000, i64::from(i32::MAX)]);
+    let int_specs = [
+        HistogramSpec::even(70_000, 0.0, 70_000.0),
+        HistogramSpec::even(70_001, -2999.0, 75_000.0),
+        HistogramSpec::even(3, 0.0, 9.0),
+        HistogramSpec::edges((0..=2000).map(|i| (i * 37 - 100) as f64).collect()),
+    ];
+    macro_rules! ints {
+        ($t:ty) => {
+            let host: Vec<$t> = ints.iter().map(|&v| v as $t).collect();
+            for spec in &int_specs {
+                partitioned(&dev, &host, spec, 0, &t);
+                partitioned(&dev, &host, spec, 1, &t);
+            }
+        };
+    }
+    ints!(i32);
+    ints!(u32);
+    ints!(i64);
+    ints!(u16);
+    // u8: the 8-bit table, identity bins and fewer bins than values.
+    let bytes: Vec<u8> = ints.iter().map(|&v| v as u8).collect();
+    for spec in [HistogramSpec::even(256, 0.0, 256.0), HistogramSpec::even(200, 10.0, 250.0)] {
+        partitioned(&dev, &bytes, &spec, 0, &t);
+        partitioned(&dev, &bytes, &spec, 3, &t);
+    }
+    let specials = [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, -0.0, 0.0, 1.0, 1.0 - 1e-12, -1.0];
+    let floats: Vec<f64> = (0..n)
+        .map(|i| {
+            let r = splitmix64(i as u64 ^ 0x5eed);
+            if r.is_multiple_of(9) {
+                specials[(r >> 8) as usize % specials.len()]
+            } else {
+                (r >> 11) as f64 / (1u64 << 53) as f64 * 2.2 - 1.1
+            }
+        })
+        .collect();
+    let float_specs = [
+        HistogramSpec::even(1 << 20, -1.0, 1.0),
+        HistogramSpec::even(99_999, -0.75, 1.0),
+        HistogramSpec::edges(vec![-1.0, -0.5, -0.0, 0.25, 0.5, 1.0]),
+    ];
+    let singles: Vec<f32> = floats.iter().map(|&v| v as f32).collect();
+    for spec in &float_specs {
+        partitioned(&dev, &floats, spec, 0, &t);
+        partitioned(&dev, &floats, spec, 1, &t);
+        partitioned(&dev, &singles, spec, 0, &t);
+        partitioned(&dev, &singles, spec, 2, &t);
+    }
+    // Through the Backend: `auto` on floats past the switch point partitions.
+    let spec = HistogramSpec::even(1 << 20, -1.0, 1.0);
+    let h = Backend::Cuda(dev).histogram(&singles, &spec, Strategy::Auto).unwrap();
+    assert_eq!(h.strategy, Strategy::Partition);
+    assert_same_counts(&h, &reference::histogram(&singles, &spec), "auto f32");
+}
