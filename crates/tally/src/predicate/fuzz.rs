@@ -186,6 +186,8 @@ fn agree_on<T: Probe>(p: &Predicate, n: &Node, constants: &[Literal]) -> Result<
     for (i, &x) in xs.iter().enumerate() {
         prop_assert_eq!(bound.test(x), want[i], "{} on {} {:?}: one at a time", p.canonical(), T::TYPE, x);
         prop_assert_eq!(mask[i] == 1, want[i], "{} on {} {:?}: by blocks", p.canonical(), T::TYPE, x);
+        let reference = crate::select::reference::passes(p, x);
+        prop_assert_eq!(reference, want[i], "{} on {} {:?}: select's reference", p.canonical(), T::TYPE, x);
         if let Some(c) = bound.constant() {
             prop_assert_eq!(c, want[i], "{} on {} {:?}: folded to a constant", p.canonical(), T::TYPE, x);
         }

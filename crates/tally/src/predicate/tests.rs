@@ -142,7 +142,7 @@ fn long_chains_are_refused_past_the_limit() {
     let chain = |n: usize, op: &str| format!("x > 1 {op} ").repeat(n) + "x < 2";
     for op in ["&&", "||"] {
         let p = Predicate::parse(&chain(parse::MAX_OPERATORS, op)).unwrap();
-        assert_eq!(p.test(1.5f64).unwrap(), true);
+        assert!(p.test(1.5f64).unwrap());
         assert_eq!(p.cpp_for(crate::ElementType::F32).unwrap().matches(op).count(), parse::MAX_OPERATORS);
         let e = err(&chain(200_000, op));
         let byte = 9 * parse::MAX_OPERATORS + 7;
