@@ -16,7 +16,7 @@ mod runs_common;
 mod scan_common;
 
 use properties_common::{element, elements, for_each_case, warm_up, Draw, WarmJob};
-use runs_common::same;
+use runs_common::{far_sum, same};
 use std::sync::Arc;
 use tally::runs::reference;
 use tally::{CudaDevice, DeviceBuffer, ReduceByKeyInto, RunKey, RunOp, RunsPlan, ScanValue};
@@ -91,25 +91,6 @@ fn runs_case<K: RunKey>(dev: &Arc<CudaDevice>, d: &mut Draw, encode: bool) -> Re
     Ok(())
 }
 
-/// Whether a GPU float sum agrees with the sequential one: the same bits, both NaN, or within
-/// 2 (len - 1) u sum(|x|) of the run (u: the output type's unit roundoff); a run holding an
-/// infinity or NaN sums to it in every order (its finite values are small).
-fn sums_agree<V: ScanValue, O: ScanValue>(values: &[V], lengths: &[u64], got: &[O], want: &[O]) -> Option<usize> {
-    let u = if O::TYPE == tally::ElementType::F32 { 1.0 / (1u64 << 24) as f64 } else { 1.0 / (1u64 << 53) as f64 };
-    let mut start = 0usize;
-    for (r, (&g, &w)) in got.iter().zip(want).enumerate() {
-        let len = lengths[r] as usize;
-        let mag: f64 = values[start..start + len].iter().map(|x| x.to_f64().abs()).sum();
-        let (g, w) = (g.to_f64(), w.to_f64());
-        let close = g == w || (g.is_nan() && w.is_nan()) || (g - w).abs() <= 2.0 * (len - 1) as f64 * u * mag;
-        if !close {
-            return Some(r);
-        }
-        start += len;
-    }
-    None
-}
-
 /// Reduce-by-key of random keys of `K` and values of `V` by a random op into `O`, outputs
 /// poisoned, keys and values from different starts.
 fn reduce_case<K: RunKey, V: ReduceByKeyInto<O>, O: ScanValue>(
@@ -155,7 +136,7 @@ fn reduce_case<K: RunKey, V: ReduceByKeyInto<O>, O: ScanValue>(
     assert!(same(&got_keys[..runs], &want_keys), "{label}: keys");
     if op == RunOp::Sum && O::TYPE.is_float() {
         let (_, lengths) = reference::run_length_encode(keys.host());
-        let bad = sums_agree(values, &lengths, &got[..runs], &want_values);
+        let bad = far_sum(values, &lengths, &got[..runs], &want_values);
         assert!(bad.is_none(), "{label}: sum of run {bad:?}");
     } else {
         assert!(same(&got[..runs], &want_values), "{label}: values");
@@ -232,20 +213,22 @@ where
     RunsPlan::<K, V, u64>::reduce_by_key(dev, RunOp::Count, 1).map(|_| ())
 }
 
-#[test]
-fn cuda_unique_equals_the_reference_on_random_problems() {
+/// Unique (`encode` false) or run-length encoding over random keys of every type.
+fn keys_property(name: &str, salt: u64, encode: bool) {
     let Some(dev) = common::gpu() else { return };
     let dev = &dev;
     warm_up((0..10u64).map(|i| Box::new(move || by_key_type!(i, warm_keys, dev)) as WarmJob).collect());
-    for_each_case("unique", 0x0a1c, |d| by_key_type!(d.below(10), runs_case, dev, d, false));
+    for_each_case(name, salt, |d| by_key_type!(d.below(10), runs_case, dev, d, encode));
+}
+
+#[test]
+fn cuda_unique_equals_the_reference_on_random_problems() {
+    keys_property("unique", 0x0a1c, false);
 }
 
 #[test]
 fn cuda_run_length_encoding_equals_the_reference_on_random_problems() {
-    let Some(dev) = common::gpu() else { return };
-    let dev = &dev;
-    warm_up((0..10u64).map(|i| Box::new(move || by_key_type!(i, warm_keys, dev)) as WarmJob).collect());
-    for_each_case("run-length encode", 0xe1c0, |d| by_key_type!(d.below(10), runs_case, dev, d, true));
+    keys_property("run-length encode", 0xe1c0, true);
 }
 
 /// One case of a (keys, values) pair: one op, the sum into the value type or the wide type `W`.

@@ -9,6 +9,7 @@
 use super::parse::{Literal, Node};
 use super::{eval, Predicate};
 use crate::reduce::{CmpOp, ReduceElement};
+use crate::select::reference::holds;
 use crate::{Backend, SelectOptions};
 use proptest::prelude::*;
 use std::cmp::Ordering;
@@ -21,21 +22,6 @@ enum Elem {
     Int(i128),
     F32(f32),
     F64(f64),
-}
-
-fn holds(op: CmpOp, order: Option<Ordering>) -> bool {
-    match order {
-        // Unordered (a NaN on either side): only `!=` holds.
-        None => op == CmpOp::Ne,
-        Some(o) => match op {
-            CmpOp::Lt => o == Ordering::Less,
-            CmpOp::Le => o != Ordering::Greater,
-            CmpOp::Gt => o == Ordering::Greater,
-            CmpOp::Ge => o != Ordering::Less,
-            CmpOp::Eq => o == Ordering::Equal,
-            CmpOp::Ne => o != Ordering::Equal,
-        },
-    }
 }
 
 /// The exact order of an integer and a float.
