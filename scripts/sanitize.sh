@@ -35,6 +35,9 @@ runs=(
   "synccheck cuda_lab cuda_lab_shared cuda_lab_float cuda_lab_integer cuda_lab_global_counts cuda_read_bandwidth"
   "racecheck cuda_external"
   "synccheck cuda_external"
+  "memcheck cuda_partition"
+  "racecheck cuda_partition partition_around partition_every_sample_type partition_in_several"
+  "synccheck cuda_partition partition_around partition_every_sample_type partition_in_several"
 )
 i=0
 for r in "${runs[@]}"; do
