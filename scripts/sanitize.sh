@@ -14,6 +14,7 @@ runs=(
   "memcheck cuda_scan --skip gpu_more_than"
   "memcheck cuda_weighted"
   "memcheck cuda_lab"
+  "memcheck cuda_external"
   "memcheck cuda_select --skip gpu_more_than"
   "memcheck cuda_runs --skip gpu_more_than"
   "memcheck cuda_histogram cuda_matches_reference cuda_skewed cuda_bins cuda_16_bit cuda_passes"
@@ -29,6 +30,14 @@ runs=(
   "synccheck cuda_select gpu_f32_select gpu_u8_select gpu_poisoned"
   "racecheck cuda_runs gpu_i32_keys gpu_u8_keys gpu_f32_values gpu_poisoned"
   "synccheck cuda_runs gpu_i32_keys gpu_f64_values gpu_poisoned"
+  "synccheck cuda_weighted cuda_weighted_fixed_point cuda_2d_weighted"
+  "racecheck cuda_lab cuda_lab_shared cuda_lab_float cuda_lab_integer cuda_lab_global_counts cuda_read_bandwidth"
+  "synccheck cuda_lab cuda_lab_shared cuda_lab_float cuda_lab_integer cuda_lab_global_counts cuda_read_bandwidth"
+  "racecheck cuda_external"
+  "synccheck cuda_external"
+  "memcheck cuda_partition"
+  "racecheck cuda_partition partition_around partition_every_sample_type partition_in_several"
+  "synccheck cuda_partition partition_around partition_every_sample_type partition_in_several"
 )
 i=0
 for r in "${runs[@]}"; do

@@ -110,9 +110,11 @@ fn bad_input_is_one_line_and_exit_2() {
     fails_with(&["hist", &odd, "--dtype", "i32", "--backend", "cpu"], "multiple");
     fails_with(&["hist", &odd, "--backend", "cpu"], "--dtype");
     fails_with(&["hist", &csv, "--backend", "cpu"], "line 4");
-    fails_with(&["hist", "--demo", "--strategy", "fastest", "--backend", "cpu"], "error:");
-    fails_with(&["hist", "--demo", "--dtype", "i128", "--backend", "cpu"], "error:");
-    fails_with(&["hist", "--demo", "--backend", "tpu"], "error:");
+    fails_with(&["hist", "--demo", "--strategy", "fastest", "--backend", "cpu"], "unknown strategy 'fastest'");
+    fails_with(&["hist", "--demo", "--dtype", "i128", "--backend", "cpu"], "unknown dtype 'i128'");
+    fails_with(&["hist", "--demo", "--backend", "tpu"], "unknown backend 'tpu'");
+    fails_with(&["hist", "--demo", "--edges", "0,1", "--range", "0,1"], "cannot be used with");
+    fails_with(&["hist", "--no-such-option"], "unexpected argument '--no-such-option'");
 }
 
 #[test]

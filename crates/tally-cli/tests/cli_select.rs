@@ -105,3 +105,27 @@ fn a_bad_predicate_names_its_byte_and_exits_2() {
     let r = tally(&["select", &f, "--dtype", "f32", "--where", "x > 1", "--out", &o, "--indices", "--partition"]);
     assert_eq!(r.status.code(), Some(2));
 }
+
+/// Hostile predicate text (line breaks, other scripts, nothing, nesting and chains past the
+/// limits, numbers past 128 bits, a leading sign): one line on stderr that names a byte, exit
+/// code 2; and a valid predicate that starts with '-' is read as the predicate, not an option.
+#[test]
+fn hostile_predicates_get_one_line_and_exit_2() {
+    let f = raw_f32("hostile.f32", &[1.0, -3.0, 2.0]);
+    let o = out("hostile.npy");
+    let deep = format!("{}x > 1{}", "(".repeat(500), ")".repeat(500));
+    let chain = "x > 1 && ".repeat(5000) + "x < 2";
+    let huge = format!("x > {}", "9".repeat(200));
+    for text in
+        ["x >\n y", "x > 1\n&&", "x \u{2028}> 1", "x > \u{e9}", "\u{1F600}", "", "   ", &deep, &chain, &huge, "x > 0x"]
+    {
+        let r = tally(&["select", &f, "--dtype", "f32", "--where", text, "--out", &o, "--backend", "cpu"]);
+        let err = stderr(&r);
+        assert_eq!(r.status.code(), Some(2), "{text:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{text:?}: {err}");
+        assert!(err.contains("at byte "), "{text:?}: {err}");
+    }
+    let r = tally(&["select", &f, "--dtype", "f32", "--where", "-2.5 >= x", "--out", &o, "--backend", "cpu"]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    assert_eq!(read_npy::<f32>(&o), vec![-3.0]);
+}

@@ -4,72 +4,14 @@
 //! TALLY_REQUIRE_GPU=1 that is a failure).
 
 use std::sync::Arc;
-use tally::data::splitmix64;
 use tally::histogram::reference;
 use tally::reduce::{CmpOp, Compare, ReduceOp, ReduceOptions};
 use tally::{Backend, Bins, Channels, CudaDevice, HistogramPlan, HistogramSpec, Sample, ScanOp, ScanOptions, Strategy};
 
 mod common;
+mod properties_common;
 
-/// Draws from one case's seed.
-struct Draw(u64);
-impl Draw {
-    fn next(&mut self) -> u64 {
-        self.0 = splitmix64(self.0);
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-    /// Sizes spread over orders of magnitude, 0 included.
-    fn size(&mut self, max_log2: u64) -> usize {
-        let bits = self.below(max_log2 + 1);
-        (self.next() & ((1u64 << bits) - 1)) as usize
-    }
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
-
-/// The seeds of the cases to run: one given seed, or `TALLY_PROPERTY_CASES` of them.
-fn seeds(salt: u64) -> Vec<u64> {
-    if let Some(s) = std::env::var("TALLY_PROPERTY_SEED").ok().and_then(|s| s.parse().ok()) {
-        return vec![s];
-    }
-    let cases: u64 = std::env::var("TALLY_PROPERTY_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(10_000);
-    (0..cases).map(|i| splitmix64(salt ^ i)).collect()
-}
-
-/// Runs `case` for every seed, naming the seed of the first failure.
-fn for_each_case(name: &str, salt: u64, mut case: impl FnMut(&mut Draw) -> Result<(), String>) {
-    let seeds = seeds(salt);
-    for &seed in &seeds {
-        if let Err(e) = case(&mut Draw(seed)) {
-            panic!("{name}: case with TALLY_PROPERTY_SEED={seed} failed: {e}");
-        }
-    }
-    eprintln!("{name}: {} cases agreed", seeds.len());
-}
-
-/// Samples with skew: a share of them on one value, the rest spread over a span a little wider
-/// than the range, with NaN and infinities among floats.
-fn samples<T: Sample>(d: &mut Draw, n: usize, lo: f64, hi: f64, from: impl Fn(f64) -> T, float: bool) -> Vec<T> {
-    let hot = d.unit() * d.unit();
-    let hot_value = lo + d.unit() * (hi - lo);
-    let span = (hi - lo) * 1.2;
-    (0..n)
-        .map(|_| {
-            let r = d.unit();
-            if float && r < 0.01 {
-                from([f64::NAN, f64::INFINITY, f64::NEG_INFINITY, lo, hi][d.below(5) as usize])
-            } else if r < hot {
-                from(hot_value)
-            } else {
-                from(lo - 0.1 * (hi - lo) + d.unit() * span)
-            }
-        })
-        .collect()
-}
+use properties_common::{for_each_case, samples, Draw};
 
 fn histogram_case<T: Sample>(dev: &Arc<CudaDevice>, d: &mut Draw, xs: Vec<T>, bins: Bins) -> Result<(), String> {
     const STRATEGIES: [Strategy; 6] = [

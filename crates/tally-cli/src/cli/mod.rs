@@ -127,7 +127,12 @@ pub fn trace() -> bool {
 }
 
 pub fn run() -> anyhow::Result<()> {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // Help and the version go to stdout as the parser writes them.
+        Err(e) if !e.use_stderr() => e.exit(),
+        Err(e) => anyhow::bail!(usage_error(&e)),
+    };
     match cli.command {
         Command::Hist(a) => hist::run(a),
         Command::Hist2d(a) => hist2d::run(a),
@@ -140,6 +145,19 @@ pub fn run() -> anyhow::Result<()> {
         Command::Info(a) => info::run(a),
         Command::Lab(a) => lab::run(a),
     }
+}
+
+/// A usage error of the argument parser (the error, tips, the usage and a pointer to --help,
+/// over several lines) as one line: the error and its tips.
+fn usage_error(e: &clap::Error) -> String {
+    let text = e.render().to_string();
+    let parts: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("Usage:") && !l.starts_with("For more information"))
+        .collect();
+    let line = parts.join(" ");
+    format!("{} (see --help)", line.strip_prefix("error: ").unwrap_or(&line))
 }
 
 /// Comma-separated list parser for clap.

@@ -18,8 +18,8 @@ pub struct SelectArgs {
     #[command(flatten)]
     pub values: ValuesArg,
     /// The predicate on each value x, e.g. `x > 0 && x < 1`, `!isnan(x) && x != 3`
-    /// (docs/SELECT.md has the grammar).
-    #[arg(long = "where")]
+    /// (docs/SELECT.md has the grammar). A predicate may start with '-' (`-1 < x`).
+    #[arg(long = "where", allow_hyphen_values = true)]
     pub predicate: String,
     /// Output: `.npy`, or raw little-endian values for any other extension.
     #[arg(long)]

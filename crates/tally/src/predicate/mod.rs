@@ -194,11 +194,33 @@ fn write_node(n: &Node) -> String {
     }
 }
 
+/// Whether `n` is written bare as an operand of an operator (else in parentheses).
+fn bare_operand(n: &Node) -> bool {
+    matches!(n, Node::Bool(_) | Node::IsNan | Node::IsFinite | Node::Not(_))
+}
+
 /// `n` as an operand of an operator.
 fn write_operand(n: &Node) -> String {
+    if bare_operand(n) {
+        write_node(n)
+    } else {
+        format!("({})", write_node(n))
+    }
+}
+
+/// How deeply the parser nests (its `MAX_DEPTH` count) reading [`write_node`]'s text of `n`:
+/// the parser refuses trees deeper than that limit by this measure, so that it accepts the
+/// canonical text of everything it accepts.
+pub(crate) fn canonical_depth(n: &Node) -> usize {
+    let operand = |a: &Node| canonical_depth(a) + !bare_operand(a) as usize;
     match n {
-        Node::Bool(_) | Node::IsNan | Node::IsFinite | Node::Not(_) => write_node(n),
-        _ => format!("({})", write_node(n)),
+        Node::Bool(_) | Node::Cmp(..) | Node::IsNan | Node::IsFinite => 1,
+        Node::Not(a) => 1 + operand(a),
+        Node::And(a, b) | Node::Or(a, b) => {
+            let same_chain = matches!((n, &**a), (Node::And(..), Node::And(..)) | (Node::Or(..), Node::Or(..)));
+            let left = if same_chain { canonical_depth(a) } else { operand(a) };
+            left.max(operand(b))
+        }
     }
 }
 
@@ -406,5 +428,7 @@ fn cpp_of<T: ReduceElement>(t: &Tree<T>) -> String {
     }
 }
 
+#[cfg(test)]
+mod fuzz;
 #[cfg(test)]
 mod tests;

@@ -192,15 +192,23 @@ struct Parser<'a> {
     toks: Vec<(Tok, usize)>,
     at: usize,
     depth: usize,
+    /// `&&` and `||` read so far.
+    operators: usize,
 }
 
-/// Nesting deeper than this is refused (the parser and the evaluators recurse).
+/// Nesting deeper than this is refused (the parser and the evaluators recurse), both as
+/// written and as the canonical text would write it ([`super::canonical_depth`]), which can
+/// need more parentheses than the text had (`a || b && c` is `(a) || ((b) && (c))`).
 const MAX_DEPTH: usize = 64;
+
+/// More `&&` and `||` than this are refused: a chain of them is a tree as deep as it is long,
+/// and binding, evaluating, writing and dropping the tree recurse over it.
+pub const MAX_OPERATORS: usize = 1000;
 
 /// Parses `text`.
 pub fn parse(text: &str) -> Result<Node> {
     let toks = Lexer::run(text)?;
-    let mut p = Parser { text, toks, at: 0, depth: 0 };
+    let mut p = Parser { text, toks, at: 0, depth: 0, operators: 0 };
     let node = p.or()?;
     match p.peek() {
         Tok::End => Ok(node),
@@ -239,11 +247,31 @@ impl Parser<'_> {
         }
     }
 
+    /// Takes a binary operator, counting it against [`MAX_OPERATORS`].
+    fn operator(&mut self) -> Result<()> {
+        self.operators += 1;
+        if self.operators > MAX_OPERATORS {
+            return Err(self.error(&format!("more than {MAX_OPERATORS} '&&' and '||' in one expression")));
+        }
+        self.bump();
+        Ok(())
+    }
+
+    /// `node`, unless its canonical text would nest too deeply (the error names the byte
+    /// after it).
+    fn nested(&self, node: Node) -> Result<Node> {
+        if super::canonical_depth(&node) > MAX_DEPTH {
+            return Err(self.error("the expression nests too deeply"));
+        }
+        Ok(node)
+    }
+
     fn or(&mut self) -> Result<Node> {
         let mut left = self.and()?;
         while *self.peek() == Tok::Or {
-            self.bump();
-            left = Node::Or(Box::new(left), Box::new(self.and()?));
+            self.operator()?;
+            let right = self.and()?;
+            left = self.nested(Node::Or(Box::new(left), Box::new(right)))?;
         }
         Ok(left)
     }
@@ -251,8 +279,9 @@ impl Parser<'_> {
     fn and(&mut self) -> Result<Node> {
         let mut left = self.unary()?;
         while *self.peek() == Tok::And {
-            self.bump();
-            left = Node::And(Box::new(left), Box::new(self.unary()?));
+            self.operator()?;
+            let right = self.unary()?;
+            left = self.nested(Node::And(Box::new(left), Box::new(right)))?;
         }
         Ok(left)
     }
@@ -264,7 +293,8 @@ impl Parser<'_> {
         }
         let node = if *self.peek() == Tok::Not {
             self.bump();
-            Node::Not(Box::new(self.unary()?))
+            let operand = self.unary()?;
+            self.nested(Node::Not(Box::new(operand)))?
         } else {
             self.primary()?
         };
@@ -355,7 +385,7 @@ impl Parser<'_> {
 }
 
 /// `c OP x` as `x OP' c`.
-fn mirror(op: CmpOp) -> CmpOp {
+pub(crate) fn mirror(op: CmpOp) -> CmpOp {
     match op {
         CmpOp::Lt => CmpOp::Gt,
         CmpOp::Le => CmpOp::Ge,

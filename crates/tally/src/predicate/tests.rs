@@ -134,3 +134,18 @@ fn custom_predicates_keep_their_type() {
     assert!(Predicate::custom_cpp::<f32, _>(" ", |_| true).is_err());
     assert!(Predicate::custom_cpp::<f32, _>("x\n> 1", |_| true).is_err());
 }
+
+/// A chain of operators is a tree as deep as it is long: 200,000 of them overflowed the stack
+/// (an abort, not an error) before the limit.
+#[test]
+fn long_chains_are_refused_past_the_limit() {
+    let chain = |n: usize, op: &str| format!("x > 1 {op} ").repeat(n) + "x < 2";
+    for op in ["&&", "||"] {
+        let p = Predicate::parse(&chain(parse::MAX_OPERATORS, op)).unwrap();
+        assert!(p.test(1.5f64).unwrap());
+        assert_eq!(p.cpp_for(crate::ElementType::F32).unwrap().matches(op).count(), parse::MAX_OPERATORS);
+        let e = err(&chain(200_000, op));
+        let byte = 9 * parse::MAX_OPERATORS + 7;
+        assert!(e.contains(&format!("at byte {byte} of ")) && e.contains("more than 1000 '&&' and '||'"), "{e}");
+    }
+}

@@ -50,18 +50,24 @@ fn eval<T: ReduceElement>(n: &Node, x: T) -> bool {
                     }
                 }
             };
-            match ord {
-                None => *op == CmpOp::Ne,
-                Some(o) => match op {
-                    CmpOp::Lt => o == Ordering::Less,
-                    CmpOp::Le => o != Ordering::Greater,
-                    CmpOp::Gt => o == Ordering::Greater,
-                    CmpOp::Ge => o != Ordering::Less,
-                    CmpOp::Eq => o == Ordering::Equal,
-                    CmpOp::Ne => o != Ordering::Equal,
-                },
-            }
+            holds(*op, ord)
         }
+    }
+}
+
+/// Whether `x OP c` holds when `x` and `c` are in order `order` (None: unordered, a NaN on
+/// either side, where only `!=` holds).
+pub(crate) fn holds(op: CmpOp, order: Option<Ordering>) -> bool {
+    match order {
+        None => op == CmpOp::Ne,
+        Some(o) => match op {
+            CmpOp::Lt => o == Ordering::Less,
+            CmpOp::Le => o != Ordering::Greater,
+            CmpOp::Gt => o == Ordering::Greater,
+            CmpOp::Ge => o != Ordering::Less,
+            CmpOp::Eq => o == Ordering::Equal,
+            CmpOp::Ne => o != Ordering::Equal,
+        },
     }
 }
 
