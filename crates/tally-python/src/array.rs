@@ -237,10 +237,14 @@ impl<T: DeviceRepr> Out<T> {
     }
 }
 
-/// Writes `values` into a host output, or into device output on `target`'s stream.
+/// Writes `values` into the front of a host output, or into a device output of their length
+/// on `target`'s stream.
 pub fn write_out<T: DeviceRepr + Copy>(out: &mut Out<T>, target: &Target, values: &[T]) -> tally::Result<()> {
     if let Some(host) = out.host() {
-        host.copy_from_slice(values);
+        let room = host.len();
+        host.get_mut(..values.len())
+            .ok_or_else(|| tally::Error::invalid(format!("{} results for an output of {room}", values.len())))?
+            .copy_from_slice(values);
         return Ok(());
     }
     match (out.device(), target) {

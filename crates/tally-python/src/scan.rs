@@ -51,17 +51,27 @@ where
             None => {
                 let mut plan = ScanPlan::<T, O>::new(dev, op, options, view.len())?;
                 plan.launch(stream, &view, &mut dest)?;
-                plan.read(stream)
+                finish(&plan, stream)
             }
             Some(Input::Device(k)) => {
                 let mut plan = ScanPlan::<T, O>::by_key::<K>(dev, op, options, view.len())?;
                 plan.launch_by_key(stream, &k, &view, &mut dest)?;
-                plan.read(stream)
+                finish(&plan, stream)
             }
             Some(Input::Host(_)) => Err(tally::Error::invalid("host keys for device values")),
         }
     })
     .map_err(to_py)
+}
+
+/// Ends a device scan: waits for it only where a checked sum may report an overflow; the other
+/// scans' results stay queued on the caller's stream, as the caller's own kernels would be.
+fn finish<T: ScanInto<O>, O: ScanValue>(plan: &ScanPlan<T, O>, stream: &tally::Stream) -> tally::Result<()> {
+    if plan.checks_overflow() {
+        plan.read(stream)
+    } else {
+        Ok(())
+    }
 }
 
 /// Scans `x` (see `Subject`) by `op` ("sum", "min", "max") into `out`: for sums numpy's
