@@ -12,6 +12,7 @@ mod device;
 mod dlpack;
 mod error;
 mod histogram;
+mod plans;
 mod reduce;
 mod runs;
 mod scan;

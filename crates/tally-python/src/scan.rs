@@ -5,6 +5,9 @@
 use crate::array::{write_out, Held, Out, Subject, Target};
 use crate::dispatch;
 use crate::error::{to_py, value_error};
+use crate::plans;
+use std::any::type_name;
+use std::sync::Arc;
 use cudarc::driver::DeviceRepr;
 use pyo3::prelude::*;
 use tally::{Input, ScanElement, ScanInto, ScanKey, ScanOp, ScanOptions, ScanPlan, ScanValue};
@@ -47,19 +50,21 @@ where
             return Err(tally::Error::invalid("a device output needs device input on a device"));
         };
         let stream = dev.stream();
+        let key_type = keys.as_ref().map(|_| std::any::type_name::<K>());
+        let what = format!("scan {} {} {op:?} {options:?} {key_type:?}", type_name::<T>(), type_name::<O>());
+        let plan_key = (Arc::as_ptr(dev) as usize, what, view.len());
+        let mut plan = plans::take(&plan_key, || match keys {
+            None => ScanPlan::<T, O>::new(dev, op, options, view.len()),
+            Some(_) => ScanPlan::<T, O>::by_key::<K>(dev, op, options, view.len()),
+        })?;
         match keys.as_ref().map(|k| k.input()) {
-            None => {
-                let mut plan = ScanPlan::<T, O>::new(dev, op, options, view.len())?;
-                plan.launch(stream, &view, &mut dest)?;
-                finish(&plan, stream)
-            }
-            Some(Input::Device(k)) => {
-                let mut plan = ScanPlan::<T, O>::by_key::<K>(dev, op, options, view.len())?;
-                plan.launch_by_key(stream, &k, &view, &mut dest)?;
-                finish(&plan, stream)
-            }
-            Some(Input::Host(_)) => Err(tally::Error::invalid("host keys for device values")),
+            None => plan.launch(stream, &view, &mut dest)?,
+            Some(Input::Device(k)) => plan.launch_by_key(stream, &k, &view, &mut dest)?,
+            Some(Input::Host(_)) => return Err(tally::Error::invalid("host keys for device values")),
         }
+        let finished = finish(&plan, stream);
+        plans::keep(plan_key, plan);
+        finished
     })
     .map_err(to_py)
 }
