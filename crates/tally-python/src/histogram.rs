@@ -6,12 +6,13 @@ use crate::array::{parse_dtype, Held, Out, Subject, Target};
 use crate::dispatch;
 use crate::error::{to_py, value_error};
 use crate::plans::{self, Key};
-use std::sync::Arc;
 use cudarc::driver::DeviceRepr;
 use pyo3::prelude::*;
+use std::sync::Arc;
 use tally::histogram::{rule_edge, Outliers2d, PairsInput, Weight};
 use tally::{
-    Bins, CudaDevice, HistogramPlan, Channels, DType, DevicePairs, ElementType, HistogramSpec, Input, Pairs, Sample, Strategy, WeightedOptions,
+    Bins, Channels, CudaDevice, DType, DevicePairs, ElementType, HistogramPlan, HistogramSpec, Input, Pairs, Sample,
+    Strategy, WeightedOptions,
 };
 
 /// The bins the Python layer passes: `(bins, lower, upper)` for even bins, or a list of edges.
@@ -41,7 +42,8 @@ fn host_out<V: DeviceRepr>(out: &mut Out<V>) -> PyResult<&mut [V]> {
 /// The plan's key for even bins (custom edges are not kept: their key would be the edges).
 fn plan_key<T: Sample>(dev: &Arc<CudaDevice>, spec: &HistogramSpec, strategy: Strategy, n: usize) -> Option<Key> {
     let Bins::Even { bins, lower, upper } = spec.bins else { return None };
-    let what = format!("histogram {:?} {} {bins} {:x} {:x}", T::DTYPE, strategy.name(), lower.to_bits(), upper.to_bits());
+    let what =
+        format!("histogram {:?} {} {bins} {:x} {:x}", T::DTYPE, strategy.name(), lower.to_bits(), upper.to_bits());
     Some((Arc::as_ptr(dev) as usize, what, n))
 }
 

@@ -6,10 +6,10 @@ use crate::array::{write_out, Held, Out, Subject, Target};
 use crate::dispatch;
 use crate::error::{to_py, value_error};
 use crate::plans;
-use std::any::type_name;
-use std::sync::Arc;
 use cudarc::driver::DeviceRepr;
 use pyo3::prelude::*;
+use std::any::type_name;
+use std::sync::Arc;
 use tally::{Input, ScanElement, ScanInto, ScanKey, ScanOp, ScanOptions, ScanPlan, ScanValue};
 
 /// The arrays of one scan.
