@@ -349,3 +349,13 @@ def test_weighted_bincount_scale_on_the_device():
         wb[12345] = bad
         with pytest.raises(ValueError, match="12345"):
             tally.bincount(on_gpu(x), weights=on_gpu(wb))
+
+
+def test_counts_past_2_to_the_31_are_widened_unsigned():
+    n = 2**31 + 5
+    t = torch.zeros(n, dtype=torch.uint8, device=DEV)
+    t[:3] = 7
+    h = tally.histogram(t, bins=8, range=(0, 8))
+    assert back(h.counts).tolist() == [n - 3, 0, 0, 0, 0, 0, 0, 3]
+    del t
+    torch.cuda.empty_cache()

@@ -176,14 +176,19 @@ def _counts_out(a: Arg, bins: int) -> Tuple[Any, tuple]:
 
 def _widen(a: Arg, raw: Any) -> Any:
     """Counts from :func:`_counts_out` as int64, converted on the device by the array's own
-    library, on the caller's stream."""
+    library on its current stream: the extension has waited for the counters (it read the
+    outliers), so any stream sees them, a ``stream=`` of the caller's own included."""
     if not a.on_device or a.n >= 2**32:
         return raw
+    # The counters are unsigned: a count past 2^31 - 1 reads as a negative int32.
+    mask = a.n >= 2**31
     torch = sys.modules.get("torch")
-    wide = raw.to(torch.int64) if torch is not None and isinstance(raw, torch.Tensor) else raw.astype("int64")
-    if a.n >= 2**31:  # the counters are unsigned: a count past 2^31 - 1 reads as negative int32
-        wide &= 0xFFFFFFFF
-    return wide
+    if torch is not None and isinstance(raw, torch.Tensor):
+        wide = raw.to(torch.int64)
+        return wide.bitwise_and_(0xFFFFFFFF) if mask else wide
+    with sys.modules["cupy"].cuda.Device(a.device[0]):
+        wide = raw.astype("int64")
+        return wide & 0xFFFFFFFF if mask else wide
 
 
 def histogram(x: Any, bins: Union[int, Sequence[float]] = 10, range: Optional[Tuple[float, float]] = None,
