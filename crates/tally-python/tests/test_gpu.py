@@ -332,6 +332,9 @@ def test_histogram_counts_stay_on_the_device_and_plans_are_kept():
         assert isinstance(h.counts, torch.Tensor) and h.counts.device == DEV and h.counts.dtype == torch.int64
         np.testing.assert_array_equal(back(h.counts), np.histogram(x, bins=256, range=rng)[0])
         np.testing.assert_array_equal(back(tally.bincount(t)), np.bincount(x))
+        # The edges of even bins are kept on the device: each call gets its own copy.
+        np.testing.assert_array_equal(back(h.edges), np.histogram(x, bins=256, range=rng)[1])
+        h.edges.fill_(-1)
     # The last bin includes its upper edge, on the device as on the host.
     x = np.array([0, 255, 255, 256, 300], dtype=np.int32)
     h = tally.histogram(on_gpu(x), bins=4, range=(0, 256))

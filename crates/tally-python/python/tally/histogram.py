@@ -163,6 +163,31 @@ def _host_out(n: int, dtype: str) -> Tuple[np.ndarray, tuple]:
     return out, (out.__array_interface__["data"][0], n, True)
 
 
+# Even bins' edges on a device, by (kind, device, (bins, lower, upper)): a copy to the device
+# per call would cost more than the histogram of a small array.
+_DEVICE_EDGES: dict = {}
+
+
+def _edges(a: Arg, report: np.ndarray, key: Any) -> Any:
+    """The edges to report as ``a``'s kind: for device input of even bins (``key``) a device
+    copy of the kept ones (the caller may write the array it gets)."""
+    if not a.on_device or key is None:
+        return result(a, report)
+    k = (a.kind, a.device[0], key)
+    kept = _DEVICE_EDGES.get(k)
+    if kept is None:
+        if len(_DEVICE_EDGES) >= 64:
+            _DEVICE_EDGES.clear()
+        kept = _DEVICE_EDGES[k] = result(a, report)
+    if hasattr(kept, "clone"):
+        return kept.clone()
+    cupy = sys.modules.get("cupy")
+    if cupy is not None and isinstance(kept, cupy.ndarray):
+        with cupy.cuda.Device(a.device[0]):
+            return kept.copy()
+    return kept.copy()
+
+
 def _counts_out(a: Arg, bins: int) -> Tuple[Any, tuple]:
     """Where the extension writes ``bins`` counts: an int64 numpy array for host samples; for
     device samples an array of the input's kind on its device holding the GPU's counters as
@@ -213,7 +238,8 @@ def histogram(x: Any, bins: Union[int, Sequence[float]] = 10, range: Optional[Tu
             at_edge = above if range is None else _native.reduce(a.call, "count", False, False, ("==", upper))
             counts[-1] += at_edge
             above -= at_edge
-        return Histogram(result(a, counts), result(a, report), below, above, nan, ran)
+        return Histogram(result(a, counts), _edges(a, report, spec if upper is not None else None), below, above,
+                         nan, ran)
     w = _float_weights(weights, a, backend, device, stream)
     sums, parts = _host_out(n, "float64")
     outside, ran = _native.histogram_weighted(a.call, (w.parts, w.dtype), spec, strategy, parts)
