@@ -62,17 +62,20 @@ where
             Some(Input::Device(k)) => plan.launch_by_key(stream, &k, &view, &mut dest)?,
             Some(Input::Host(_)) => return Err(tally::Error::invalid("host keys for device values")),
         }
-        let finished = finish(&plan, stream);
+        let finished = finish(&plan, stream, view.len());
         plans::keep(plan_key, plan);
         finished
     })
     .map_err(to_py)
 }
 
-/// Ends a device scan: waits for it only where a checked sum may report an overflow; the other
-/// scans' results stay queued on the caller's stream, as the caller's own kernels would be.
-fn finish<T: ScanInto<O>, O: ScanValue>(plan: &ScanPlan<T, O>, stream: &tally::Stream) -> tally::Result<()> {
-    if plan.checks_overflow() {
+/// Ends a device scan of `n` elements: waits for it only where a checked sum may report an
+/// overflow; the other scans' results stay queued on the caller's stream, as the caller's own
+/// kernels would be. Sums of fewer than 2^32 elements of 32 bits or less cannot leave the 64
+/// bits they are summed in (2^32 * 2^32 = 2^64 unsigned, 2^32 * 2^31 = 2^63 signed).
+fn finish<T: ScanInto<O>, O: ScanValue>(plan: &ScanPlan<T, O>, stream: &tally::Stream, n: usize) -> tally::Result<()> {
+    let may_overflow = std::mem::size_of::<T>() > 4 || n as u64 >= 1 << 32;
+    if plan.checks_overflow() && may_overflow {
         plan.read(stream)
     } else {
         Ok(())
