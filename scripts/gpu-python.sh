@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # On a GPU host with Python, PyTorch (CUDA), CuPy, numpy and pytest (no Rust, no network):
 # installs tally's wheel into a private directory, runs the GPU tests (which must not skip),
-# the CPU tests, and the benchmark against PyTorch and CuPy. Logs go to $OUT (default
-# gpu-out/python).
+# the CPU tests, and the benchmark against PyTorch and CuPy; with TALLY (the tally CLI of the
+# same build) the benchmark also prints the Rust bench of the same cases. Logs go to $OUT
+# (default gpu-out/python).
 #
-#   scripts/gpu-python.sh .gpu/wheels/tally-*.whl
+#   scripts/gpu-python.sh .gpu/wheels/tally-*.whl [.gpu/bin/tally]
 set -uo pipefail
 cd "$(dirname "$0")/.."
-wheel=${1:?usage: scripts/gpu-python.sh WHEEL}
+wheel=${1:?usage: scripts/gpu-python.sh WHEEL [TALLY]}
+rust=${2:-}
 out=${OUT:-gpu-out}/python
 site=${TALLY_SITE:-/tmp/tally-site}
 mkdir -p "$out"
@@ -25,8 +27,8 @@ python3 -c 'import tally, sys; print("tally", tally.__version__, "from", tally._
 tests=$(realpath crates/tally-python/tests)
 (cd "$out" && TALLY_REQUIRE_GPU=1 python3 -m pytest -p no:cacheprovider -q "$tests/test_gpu.py") 2>&1 \
   | tee "$out/test_gpu.log"; [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
-(cd "$out" && python3 -m pytest -p no:cacheprovider -q "$tests/test_cpu.py") 2>&1 \
+(cd "$out" && python3 -m pytest -p no:cacheprovider -q "$tests/test_cpu.py" "$tests/test_cpu_select.py") 2>&1 \
   | tee "$out/test_cpu.log"; [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
-python3 -m tally.bench 2>&1 | tee "$out/bench.log"; [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+python3 -m tally.bench ${rust:+--rust "$(realpath "$rust")"} 2>&1 | tee "$out/bench.log"; [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 echo "gpu-python: status $status (logs in $out)"
 exit $status

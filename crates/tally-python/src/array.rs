@@ -162,9 +162,10 @@ impl<T: DeviceRepr> Held<T> {
         }
         let dev = target.cuda(what)?;
         // SAFETY: the Python layer passes the address and length of a live, contiguous device
-        // array of `T` that it holds a reference to for the whole call, on the stream the caller
-        // works on; the call synchronises that stream before it returns, so no work on the
-        // memory outlives the borrow.
+        // array of `T` that it holds a reference to for the whole call, and the call queues its
+        // work on the stream the caller works on. Work still queued when the call returns is
+        // ordered before anything the caller queues next on that stream, and PyTorch's and
+        // CuPy's allocators reuse freed memory in that stream's order, as for their own kernels.
         let buffer = unsafe { ExternalBuffer::from_raw_parts(dev.stream(), address, len) }.map_err(to_py)?;
         Ok(Held::Device(buffer))
     }
@@ -210,9 +211,9 @@ impl<T: DeviceRepr> Out<T> {
             return Ok(Out::Host { address, len });
         }
         let dev = target.cuda("the output")?;
-        // SAFETY: the Python layer allocated this device array for the call's output and holds
-        // it for the whole call, on the call's stream; nothing else uses it until the call,
-        // which synchronises the stream, returns.
+        // SAFETY: the Python layer allocated this device array for the call's output on the
+        // call's device and holds it for the whole call; nothing else has it until the call
+        // returns, and later work on it is queued after the call's (see `Held::new`).
         Ok(Out::Device(unsafe { ExternalBuffer::from_raw_parts(dev.stream(), address, n) }.map_err(to_py)?))
     }
 
@@ -237,10 +238,14 @@ impl<T: DeviceRepr> Out<T> {
     }
 }
 
-/// Writes `values` into a host output, or into device output on `target`'s stream.
+/// Writes `values` into the front of a host output, or into a device output of their length
+/// on `target`'s stream.
 pub fn write_out<T: DeviceRepr + Copy>(out: &mut Out<T>, target: &Target, values: &[T]) -> tally::Result<()> {
     if let Some(host) = out.host() {
-        host.copy_from_slice(values);
+        let room = host.len();
+        host.get_mut(..values.len())
+            .ok_or_else(|| tally::Error::invalid(format!("{} results for an output of {room}", values.len())))?
+            .copy_from_slice(values);
         return Ok(());
     }
     match (out.device(), target) {

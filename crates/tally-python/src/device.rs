@@ -1,7 +1,8 @@
 //! The CUDA devices a process uses, opened once each, and their views on the callers' streams.
 //! A raw stream handle gets one `CudaDevice` (sharing the device's compiled kernels) with its own
-//! workspace, kept for the process: a call synchronises its stream before it returns, so a
-//! handle that a later stream reuses finds no work of tally's pending on its workspace.
+//! workspace, kept for the process. Work that a call leaves queued on its stream is ordered
+//! before the next call's on that stream; a handle that a new stream reuses names a stream that
+//! the driver released, which it does only once the old stream's work is done.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -35,8 +36,9 @@ pub fn on_stream(ordinal: usize, stream: usize) -> tally::Result<Arc<CudaDevice>
     // SAFETY: the Python layer passes the current stream of PyTorch, CuPy or the array's
     // `__cuda_array_interface__`, all streams of the device's primary context (the context tally
     // opens), and the caller keeps a stream alive while it queues work on it. A handle that is
-    // later destroyed and reused names the new stream, and every call synchronises its stream
-    // before returning, so the cached wrapper never has work pending on a dead stream.
+    // later destroyed and reused names the new stream: the driver releases a destroyed stream
+    // (and so its handle) only after its queued work is done, so the cached wrapper's workspace
+    // has no work of the old stream pending when the new one uses it.
     let raw = unsafe { Stream::from_raw(&base, stream as cudarc::driver::sys::CUstream) };
     let dev = base.with_stream(raw)?;
     map.insert((ordinal, stream), dev.clone());

@@ -5,11 +5,14 @@
 use crate::array::{parse_dtype, Held, Out, Subject, Target};
 use crate::dispatch;
 use crate::error::{to_py, value_error};
+use crate::plans::{self, Key};
 use cudarc::driver::DeviceRepr;
 use pyo3::prelude::*;
+use std::sync::Arc;
 use tally::histogram::{rule_edge, Outliers2d, PairsInput, Weight};
 use tally::{
-    Bins, Channels, DType, DevicePairs, ElementType, HistogramSpec, Input, Pairs, Sample, Strategy, WeightedOptions,
+    Bins, Channels, CudaDevice, DType, DevicePairs, ElementType, HistogramPlan, HistogramSpec, Input, Pairs, Sample,
+    Strategy, WeightedOptions,
 };
 
 /// The bins the Python layer passes: `(bins, lower, upper)` for even bins, or a list of edges.
@@ -36,9 +39,61 @@ fn host_out<V: DeviceRepr>(out: &mut Out<V>) -> PyResult<&mut [V]> {
     out.host().ok_or_else(|| value_error("histogram outputs are host arrays"))
 }
 
+/// The plan's key for even bins (custom edges are not kept: their key would be the edges).
+fn plan_key<T: Sample>(dev: &Arc<CudaDevice>, spec: &HistogramSpec, strategy: Strategy, n: usize) -> Option<Key> {
+    let Bins::Even { bins, lower, upper } = spec.bins else { return None };
+    let what =
+        format!("histogram {:?} {} {bins} {:x} {:x}", T::DTYPE, strategy.name(), lower.to_bits(), upper.to_bits());
+    Some((Arc::as_ptr(dev) as usize, what, n))
+}
+
+/// A histogram of device samples into `counts`, device memory of the counters' width that the
+/// Python layer allocated: the counters are copied there on the stream (no trip through the
+/// host), and only the outliers, which Python returns as numbers, are waited for.
+fn device_histogram<T: Sample>(
+    py: Python<'_>,
+    x: &Subject<'_>,
+    spec: &HistogramSpec,
+    strategy: Strategy,
+    counts: &Bound<'_, PyAny>,
+) -> PyResult<Counted> {
+    let dev = x.target.cuda("the output")?;
+    let held = x.held::<T>()?;
+    let Input::Device(view) = held.input() else {
+        return Err(value_error("device counts need device samples"));
+    };
+    let key = plan_key::<T>(dev, spec, strategy, view.len());
+    let make = || HistogramPlan::new(dev, &view, spec, strategy, dev.tuning());
+    let mut plan = py
+        .detach(|| match &key {
+            Some(k) => plans::take(k, make),
+            None => make(),
+        })
+        .map_err(to_py)?;
+    let mut out = Out::<u8>::new(counts, &x.target, spec.bins.count() * plan.counter_bytes())?;
+    let (outliers, ran) = py
+        .detach(|| -> tally::Result<(Vec<u64>, Strategy)> {
+            let stream = dev.stream();
+            plan.launch(stream, &view)?;
+            let mut dest = out.device().ok_or_else(|| tally::Error::invalid("device counts for host samples"))?;
+            plan.copy_counts(stream, &mut dest)?;
+            Ok((plan.read_outliers(stream)?, plan.strategy()))
+        })
+        .map_err(to_py)?;
+    if let Some(k) = key {
+        plans::keep(k, plan);
+    }
+    Ok((outliers[0], outliers[1], outliers[2], ran.name()))
+}
+
+/// Samples below the first edge, at or above the last, NaN; and the strategy that ran.
+type Counted = (u64, u64, u64, &'static str);
+
 /// Counts `x` (see `Subject`) into `bins` (see [`parse_bins`]), writing the counts into
-/// `counts` (int64, one per bin). Returns the samples below the first edge, at or above the
-/// last, the NaNs, and the strategy that ran.
+/// `counts`: a host array of int64, one per bin; or for device samples device memory of one
+/// counter per bin, uint32 for fewer than 2^32 samples, else int64, which the Python layer
+/// widens. Returns the samples below the first edge, at or above the last, the NaNs, and the
+/// strategy that ran.
 #[pyfunction]
 pub fn histogram(
     py: Python<'_>,
@@ -46,9 +101,14 @@ pub fn histogram(
     bins: &Bound<'_, PyAny>,
     strategy: &str,
     counts: &Bound<'_, PyAny>,
-) -> PyResult<(u64, u64, u64, &'static str)> {
+) -> PyResult<Counted> {
     let x = Subject::new(x)?;
     let (spec, strategy) = prepare(bins, strategy)?;
+    let (_, _, counts_on_host) = counts.extract::<(u64, usize, bool)>()?;
+    if !counts_on_host {
+        return dispatch!(x.dtype, "a histogram", T => device_histogram::<T>(py, &x, &spec, strategy, counts),
+            [U8: u8, U16: u16, I32: i32, U32: u32, I64: i64, F32: f32, F64: f64]);
+    }
     let mut out = Out::<i64>::new(counts, &x.target, spec.bins.count())?;
     let h = dispatch!(x.dtype, "a histogram", T => {
         let held = x.held::<T>()?;

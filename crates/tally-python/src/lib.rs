@@ -1,5 +1,5 @@
 //! `tally._native`: the extension module under the `tally` Python package. Each primitive has
-//! one file here (`histogram`, `reduce`, `scan`) and one Python module over it; the Python layer
+//! one file here (`histogram`, `reduce`, `scan`, `select`, `runs`) and one Python module over it; the Python layer
 //! reads the caller's arrays (numpy, PyTorch, CuPy, DLPack, `__cuda_array_interface__`), picks
 //! the device and stream, allocates outputs, and calls these functions with each array as
 //! `(address, elements, on_host)`. Every call releases the GIL while tally works.
@@ -12,8 +12,11 @@ mod device;
 mod dlpack;
 mod error;
 mod histogram;
+mod plans;
 mod reduce;
+mod runs;
 mod scan;
+mod select;
 
 use pyo3::prelude::*;
 
@@ -48,5 +51,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(reduce::reduce, m)?)?;
     m.add_function(wrap_pyfunction!(reduce::time_reduce, m)?)?;
     m.add_function(wrap_pyfunction!(scan::scan, m)?)?;
+    m.add_function(wrap_pyfunction!(select::select, m)?)?;
+    m.add_function(wrap_pyfunction!(runs::runs, m)?)?;
+    m.add_function(wrap_pyfunction!(runs::reduce_by_key, m)?)?;
     Ok(())
 }

@@ -1,12 +1,15 @@
 //! Reductions: `Backend::reduce` on one array, the result as a Python number.
 
-use crate::array::Subject;
+use crate::array::{Held, Subject, Target};
 use crate::dispatch;
 use crate::error::{to_py, value_error};
+use crate::plans;
 use pyo3::prelude::*;
 use pyo3::IntoPyObjectExt;
+use std::any::type_name;
+use std::sync::Arc;
 use std::time::Instant;
-use tally::{CmpOp, Compare, ReduceOp, ReduceOptions, Reduction};
+use tally::{CmpOp, Compare, Input, ReduceElement, ReduceOp, ReduceOptions, ReducePlan, Reduction};
 
 /// The op named `name`, with `compare` = (symbol, value) for count.
 fn parse_op(name: &str, compare: Option<(String, f64)>) -> PyResult<ReduceOp> {
@@ -57,17 +60,35 @@ fn run(
 ) -> PyResult<(Reduction, f64)> {
     dispatch!(x.dtype, "a reduction", T => {
         let held = x.held::<T>()?;
-        let backend = x.target.backend();
+        let target = &x.target;
         py.detach(|| {
             let start = Instant::now();
-            let mut r = backend.reduce(held.input(), op, options);
+            let mut r = reduce_once(target, &held, op, options);
             for _ in 1..reps {
-                r = backend.reduce(held.input(), op, options);
+                r = reduce_once(target, &held, op, options);
             }
             r.map(|r| (r, start.elapsed().as_secs_f64() / reps.max(1) as f64))
         })
         .map_err(to_py)
     })
+}
+
+/// One reduction: of device memory by a plan kept between calls, else by the backend.
+fn reduce_once<T: ReduceElement>(
+    target: &Target,
+    x: &Held<T>,
+    op: ReduceOp,
+    options: ReduceOptions,
+) -> tally::Result<Reduction> {
+    let (Target::Cuda(dev), Input::Device(view)) = (target, x.input()) else {
+        return target.backend().reduce(x.input(), op, options);
+    };
+    let key = (Arc::as_ptr(dev) as usize, format!("reduce {} {op:?} {options:?}", type_name::<T>()), view.len());
+    let mut plan = plans::take(&key, || ReducePlan::<T>::new(dev, op, options, view.len()))?;
+    plan.launch(dev.stream(), &view)?;
+    let r = plan.read(dev.stream());
+    plans::keep(key, plan);
+    r
 }
 
 /// Reduces `x` (see `Subject`) by `op` ("sum", "min", "max", "minmax", "argmin", "argmax",

@@ -5,8 +5,11 @@
 use crate::array::{write_out, Held, Out, Subject, Target};
 use crate::dispatch;
 use crate::error::{to_py, value_error};
+use crate::plans;
 use cudarc::driver::DeviceRepr;
 use pyo3::prelude::*;
+use std::any::type_name;
+use std::sync::Arc;
 use tally::{Input, ScanElement, ScanInto, ScanKey, ScanOp, ScanOptions, ScanPlan, ScanValue};
 
 /// The arrays of one scan.
@@ -47,21 +50,36 @@ where
             return Err(tally::Error::invalid("a device output needs device input on a device"));
         };
         let stream = dev.stream();
+        let key_type = keys.as_ref().map(|_| std::any::type_name::<K>());
+        let what = format!("scan {} {} {op:?} {options:?} {key_type:?}", type_name::<T>(), type_name::<O>());
+        let plan_key = (Arc::as_ptr(dev) as usize, what, view.len());
+        let mut plan = plans::take(&plan_key, || match keys {
+            None => ScanPlan::<T, O>::new(dev, op, options, view.len()),
+            Some(_) => ScanPlan::<T, O>::by_key::<K>(dev, op, options, view.len()),
+        })?;
         match keys.as_ref().map(|k| k.input()) {
-            None => {
-                let mut plan = ScanPlan::<T, O>::new(dev, op, options, view.len())?;
-                plan.launch(stream, &view, &mut dest)?;
-                plan.read(stream)
-            }
-            Some(Input::Device(k)) => {
-                let mut plan = ScanPlan::<T, O>::by_key::<K>(dev, op, options, view.len())?;
-                plan.launch_by_key(stream, &k, &view, &mut dest)?;
-                plan.read(stream)
-            }
-            Some(Input::Host(_)) => Err(tally::Error::invalid("host keys for device values")),
+            None => plan.launch(stream, &view, &mut dest)?,
+            Some(Input::Device(k)) => plan.launch_by_key(stream, &k, &view, &mut dest)?,
+            Some(Input::Host(_)) => return Err(tally::Error::invalid("host keys for device values")),
         }
+        let finished = finish(&plan, stream, view.len());
+        plans::keep(plan_key, plan);
+        finished
     })
     .map_err(to_py)
+}
+
+/// Ends a device scan of `n` elements: waits for it only where a checked sum may report an
+/// overflow; the other scans' results stay queued on the caller's stream, as the caller's own
+/// kernels would be. Sums of fewer than 2^32 elements of 32 bits or less cannot leave the 64
+/// bits they are summed in (2^32 * 2^32 = 2^64 unsigned, 2^32 * 2^31 = 2^63 signed).
+fn finish<T: ScanInto<O>, O: ScanValue>(plan: &ScanPlan<T, O>, stream: &tally::Stream, n: usize) -> tally::Result<()> {
+    let may_overflow = std::mem::size_of::<T>() > 4 || n as u64 >= 1 << 32;
+    if plan.checks_overflow() && may_overflow {
+        plan.read(stream)
+    } else {
+        Ok(())
+    }
 }
 
 /// Scans `x` (see `Subject`) by `op` ("sum", "min", "max") into `out`: for sums numpy's

@@ -217,3 +217,148 @@ def test_cupy_arrays():
         assert tally.sum(c2) == int(x.sum()) * 3
     with pytest.raises(ValueError, match="contiguous"):
         tally.sum(c[::3])
+
+
+# Selection and runs ---------------------------------------------------------------------------
+
+from reference import SUM_TYPES, reduce_by_key, run_lengths, unique_consecutive  # noqa: E402
+
+
+def poison_allocator(nbytes):
+    """Leaves a block of ``nbytes`` of 0xFF bytes in PyTorch's cache, which the next output of
+    that size is likely to get: elements a kernel leaves unwritten then show."""
+    block = torch.full((max(nbytes, 1),), 255, dtype=torch.uint8, device=DEV)
+    del block
+
+
+def with_nans(x, seed=7):
+    if x.dtype.kind == "f" and x.size:
+        x = x.copy()
+        x[np.random.default_rng(seed).random(x.size) < 0.02] = np.nan
+    return x
+
+
+def keys_in_runs(dtype, n, seed=2):
+    rng = np.random.default_rng(seed)
+    return np.repeat(data(dtype, n, seed, lo=0, hi=5), rng.integers(1, 13, size=n))[:n]
+
+
+@pytest.mark.parametrize("dtype", sorted(TORCH_TYPES))
+@pytest.mark.parametrize("n", SIZES)
+def test_select_equals_masked_select(dtype, n):
+    x = with_nans(data(dtype, n, lo=0, hi=100))
+    with np.errstate(invalid="ignore"):
+        mask = x > 50
+    for offset in (0, 1, 3):
+        t = on_gpu(x, offset)
+        poison_allocator(n * x.itemsize)
+        got = tally.select(t, "x > 50")
+        np.testing.assert_array_equal(back(got), x[mask])
+        tm = torch.from_numpy(mask).to(DEV)
+        np.testing.assert_array_equal(back(tally.select(t, tm)), x[mask])
+    t = on_gpu(x, 1)
+    values, indices = tally.select(t, "x > 50", return_indices=True)
+    np.testing.assert_array_equal(back(values), x[mask])
+    assert indices.dtype == torch.int64
+    np.testing.assert_array_equal(back(indices), np.flatnonzero(mask))
+    np.testing.assert_array_equal(back(tally.nonzero(t)), np.flatnonzero(x))
+    assert tally.count_if(t, "x > 50") == int(mask.sum())
+    parted, kept = tally.partition(t, "x > 50")
+    assert kept == int(mask.sum())
+    np.testing.assert_array_equal(back(parted), np.concatenate([x[mask], x[~mask]]))
+
+
+@pytest.mark.parametrize("dtype", sorted(TORCH_TYPES))
+@pytest.mark.parametrize("n", SIZES)
+def test_unique_and_run_length_encode_equal_unique_consecutive(dtype, n):
+    keys = with_nans(keys_in_runs(dtype, n))
+    for offset in (0, 2):
+        t = on_gpu(keys, offset)
+        poison_allocator(n * keys.itemsize)
+        np.testing.assert_array_equal(back(tally.unique(t)), unique_consecutive(keys))
+        values, counts = tally.run_length_encode(t)
+        np.testing.assert_array_equal(back(values), unique_consecutive(keys))
+        np.testing.assert_array_equal(back(counts), run_lengths(keys))
+        assert counts.dtype == torch.int64
+    if dtype in ("int32", "int64") and n:
+        v, c = torch.unique_consecutive(on_gpu(keys), return_counts=True)
+        values, counts = tally.unique(on_gpu(keys), return_counts=True)
+        assert torch.equal(values, v) and torch.equal(counts, c)
+
+
+@pytest.mark.parametrize("value_dtype", sorted(TORCH_TYPES))
+@pytest.mark.parametrize("n", [0, 1, 4095, 4097, 65_537, 3_000_001])
+@pytest.mark.parametrize("op", ["sum", "min", "max"])
+def test_reduce_by_key_equals_the_sequential_reference(value_dtype, n, op):
+    keys = keys_in_runs("int32", n)
+    values = with_nans(data(value_dtype, n, seed=3, lo=-50, hi=50))
+    got_keys, got = tally.reduce_by_key(on_gpu(keys, 1), on_gpu(values, 3), op)
+    want_keys, want = reduce_by_key(keys, values, op)
+    assert got.dtype == TORCH_TYPES.get(str(want.dtype), got.dtype)
+    np.testing.assert_array_equal(back(got_keys), want_keys)
+    np.testing.assert_array_equal(back(got), want)
+
+
+@pytest.mark.parametrize("key_dtype", sorted(TORCH_TYPES))
+def test_reduce_by_key_every_key_type(key_dtype):
+    keys = keys_in_runs(key_dtype, 200_003)
+    values = data("float64", keys.size, seed=4)
+    got_keys, got = tally.reduce_by_key(on_gpu(keys), on_gpu(values), "sum")
+    want_keys, want = reduce_by_key(keys, values, "sum")
+    np.testing.assert_array_equal(back(got_keys), want_keys)
+    np.testing.assert_array_equal(back(got), want)
+
+
+def test_selection_errors_on_the_gpu():
+    t = torch.arange(10, device=DEV, dtype=torch.int32)
+    with pytest.raises(ValueError):
+        tally.select(t, torch.ones(9, dtype=torch.bool, device=DEV))
+    with pytest.raises(ValueError):
+        tally.select(t, torch.ones(10, dtype=torch.bool))  # the mask on the host
+    with pytest.raises(OverflowError):
+        tally.reduce_by_key(torch.zeros(2, dtype=torch.int32, device=DEV),
+                            torch.full((2,), 2**62, dtype=torch.int64, device=DEV) * 2 - 1)
+
+
+# Histograms on the device, kept plans, weights -------------------------------------------------
+
+def test_histogram_counts_stay_on_the_device_and_plans_are_kept():
+    rng = (0, 256)
+    for seed in (1, 2, 3):  # one length: the second and third calls launch the kept plan
+        x = data("uint8", 1 << 20, seed=seed, lo=0, hi=200 + seed)
+        t = on_gpu(x, 1)
+        poison_allocator(256 * 4)
+        h = tally.histogram(t, bins=256, range=rng)
+        assert isinstance(h.counts, torch.Tensor) and h.counts.device == DEV and h.counts.dtype == torch.int64
+        np.testing.assert_array_equal(back(h.counts), np.histogram(x, bins=256, range=rng)[0])
+        np.testing.assert_array_equal(back(tally.bincount(t)), np.bincount(x))
+        # The edges of even bins are kept on the device: each call gets its own copy.
+        np.testing.assert_array_equal(back(h.edges), np.histogram(x, bins=256, range=rng)[1])
+        h.edges.fill_(-1)
+    # The last bin includes its upper edge, on the device as on the host.
+    x = np.array([0, 255, 255, 256, 300], dtype=np.int32)
+    h = tally.histogram(on_gpu(x), bins=4, range=(0, 256))
+    np.testing.assert_array_equal(back(h.counts), np.histogram(x, bins=4, range=(0, 256))[0])
+    assert h.above == 1
+
+
+def test_weighted_bincount_scale_on_the_device():
+    x = data("int32", 1 << 20, lo=0, hi=1000)
+    w = (np.arange(x.size) % 17 - 8).astype(np.float64) / 4
+    got = tally.bincount(on_gpu(x), weights=on_gpu(w))
+    np.testing.assert_array_equal(back(got), np.bincount(x, weights=w))
+    for bad in (np.nan, np.inf, -np.inf):
+        wb = w.copy()
+        wb[12345] = bad
+        with pytest.raises(ValueError, match="12345"):
+            tally.bincount(on_gpu(x), weights=on_gpu(wb))
+
+
+def test_counts_past_2_to_the_31_are_widened_unsigned():
+    n = 2**31 + 5
+    t = torch.zeros(n, dtype=torch.uint8, device=DEV)
+    t[:3] = 7
+    h = tally.histogram(t, bins=8, range=(0, 8))
+    assert back(h.counts).tolist() == [n - 3, 0, 0, 0, 0, 0, 0, 3]
+    del t
+    torch.cuda.empty_cache()

@@ -103,3 +103,65 @@ fn work_runs_on_the_callers_stream() {
     let ext = unsafe { ExternalBuffer::<i32>::from_raw_parts(on_theirs.stream(), at, n) }.unwrap();
     assert_eq!(Backend::Cuda(on_theirs.clone()).sum(&ext).unwrap(), 0);
 }
+
+#[test]
+fn histogram_counters_copied_into_external_memory() {
+    use tally::histogram::{reference, HistogramPlan};
+    use tally::{HistogramSpec, Strategy};
+    let Some(dev) = common::gpu() else { return };
+    let stream = dev.stream();
+    let spec = HistogramSpec::even(256, 0.0, 250.0);
+    for n in [0usize, 1, 4097, 3 << 20] {
+        let xs: Vec<u8> = common::draw(n, n as u64 + 1, |r| (r.next() % 256) as u8);
+        let input = stream.upload(&xs, "test samples").unwrap();
+        let want = reference::histogram(&xs, &spec);
+        for strategy in [Strategy::Auto, Strategy::GlobalAtomic, Strategy::BlockShared] {
+            let mut plan = HistogramPlan::new(&dev, &input.view(), &spec, strategy, dev.tuning()).unwrap();
+            let bytes = 256 * plan.counter_bytes();
+            assert_eq!(plan.counter_bytes(), 4, "fewer than 2^32 samples count in 32 bits");
+            let out = stream.upload(&vec![0xA5u8; bytes + 4], "poisoned counts").unwrap();
+            // SAFETY: `out` outlives the wrapper; `read_outliers` synchronises the stream.
+            let mut ext =
+                unsafe { ExternalBuffer::<u8>::from_raw_parts(stream, address(&out, stream), bytes) }.unwrap();
+            for _ in 0..2 {
+                // A second launch of the plan gives the same counts: the counters start from zero.
+                plan.launch(stream, &input.view()).unwrap();
+                plan.copy_counts(stream, &mut ext.view_mut()).unwrap();
+                assert_eq!(plan.read_outliers(stream).unwrap(), vec![want.below[0], want.above[0], want.nan[0]]);
+                let got = stream.download(&out.view()).unwrap();
+                let counts: Vec<u64> =
+                    got[..bytes].chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap()) as u64).collect();
+                assert_eq!(counts, want.counts[0], "n {n} {strategy}");
+                assert_eq!(&got[bytes..], &[0xA5; 4], "nothing written past the counters");
+            }
+            // SAFETY: as above, one byte short of the counters.
+            let mut short =
+                unsafe { ExternalBuffer::<u8>::from_raw_parts(stream, address(&out, stream), bytes - 1) }.unwrap();
+            assert!(matches!(plan.copy_counts(stream, &mut short.view_mut()), Err(Error::InvalidArgument(_))));
+        }
+    }
+}
+
+#[test]
+fn device_weights_scale_on_the_device_and_refuse_non_finite_weights() {
+    use tally::{HistogramSpec, WeightedOptions};
+    let Some(dev) = common::gpu() else { return };
+    let gpu = Backend::Cuda(dev.clone());
+    let spec = HistogramSpec::even(64, 0.0, 64.0);
+    let n = 1 << 20;
+    let xs: Vec<u32> = common::draw(n, 3, |r| (r.next() % 70) as u32);
+    let ws: Vec<f64> = common::draw(n, 4, |r| (r.next() % 1000) as f64 / 7.0 - 70.0);
+    let (x, w) = (dev.stream().upload(&xs, "samples").unwrap(), dev.stream().upload(&ws, "weights").unwrap());
+    let got = gpu.histogram_weighted(&x, &w, &spec, WeightedOptions::default()).unwrap();
+    let want = Backend::cpu().histogram_weighted(&xs[..], &ws[..], &spec, WeightedOptions::default()).unwrap();
+    assert!(got.same_bits(&want), "device weights: the same fixed-point scale and sums as the CPU");
+    for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+        let mut wb = ws.clone();
+        wb[777_777] = bad;
+        let w = dev.stream().upload(&wb, "weights").unwrap();
+        match gpu.histogram_weighted(&x, &w, &spec, WeightedOptions::default()) {
+            Err(Error::InvalidArgument(m)) => assert!(m.contains("777777"), "{m}"),
+            other => panic!("a {bad} weight: {:?}", other.map(|h| h.sums)),
+        }
+    }
+}

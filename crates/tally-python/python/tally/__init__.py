@@ -1,14 +1,17 @@
-"""tally: GPU histograms, reductions and scans for numpy, PyTorch and CuPy arrays.
+"""tally: GPU histograms, reductions, scans, selection and runs for numpy, PyTorch and CuPy arrays.
 
 Arrays on a GPU (PyTorch and CuPy, or anything with ``__dlpack__`` or
 ``__cuda_array_interface__``) are read in place on the caller's current stream, and results come
 back as the same kind of array on the same device. numpy arrays are counted on the CPU, or copied
-to a GPU with ``backend="cuda"``. Every call waits for its work to finish before it returns.
+to a GPU with ``backend="cuda"``. Calls whose results are arrays of a known size (histogram
+counts, scans) leave their work queued on the caller's stream, as the caller's own kernels would;
+calls that return numbers, or arrays whose length depends on the data (select, unique), wait.
 
     import tally
     counts, edges = tally.histogram(x, bins=256, range=(0, 256))   # numpy.histogram
     total = tally.sum(x, exact=True)                                 # math.fsum, on the GPU
     running = tally.cumsum(x)                                        # numpy.cumsum
+    positive = tally.select(x, "x > 0")                              # x[x > 0]
 
 Errors: ``TypeError`` for an array or dtype tally does not take, ``ValueError`` for bad
 arguments (and strided arrays), ``OverflowError`` where a result does not fit its type,
@@ -45,7 +48,9 @@ _load_nvrtc_from_wheels()
 from . import _native  # noqa: E402
 from .histogram import Histogram, Histogram2d, bincount, histogram, histogram2d
 from .reduce import argmax, argmin, count, max, mean, min, minmax, sum
+from .runs import reduce_by_key, run_length_encode, unique
 from .scan import cummax, cummin, cumsum
+from .select import count_if, nonzero, partition, select
 
 __version__: str = _native.__version__
 
@@ -53,6 +58,8 @@ __all__ = [
     "Histogram", "Histogram2d", "histogram", "histogram2d", "bincount",
     "sum", "mean", "min", "max", "minmax", "argmin", "argmax", "count",
     "cumsum", "cummin", "cummax",
+    "select", "nonzero", "partition", "count_if",
+    "unique", "run_length_encode", "reduce_by_key",
     "cuda_available", "device_info",
 ]
 

@@ -50,3 +50,14 @@ def scan(
     keys: Optional[ArrayParts] = None,
     key_dtype: str = "uint32",
 ) -> None: ...
+def select(
+    x: Call,
+    want: str,
+    out: Optional[ArrayParts] = None,
+    predicate: Optional[str] = None,
+    mask: Optional[ArrayParts] = None,
+) -> int: ...
+def runs(keys: Call, out_keys: ArrayParts, out_counts: Optional[ArrayParts] = None) -> int: ...
+def reduce_by_key(
+    keys: Call, values: Tuple[ArrayParts, str], op: str, out: Tuple[ArrayParts, ArrayParts]
+) -> int: ...

@@ -10,18 +10,23 @@ counts equal numpy's wherever numpy's float edges are exact (powers of two, inte
 
 Nothing is lost: samples below the first edge, above the last and NaN are counted and reported on
 the result (``below``, ``above``, ``nan``). Counts come back as int64 arrays of the input's
-kind on its device (they are gathered on the host on the way; the data is not).
+kind on its device: for device input they are copied from the kernels' counters on the device,
+on the caller's stream; the call waits only for the three outlier counts, which it returns as
+numbers. Weighted sums and 2-D counts are still gathered on the host (they are small) and copied
+over. Plans (the kernel, the strategy, the counters) for even bins are kept for the next call
+with the same device, stream, dtype, bins, range, strategy and length.
 """
 
 from __future__ import annotations
 
 import operator
+import sys
 from typing import Any, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from . import _native
-from ._arrays import Arg, read, result, same_place
+from ._arrays import Arg, empty, read, result, same_place
 
 __all__ = ["Histogram", "Histogram2d", "histogram", "histogram2d", "bincount"]
 
@@ -158,6 +163,59 @@ def _host_out(n: int, dtype: str) -> Tuple[np.ndarray, tuple]:
     return out, (out.__array_interface__["data"][0], n, True)
 
 
+# Even bins' edges on a device, by (kind, device, (bins, lower, upper)): a copy to the device
+# per call would cost more than the histogram of a small array.
+_DEVICE_EDGES: dict = {}
+
+
+def _edges(a: Arg, report: np.ndarray, key: Any) -> Any:
+    """The edges to report as ``a``'s kind: for device input of even bins (``key``) a device
+    copy of the kept ones (the caller may write the array it gets)."""
+    if not a.on_device or key is None:
+        return result(a, report)
+    k = (a.kind, a.device[0], key)
+    kept = _DEVICE_EDGES.get(k)
+    if kept is None:
+        if len(_DEVICE_EDGES) >= 64:
+            _DEVICE_EDGES.clear()
+        kept = _DEVICE_EDGES[k] = result(a, report)
+    if hasattr(kept, "clone"):
+        return kept.clone()
+    cupy = sys.modules.get("cupy")
+    if cupy is not None and isinstance(kept, cupy.ndarray):
+        with cupy.cuda.Device(a.device[0]):
+            return kept.copy()
+    return kept.copy()
+
+
+def _counts_out(a: Arg, bins: int) -> Tuple[Any, tuple]:
+    """Where the extension writes ``bins`` counts: an int64 numpy array for host samples; for
+    device samples an array of the input's kind on its device holding the GPU's counters as
+    they are (32-bit below 2^32 samples: :func:`_widen` makes them int64), passed by bytes."""
+    if not a.on_device:
+        return _host_out(bins, "int64")
+    wide = a.n >= 2**32
+    raw, (address, _, _) = empty(a, bins, "int64" if wide else "int32")
+    return raw, (address, bins * (8 if wide else 4), False)
+
+
+def _widen(a: Arg, raw: Any) -> Any:
+    """Counts from :func:`_counts_out` as int64, converted on the device by the array's own
+    library on its current stream: the extension has waited for the counters (it read the
+    outliers), so any stream sees them, a ``stream=`` of the caller's own included."""
+    if not a.on_device or a.n >= 2**32:
+        return raw
+    # The counters are unsigned: a count past 2^31 - 1 reads as a negative int32.
+    mask = a.n >= 2**31
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(raw, torch.Tensor):
+        wide = raw.to(torch.int64)
+        return wide.bitwise_and_(0xFFFFFFFF) if mask else wide
+    with sys.modules["cupy"].cuda.Device(a.device[0]):
+        wide = raw.astype("int64")
+        return wide & 0xFFFFFFFF if mask else wide
+
+
 def histogram(x: Any, bins: Union[int, Sequence[float]] = 10, range: Optional[Tuple[float, float]] = None,
               weights: Any = None, *, edges: Any = None, strategy: str = "auto", closed_last: bool = True,
               backend: str = "auto", device: Optional[int] = None, stream: Optional[int] = None) -> Histogram:
@@ -172,14 +230,16 @@ def histogram(x: Any, bins: Union[int, Sequence[float]] = 10, range: Optional[Tu
     a = read(x, "x", backend, device, stream)
     spec, report, n, upper = _spec(a, bins, range, edges, closed_last, as_edges=weights is not None)
     if weights is None:
-        counts, parts = _host_out(n, "int64")
+        raw, parts = _counts_out(a, n)
         below, above, nan, ran = _native.histogram(a.call, spec, strategy, parts)
+        counts = _widen(a, raw)
         if closed_last and upper is not None and above > 0:
             # The last bin includes its upper edge: the samples equal to it were counted above.
             at_edge = above if range is None else _native.reduce(a.call, "count", False, False, ("==", upper))
             counts[-1] += at_edge
             above -= at_edge
-        return Histogram(result(a, counts), result(a, report), below, above, nan, ran)
+        return Histogram(result(a, counts), _edges(a, report, spec if upper is not None else None), below, above,
+                         nan, ran)
     w = _float_weights(weights, a, backend, device, stream)
     sums, parts = _host_out(n, "float64")
     outside, ran = _native.histogram_weighted(a.call, (w.parts, w.dtype), spec, strategy, parts)
@@ -241,8 +301,9 @@ def bincount(x: Any, weights: Any = None, minlength: int = 0, *, strategy: str =
         return result(a, out)
     spec = (n, 0.0, float(n))
     if weights is None:
-        counts, parts = _host_out(n, "int64")
+        raw, parts = _counts_out(a, n)
         below, _, _, _ = _native.histogram(a.call, spec, strategy, parts)
+        counts = _widen(a, raw)
     else:
         w = _float_weights(weights, a, backend, device, stream)
         counts, parts = _host_out(n, "float64")

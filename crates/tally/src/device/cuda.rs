@@ -522,6 +522,17 @@ impl Stream {
         self.inner.memcpy_htod(data, view.inner_mut()).map_err(driver("cuMemcpyHtoDAsync"))
     }
 
+    /// Copies `from` into `to` (the same length) on the device, in stream order.
+    pub fn copy_on_device<T: DeviceRepr>(&self, from: &DeviceView<'_, T>, to: &mut DeviceViewMut<'_, T>) -> Result<()> {
+        if from.len() != to.len() {
+            return Err(Error::invalid(format!("{} elements do not fit a view of {}", from.len(), to.len())));
+        }
+        if from.is_empty() {
+            return Ok(());
+        }
+        self.inner.memcpy_dtod(from.as_cuda_view(), to.inner_mut()).map_err(driver("cuMemcpyDtoDAsync"))
+    }
+
     /// Waits for the stream's work and copies `view` back.
     pub fn download<T: DeviceRepr + Default + Clone>(&self, view: &DeviceView<'_, T>) -> Result<Vec<T>> {
         let mut out = vec![T::default(); view.len()];

@@ -8,7 +8,7 @@ use super::policy::{self, Capacity, Tuning, Variant, BLOCK_SIZES, PROBE_SAMPLES}
 use super::{Bins, Histogram, HistogramSpec, Strategy, MAX_CHANNELS};
 use crate::device::params::KernelParams;
 use crate::device::registry::KernelFamily;
-use crate::device::{CudaDevice, DevPtr, DeviceBuffer, DeviceView, Kernel, LaunchShape, Stream};
+use crate::device::{CudaDevice, DevPtr, DeviceBuffer, DeviceView, DeviceViewMut, Kernel, LaunchShape, Stream};
 use crate::error::{Error, Result};
 use crate::sample::Sample;
 use std::marker::PhantomData;
@@ -349,6 +349,36 @@ impl<T: Sample> HistogramPlan<T> {
             h.nan[k] = outliers[3 * k + 2];
         }
         Ok(h)
+    }
+
+    /// Bytes of one counter: 8 for plans of 2^32 samples or more, else 4.
+    pub fn counter_bytes(&self) -> usize {
+        if self.variant.wide_counters {
+            8
+        } else {
+            4
+        }
+    }
+
+    /// Queues on `stream`, without waiting, a copy of the last launch's counters into `out`:
+    /// one little-endian counter of [`HistogramPlan::counter_bytes`] per bin and selected
+    /// channel, channel-major, as many bytes as that makes. For callers that keep the counts
+    /// on the device (the outliers are read by [`HistogramPlan::read_outliers`]).
+    pub fn copy_counts(&self, stream: &Stream, out: &mut DeviceViewMut<'_, u8>) -> Result<()> {
+        if out.len() != self.counts.len() {
+            return Err(Error::invalid(format!(
+                "the counters take {} bytes, the output holds {}",
+                self.counts.len(),
+                out.len()
+            )));
+        }
+        stream.copy_on_device(&self.counts.view(), out)
+    }
+
+    /// Waits for `stream` and reads the last launch's samples outside the bins: below, above
+    /// and NaN for each selected channel.
+    pub fn read_outliers(&self, stream: &Stream) -> Result<Vec<u64>> {
+        stream.download(&self.outliers.view())
     }
 
     /// Fills the counters with `byte`: tests poison them before a launch, so that counters the

@@ -560,7 +560,7 @@ impl<T: Sample, W: Weight> GeneralPlan<T, W> {
         options: WeightedOptions,
     ) -> Result<Self> {
         let weights = input.weights.as_ref().ok_or_else(|| Error::invalid("a weighted histogram needs weights"))?;
-        let scale = weighted::prepare(input.len(), &dev.stream().download(weights)?, options.accumulation)?;
+        let scale = weighted::prepare_device(dev, input.len(), weights, options.accumulation)?;
         let kind = weighted::ValueKind::new(options.accumulation, scale);
         let general = GeneralSpec::OneD(spec.clone());
         GeneralPlan::new(dev, input.len(), &general, true, kind, options.strategy, options.shared_atomics, dev.tuning())
@@ -574,10 +574,9 @@ impl<T: Sample, W: Weight> GeneralPlan<T, W> {
         options: WeightedOptions,
     ) -> Result<Self> {
         let kind = match &input.weights {
-            // The scale needs the weights' largest magnitude: one read of them back to the host.
             Some(w) => weighted::ValueKind::new(
                 options.accumulation,
-                weighted::prepare(input.len(), &dev.stream().download(w)?, options.accumulation)?,
+                weighted::prepare_device(dev, input.len(), w, options.accumulation)?,
             ),
             None => weighted::ValueKind::Count,
         };

@@ -14,11 +14,14 @@
 
 use super::binning::{BinRule, ABOVE, BELOW};
 use super::{Histogram2d, HistogramSpec, Outliers2d, Strategy};
+use crate::device::{CudaDevice, DeviceView};
 use crate::error::{Error, Result};
+use crate::reduce::{ReduceElement, ReduceOp, ReduceOptions, ReducePlan};
 use crate::sample::{DType, Sample};
 use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
 use rayon::prelude::*;
 use serde::Serialize;
+use std::sync::Arc;
 
 /// A weight element: f32 or f64.
 pub trait Weight: Copy + Send + Sync + Default + std::fmt::Debug + DeviceRepr + ValidAsZeroBits + 'static {
@@ -26,12 +29,17 @@ pub trait Weight: Copy + Send + Sync + Default + std::fmt::Debug + DeviceRepr + 
     const DTYPE: DType;
     /// The weight as an f64 (exact).
     fn to_f64(self) -> f64;
+    /// The least and greatest of `weights` (NaN where there is one), reduced on `dev`.
+    fn device_minmax(dev: &Arc<CudaDevice>, weights: &DeviceView<'_, Self>) -> Result<(f64, f64)>;
 }
 impl Weight for f32 {
     const DTYPE: DType = DType::F32;
     #[inline(always)]
     fn to_f64(self) -> f64 {
         self as f64
+    }
+    fn device_minmax(dev: &Arc<CudaDevice>, weights: &DeviceView<'_, Self>) -> Result<(f64, f64)> {
+        minmax_on(dev, weights)
     }
 }
 impl Weight for f64 {
@@ -40,6 +48,15 @@ impl Weight for f64 {
     fn to_f64(self) -> f64 {
         self
     }
+    fn device_minmax(dev: &Arc<CudaDevice>, weights: &DeviceView<'_, Self>) -> Result<(f64, f64)> {
+        minmax_on(dev, weights)
+    }
+}
+
+/// One min/max reduction of resident elements (NaN propagates).
+fn minmax_on<E: ReduceElement>(dev: &Arc<CudaDevice>, xs: &DeviceView<'_, E>) -> Result<(f64, f64)> {
+    let r = ReducePlan::<E>::new(dev, ReduceOp::MinMax, ReduceOptions::default(), xs.len())?.run(xs)?;
+    Ok((r.value, r.max.unwrap_or(f64::NAN)))
 }
 
 /// How weights are summed.
@@ -440,6 +457,26 @@ pub fn prepare<W: Weight>(samples: usize, weights: &[W], accumulation: Accumulat
         )));
     }
     let scale = FixedScale::of(weights)?;
+    Ok((accumulation == Accumulation::FixedPoint).then_some(scale))
+}
+
+/// [`prepare`] for weights on the device: their largest magnitude from one min/max reduction
+/// there (a read of two numbers), not a copy of the weights to the host. The weights are read
+/// back only to name the first NaN or infinite one in the error.
+pub fn prepare_device<W: Weight>(
+    dev: &Arc<CudaDevice>,
+    samples: usize,
+    weights: &DeviceView<'_, W>,
+    accumulation: Accumulation,
+) -> Result<Option<FixedScale>> {
+    if samples != weights.len() || weights.is_empty() {
+        return prepare::<W>(samples, &vec![W::default(); weights.len()], accumulation);
+    }
+    let (min, max) = W::device_minmax(dev, weights)?;
+    if !(min.is_finite() && max.is_finite()) {
+        return prepare(samples, &dev.stream().download(weights)?, accumulation);
+    }
+    let scale = FixedScale::new(min.abs().max(max.abs()), samples as u64);
     Ok((accumulation == Accumulation::FixedPoint).then_some(scale))
 }
 

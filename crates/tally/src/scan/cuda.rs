@@ -312,6 +312,13 @@ impl<T: ScanInto<O>, O: ScanValue> ScanPlan<T, O> {
     pub fn device(&self) -> &Arc<CudaDevice> {
         &self.dev
     }
+
+    /// Whether the plan checks its sums for overflow (64-bit integer sums, not wrapping): only
+    /// then does [`ScanPlan::read`] have anything to report, and a caller that does not need to
+    /// wait for the results may skip it otherwise.
+    pub fn checks_overflow(&self) -> bool {
+        self.checked
+    }
 }
 
 impl<T: ScanInto<T>> ScanPlan<T, T> {
