@@ -9,15 +9,15 @@ crate::kernel_codes! {
     /// The reduction kernels' operations (`TALLY_REDUCE`).
     pub enum KernelOp as "TALLY_REDUCE" {
         /// Sum (and mean): f64 for floats, 128-bit integers.
-        Sum = 0 => "SUM",
+        Sum,
         /// Min, max, minmax, argmin, argmax.
-        Extrema = 1 => "EXTREMA",
+        Extrema,
         /// Count of elements passing a comparison.
-        Count = 2 => "COUNT",
+        Count,
         /// The exact float sum.
-        Exact = 3 => "EXACT",
+        Exact,
         /// A caller's C++ expression.
-        Custom = 4 => "CUSTOM",
+        Custom,
     }
 }
 

@@ -10,17 +10,17 @@ crate::kernel_codes! {
     /// What a `select.cu` specialisation does (`TALLY_SELECT`).
     pub enum SelectKernel as "TALLY_SELECT" {
         /// The passing elements, in order (look-back).
-        Stable = 0 => "STABLE",
+        Stable,
         /// The passing elements, each warp's claimed by an atomic.
-        Unordered = 1 => "UNORDERED",
+        Unordered,
         /// The indices of the passing elements, in order.
-        Indices = 2 => "INDICES",
+        Indices,
         /// The elements whose byte flag is nonzero, in order.
-        Flagged = 3 => "FLAGGED",
+        Flagged,
         /// The passing elements in order at the front, the rest reversed from the back.
-        Partition = 4 => "PARTITION",
+        Partition,
         /// The count of passing elements.
-        Count = 5 => "COUNT",
+        Count,
     }
 }
 
