@@ -2,7 +2,7 @@
 //! scratch workspace, typed kernels and the one launch path every primitive goes through.
 
 use super::cache::{self, KernelCache};
-use super::memory::{DeviceBuffer, DeviceView, DeviceViewMut};
+use super::memory::{DevPtr, DeviceBuffer, DeviceView, DeviceViewMut};
 use super::nvrtc;
 use super::params::KernelParams;
 use super::registry::{self, KernelFamily};
@@ -549,6 +549,14 @@ impl Stream {
     /// Zeroes `view`, in stream order.
     pub fn memset_zeros<T: DeviceRepr + ValidAsZeroBits>(&self, view: &mut DeviceViewMut<'_, T>) -> Result<()> {
         super::memory::memset_zeros(&self.inner, view)
+    }
+
+    /// Zeroes `buffer` in stream order and returns its address, for a kernel's parameters: the
+    /// words a kernel counts or flags into.
+    pub(crate) fn zeroed<T: DeviceRepr + ValidAsZeroBits>(&self, buffer: &mut DeviceBuffer<T>) -> Result<DevPtr<T>> {
+        let mut view = buffer.view_mut();
+        self.memset_zeros(&mut view)?;
+        Ok(view.ptr_mut(&self.inner))
     }
 
     /// Waits for the stream; an error here is a fault in earlier work, named by `after`.
