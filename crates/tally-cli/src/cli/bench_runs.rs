@@ -5,7 +5,7 @@
 //! of CUDA events around the one launch), checked against the CPU backend, and set against the
 //! device-to-device copy bandwidth measured in the same run.
 
-use super::bench_report::{device_name, gbs, median, BenchReport, Yardstick};
+use super::bench_report::{device_name, gbs, median, print_against_copy};
 use super::bench_scan::{copy_bandwidth, ScanRow, F32_ROUNDOFF};
 use anyhow::bail;
 use std::sync::Arc;
@@ -28,7 +28,7 @@ pub enum RunsBench {
 }
 
 /// The peers' hash (cub_primitives.cu's `mix`).
-fn mix(mut x: u32) -> u32 {
+pub fn mix(mut x: u32) -> u32 {
     x ^= x >> 16;
     x = x.wrapping_mul(0x7feb_352d);
     x ^= x >> 15;
@@ -177,15 +177,15 @@ pub fn run(what: RunsBench, a: BenchRunsArgs) -> anyhow::Result<()> {
         };
         let gbs = gbs(bytes as f64, ms);
         let verified = agree(&got, &want, &lengths, &values);
-        rows.push(ScanRow { case: name.to_string(), n, ms, gbs, fraction_of_copy_bandwidth: gbs / copy_gbs, verified });
+        rows.push(ScanRow {
+            case: name.to_string(),
+            n,
+            kept: Some(runs),
+            ms,
+            gbs,
+            fraction_of_copy_bandwidth: gbs / copy_gbs,
+            verified,
+        });
     }
-    let report = BenchReport {
-        name: title,
-        backend: backend.name(),
-        device: &device,
-        samples: None,
-        yardstick: Yardstick::Copy(copy_gbs),
-        rows: &rows,
-    };
-    report.print(a.out.json)
+    print_against_copy(title, &backend, &device, copy_gbs, &rows, a.out.json)
 }

@@ -4,7 +4,7 @@
 //! bandwidth measured in the same run (a scan reads and writes once, as a copy does).
 
 use super::bench_report::{
-    device_name, gbs, host_median_ms, ok_cell, percent_cell, BenchOutputArgs, BenchReport, BenchRow, Column, Yardstick,
+    device_name, gbs, host_median_ms, ok_cell, percent_cell, print_against_copy, BenchOutputArgs, BenchRow, Column,
 };
 use anyhow::bail;
 use serde::Serialize;
@@ -26,26 +26,28 @@ pub struct BenchScanArgs {
     pub out: BenchOutputArgs,
 }
 
-/// One row of the sweep.
+/// One row of a sweep set against the copy bandwidth: the scans, select and the run primitives.
 #[derive(Serialize, Debug)]
 pub struct ScanRow {
     pub case: String,
     pub n: usize,
+    /// Elements kept (select) or runs found (the run primitives); none for the scans.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kept: Option<u64>,
     /// The launch alone, median (CUDA events; the CPU: the whole call).
     pub ms: f64,
-    /// Bytes read (values, keys) and written (the output), per second.
+    /// Bytes read and written per second, as the peers count them (see each bench).
     pub gbs: f64,
     pub fraction_of_copy_bandwidth: f64,
-    /// Equal to the CPU backend's result: integers and max exactly, float sums within the
-    /// bound any two orders of f32 additions satisfy (see `agree`)
-    /// relative (the backends combine in different orders).
+    /// Equal to the CPU backend's result (see each bench's `agree` or `same`).
     pub verified: bool,
 }
 
 impl BenchRow for ScanRow {
     const COLUMNS: &'static [Column] = &[
-        Column::left("case", 14),
+        Column::left("case", 20),
         Column::right("n", 11),
+        Column::right("kept", 11),
         Column::right("ms", 10),
         Column::right("GB/s", 9),
         Column::right("%copy", 7),
@@ -56,6 +58,7 @@ impl BenchRow for ScanRow {
         vec![
             self.case.clone(),
             self.n.to_string(),
+            self.kept.map(|k| k.to_string()).unwrap_or_default(),
             format!("{:.4}", self.ms),
             format!("{:.1}", self.gbs),
             percent_cell(self.fraction_of_copy_bandwidth),
@@ -233,16 +236,16 @@ pub fn run(a: BenchScanArgs) -> anyhow::Result<()> {
         ];
         for ((name, ms, verified), bytes_per) in cases {
             let gbs = gbs((n * bytes_per) as f64, ms);
-            rows.push(ScanRow { case: name, n, ms, gbs, fraction_of_copy_bandwidth: gbs / copy_gbs, verified });
+            rows.push(ScanRow {
+                case: name,
+                n,
+                kept: None,
+                ms,
+                gbs,
+                fraction_of_copy_bandwidth: gbs / copy_gbs,
+                verified,
+            });
         }
     }
-    let report = BenchReport {
-        name: "scan",
-        backend: backend.name(),
-        device: &device,
-        samples: None,
-        yardstick: Yardstick::Copy(copy_gbs),
-        rows: &rows,
-    };
-    report.print(a.out.json)
+    print_against_copy("scan", &backend, &device, copy_gbs, &rows, a.out.json)
 }

@@ -6,11 +6,10 @@
 //! (median of CUDA events around the launch), checked against the CPU backend, and set against
 //! the device-to-device copy bandwidth measured in the same run.
 
-use super::bench_report::median;
-use super::bench_scan::copy_bandwidth;
-use super::BackendArg;
+use super::bench_report::{device_name, gbs, median, print_against_copy, BenchOutputArgs};
+use super::bench_runs::mix;
+use super::bench_scan::{copy_bandwidth, ScanRow};
 use anyhow::bail;
-use serde::Serialize;
 use std::time::Instant;
 use tally::select::reference;
 use tally::{Backend, Predicate, SelectMode, SelectOptions, SelectPlan};
@@ -25,44 +24,7 @@ pub struct BenchSelectArgs {
     #[arg(long, default_value_t = 20)]
     pub reps: usize,
     #[command(flatten)]
-    pub backend: BackendArg,
-    /// Print JSON instead of a table.
-    #[arg(long)]
-    pub json: bool,
-}
-
-/// One row of the sweep.
-#[derive(Serialize, Debug)]
-pub struct SelectRow {
-    pub case: String,
-    pub n: usize,
-    pub kept: u64,
-    /// The launch alone, median (CUDA events; the CPU: the whole call).
-    pub ms: f64,
-    /// Bytes as the peers count them (input read once, output written once; a partition
-    /// 8 bytes per element) per second.
-    pub gbs: f64,
-    pub fraction_of_copy_bandwidth: f64,
-    /// Equal to the CPU backend's result (unordered: the same count and multiset checksum).
-    pub verified: bool,
-}
-
-#[derive(Serialize)]
-struct Report {
-    backend: &'static str,
-    device: String,
-    /// Device-to-device copy of 1 GiB (CPU: 256 MiB), read + write bytes per second.
-    copy_bandwidth_gbs: f64,
-    rows: Vec<SelectRow>,
-}
-
-/// The peers' hash (cub_primitives.cu `mix`).
-fn mix(mut x: u32) -> u32 {
-    x ^= x >> 16;
-    x = x.wrapping_mul(0x7feb_352d);
-    x ^= x >> 15;
-    x = x.wrapping_mul(0x846c_a68b);
-    x ^ (x >> 16)
+    pub out: BenchOutputArgs,
 }
 
 /// Uniform in [-0.5, 0.5) as the peers fill it; `run`: one value per run of that many elements.
@@ -193,7 +155,7 @@ pub fn run(a: BenchSelectArgs) -> anyhow::Result<()> {
     if a.reps == 0 {
         bail!("--reps must be at least 1");
     }
-    let backend = a.backend.open()?;
+    let backend = a.out.backend.open()?;
     let gpu = matches!(backend, Backend::Cuda(_));
     let sizes = a.log2_sizes.clone().unwrap_or_else(|| if gpu { vec![20, 24, 28] } else { vec![22] });
     if sizes.is_empty() {
@@ -202,10 +164,7 @@ pub fn run(a: BenchSelectArgs) -> anyhow::Result<()> {
     if let Some(&big) = sizes.iter().find(|&&s| s > 30) {
         bail!("--log2-sizes: 2^{big} elements is more than this benchmark holds (at most 2^30)");
     }
-    let device = match &backend {
-        Backend::Cuda(dev) => dev.info().name.clone(),
-        Backend::Cpu => format!("CPU, {} threads", rayon::current_num_threads()),
-    };
+    let device = device_name(&backend);
     let copy_gbs = copy_bandwidth(&backend, if gpu { 1 << 30 } else { 1 << 28 }, a.reps.max(5))?;
     let mut rows = Vec::new();
     for &log2 in &sizes {
@@ -240,11 +199,11 @@ pub fn run(a: BenchSelectArgs) -> anyhow::Result<()> {
                 SelectMode::Count => 4 * n as u64,
                 _ => 4 * n as u64 + 4 * kept,
             };
-            let gbs = bytes as f64 / (ms * 1e6);
-            rows.push(SelectRow {
+            let gbs = gbs(bytes as f64, ms);
+            rows.push(ScanRow {
                 case: c.name.clone(),
                 n,
-                kept,
+                kept: Some(kept),
                 ms,
                 gbs,
                 fraction_of_copy_bandwidth: gbs / copy_gbs,
@@ -252,28 +211,5 @@ pub fn run(a: BenchSelectArgs) -> anyhow::Result<()> {
             });
         }
     }
-    let all_ok = rows.iter().all(|r| r.verified);
-    if a.json {
-        let r = Report { backend: backend.name(), device, copy_bandwidth_gbs: copy_gbs, rows };
-        println!("{}", serde_json::to_string_pretty(&r)?);
-    } else {
-        println!("# tally bench select: {device}, copy bandwidth {copy_gbs:.1} GB/s (read + write, same run)");
-        println!("{:<20} {:>11} {:>11} {:>10} {:>9} {:>7} {:>3}", "case", "n", "kept", "ms", "GB/s", "%copy", "ok");
-        for r in &rows {
-            println!(
-                "{:<20} {:>11} {:>11} {:>10.4} {:>9.1} {:>6.1}% {:>3}",
-                r.case,
-                r.n,
-                r.kept,
-                r.ms,
-                r.gbs,
-                100.0 * r.fraction_of_copy_bandwidth,
-                if r.verified { "yes" } else { "NO" }
-            );
-        }
-    }
-    if !all_ok {
-        bail!("some cases disagreed with the CPU backend (rows marked NO)");
-    }
-    Ok(())
+    print_against_copy("select", &backend, &device, copy_gbs, &rows, a.out.json)
 }
