@@ -178,20 +178,6 @@ impl<R: BenchRow> BenchReport<'_, R> {
     }
 }
 
-/// Prints the rows of `tally bench NAME` set against the copy bandwidth measured in the same
-/// run (the scans, select and the run primitives), as [`BenchReport::print`].
-pub fn print_against_copy<R: BenchRow>(
-    name: &'static str,
-    backend: &Backend,
-    device: &str,
-    copy_gbs: f64,
-    rows: &[R],
-    json: bool,
-) -> anyhow::Result<()> {
-    let yardstick = Yardstick::Copy(copy_gbs);
-    BenchReport { name, backend: backend.name(), device, samples: None, yardstick, rows }.print(json)
-}
-
 /// The cells padded to their columns, one space apart.
 fn line(columns: &[Column], cells: Vec<String>) -> String {
     let padded: Vec<String> = columns.iter().zip(&cells).map(|(c, t)| c.cell(t)).collect();

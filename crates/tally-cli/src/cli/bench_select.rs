@@ -6,26 +6,16 @@
 //! (median of CUDA events around the launch), checked against the CPU backend, and set against
 //! the device-to-device copy bandwidth measured in the same run.
 
-use super::bench_report::{device_name, gbs, median, print_against_copy, BenchOutputArgs};
+use super::bench_report::median;
 use super::bench_runs::mix;
-use super::bench_scan::{copy_bandwidth, ScanRow};
+use super::bench_scan::CopySweep;
 use anyhow::bail;
 use std::time::Instant;
 use tally::select::reference;
 use tally::{Backend, Predicate, SelectMode, SelectOptions, SelectPlan};
 
-/// Arguments of `tally bench select`.
-#[derive(clap::Args, Debug)]
-pub struct BenchSelectArgs {
-    /// Elements per case, as powers of two (default 20,24,28 on a GPU, 22 on the CPU).
-    #[arg(long, value_delimiter = ',')]
-    pub log2_sizes: Option<Vec<u32>>,
-    /// Timed repetitions per case.
-    #[arg(long, default_value_t = 20)]
-    pub reps: usize,
-    #[command(flatten)]
-    pub out: BenchOutputArgs,
-}
+/// `tally bench select` takes what `tally bench scan` takes.
+pub use super::bench_scan::BenchScanArgs as BenchSelectArgs;
 
 /// Uniform in [-0.5, 0.5) as the peers fill it; `run`: one value per run of that many elements.
 fn values(n: usize, run: usize) -> Vec<f32> {
@@ -152,22 +142,9 @@ fn run_case(backend: &Backend, c: &Case, flags: &[u8], reps: usize) -> anyhow::R
 
 /// Runs `tally bench select`.
 pub fn run(a: BenchSelectArgs) -> anyhow::Result<()> {
-    if a.reps == 0 {
-        bail!("--reps must be at least 1");
-    }
-    let backend = a.out.backend.open()?;
-    let gpu = matches!(backend, Backend::Cuda(_));
-    let sizes = a.log2_sizes.clone().unwrap_or_else(|| if gpu { vec![20, 24, 28] } else { vec![22] });
-    if sizes.is_empty() {
-        bail!("--log2-sizes: nothing to run");
-    }
-    if let Some(&big) = sizes.iter().find(|&&s| s > 30) {
-        bail!("--log2-sizes: 2^{big} elements is more than this benchmark holds (at most 2^30)");
-    }
-    let device = device_name(&backend);
-    let copy_gbs = copy_bandwidth(&backend, if gpu { 1 << 30 } else { 1 << 28 }, a.reps.max(5))?;
+    let sweep = CopySweep::open(&a.out, a.reps, &a.log2_sizes, (&[20, 24, 28], &[22]), 30)?;
     let mut rows = Vec::new();
-    for &log2 in &sizes {
+    for &log2 in &sweep.sizes {
         let n = 1usize << log2;
         let uniform = values(n, 1);
         let runs = values(n, 1 << 16);
@@ -191,7 +168,7 @@ pub fn run(a: BenchSelectArgs) -> anyhow::Result<()> {
         cases.push(Case { name: "indices 50%".into(), xs: &uniform, predicate: below(0.5), mode: SelectMode::Indices });
         cases.push(Case { name: "count_if 50%".into(), xs: &uniform, predicate: below(0.5), mode: SelectMode::Count });
         for c in &cases {
-            let (ms, kept, verified) = run_case(&backend, c, &flags, a.reps)?;
+            let (ms, kept, verified) = run_case(&sweep.backend, c, &flags, a.reps)?;
             let bytes = match c.mode {
                 SelectMode::Partition | SelectMode::PartitionReversed => 8 * n as u64,
                 SelectMode::Flagged => 5 * n as u64 + 4 * kept,
@@ -199,17 +176,8 @@ pub fn run(a: BenchSelectArgs) -> anyhow::Result<()> {
                 SelectMode::Count => 4 * n as u64,
                 _ => 4 * n as u64 + 4 * kept,
             };
-            let gbs = gbs(bytes as f64, ms);
-            rows.push(ScanRow {
-                case: c.name.clone(),
-                n,
-                kept: Some(kept),
-                ms,
-                gbs,
-                fraction_of_copy_bandwidth: gbs / copy_gbs,
-                verified,
-            });
+            rows.push(sweep.row(c.name.clone(), n, Some(kept), ms, bytes as f64, verified));
         }
     }
-    print_against_copy("select", &backend, &device, copy_gbs, &rows, a.out.json)
+    sweep.print("select", &rows, a.out.json)
 }
