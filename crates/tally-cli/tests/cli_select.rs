@@ -3,7 +3,7 @@
 //! that does not parse (one line naming the byte, exit code 2).
 
 mod common;
-use common::{stderr, stdout, tally};
+use common::{cpu_json, stderr, stdout, tally};
 use tally::select::reference;
 use tally::Predicate;
 
@@ -89,9 +89,7 @@ fn values_indices_and_partitions_match_the_reference() {
 
 #[test]
 fn bench_select_runs_on_the_cpu_and_verifies() {
-    let out = tally(&["bench", "select", "--backend", "cpu", "--log2-sizes", "12", "--reps", "1", "--json"]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let j: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let j = cpu_json(&["bench", "select", "--log2-sizes", "12", "--reps", "1"]);
     let rows = j["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 3 * 5 + 3);
     assert!(rows.iter().all(|r| r["verified"] == true && r["n"] == 4096 && r["kept"].as_u64().unwrap() <= 4096));
