@@ -3,7 +3,7 @@
 //! that does not parse (one line naming the byte, exit code 2).
 
 mod common;
-use common::{stderr, stdout, tally};
+use common::{cpu_json, stderr, stdout, tally};
 use tally::select::reference;
 use tally::Predicate;
 
@@ -85,6 +85,17 @@ fn values_indices_and_partitions_match_the_reference() {
     assert!(r.status.success(), "{}", stderr(&r));
     assert!(stdout(&r).starts_with("kept 2 of 4 values where x > 2.5"), "{}", stdout(&r));
     assert_eq!(read_npy::<i64>(&oc), vec![5, 8]);
+}
+
+#[test]
+fn bench_select_runs_on_the_cpu_and_verifies() {
+    let j = cpu_json(&["bench", "select", "--log2-sizes", "12", "--reps", "1"]);
+    let rows = j["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 3 * 5 + 3);
+    assert!(rows.iter().all(|r| r["verified"] == true && r["n"] == 4096 && r["kept"].as_u64().unwrap() <= 4096));
+    assert!(j["copy_bandwidth_gbs"].as_f64().unwrap() > 0.0);
+    let table = tally(&["bench", "select", "--backend", "cpu", "--log2-sizes", "12", "--reps", "1"]);
+    assert!(stdout(&table).starts_with("# tally bench select: "), "{}", stdout(&table));
 }
 
 #[test]

@@ -9,13 +9,11 @@ use tally::{Backend, CmpOp, Compare, CustomOp, ReduceOp, ReduceOptions, ReducePl
 fn main() -> tally::Result<()> {
     let n: usize = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(1 << 22);
     let detected = Backend::detect();
-    if let Some(why) = &detected.fallback {
-        eprintln!("no GPU ({why}): using the CPU backend");
-    }
+    println!("{detected}");
     let backend = detected.backend;
     let xs: Vec<f32> = (0..n).map(|i| ((i as f32) * 0.618).sin() * 1e3).collect();
 
-    println!("backend {}, {n} f32 elements", backend.name());
+    println!("{n} f32 elements");
     println!("sum        {}", backend.sum(&xs)?);
     println!("exact sum  {}", backend.sum_exact(&xs)?);
     println!("mean       {}", backend.mean(&xs)?);

@@ -4,9 +4,7 @@ use tally::{Backend, RunOp};
 
 fn main() -> tally::Result<()> {
     let detected = Backend::detect();
-    if let Some(why) = &detected.fallback {
-        println!("no GPU ({why}); using the CPU");
-    }
+    println!("{detected}");
     let backend = detected.backend;
     // Sensor ids in time order, with a reading each.
     let ids: Vec<u32> = (0..1_000_000u32).map(|i| (i / 7) % 1000).collect();
@@ -15,7 +13,7 @@ fn main() -> tally::Result<()> {
     let (keys, lengths) = backend.run_length_encode_vec(&ids)?;
     let (_, sums): (Vec<u32>, Vec<f32>) = backend.reduce_by_key_vec(&ids, &readings, RunOp::Sum)?;
     let (_, peaks): (Vec<u32>, Vec<f32>) = backend.reduce_by_key_vec(&ids, &readings, RunOp::Max)?;
-    println!("{} keys in {} runs ({} backend)", ids.len(), unique.len(), backend.name());
+    println!("{} keys in {} runs", ids.len(), unique.len());
     for r in 0..3 {
         println!("run {r}: key {} x{}, sum {}, max {}", keys[r], lengths[r], sums[r], peaks[r]);
     }

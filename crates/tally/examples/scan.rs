@@ -9,11 +9,8 @@ use tally::{Backend, CustomOp, ScanOp, ScanOptions};
 
 fn main() -> tally::Result<()> {
     let detected = Backend::detect();
-    if let Some(why) = &detected.fallback {
-        println!("no GPU ({why}); using the CPU");
-    }
+    println!("{detected}");
     let backend = detected.backend;
-    println!("backend: {}", backend.name());
 
     let xs = [3i32, -1, 4, 1, -5, 9];
     println!("cumsum {:?} = {:?}", xs, backend.cumsum_vec(&xs)?);

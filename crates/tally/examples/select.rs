@@ -9,11 +9,8 @@ use tally::{Backend, Predicate, SelectOptions};
 
 fn main() -> tally::Result<()> {
     let detected = Backend::detect();
-    if let Some(why) = &detected.fallback {
-        println!("no GPU ({why}); using the CPU");
-    }
+    println!("{detected}");
     let backend = detected.backend;
-    println!("backend: {}", backend.name());
 
     let xs = [0.5f32, -1.0, f32::NAN, 2.0, 0.25, 0.0];
     let p = Predicate::parse("x > 0 && x < 1 || isnan(x)")?;

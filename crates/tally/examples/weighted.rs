@@ -10,11 +10,8 @@ use tally::{Backend, Histogram2dSpec, HistogramSpec, Pairs, Strategy, WeightedOp
 fn main() -> tally::Result<()> {
     let n: usize = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(1 << 20);
     let detected = Backend::detect();
-    if let Some(why) = &detected.fallback {
-        println!("no GPU ({why}): using the CPU backend");
-    }
+    println!("{detected}");
     let backend = detected.backend;
-    println!("backend: {}", backend.name());
 
     // 1-D, weighted: f32 samples in 100 bins over [0, 100), a weight in [0, 1) each.
     let xs: Vec<f32> = samples(Distribution::Uniform, 100, n, 1);

@@ -7,20 +7,16 @@ use reduce_common::*;
 use tally::reduce::reference;
 use tally::{Backend, CmpOp, Compare, CustomOp, Error, ReduceOp, ReduceOptions};
 
-macro_rules! every_type {
-    ($($name:ident: $t:ty),*) => {$(
-        #[test]
-        fn $name() {
-            let cpu = Backend::cpu();
-            for (k, &n) in SIZES.iter().enumerate() {
-                let xs: Vec<$t> = data(n, 11 + k as u64);
-                check_every_op(&cpu, &xs, "random");
-            }
-        }
-    )*};
+/// Every op on random inputs of every size.
+fn every_op_on_random_inputs<T: Gen>() {
+    let cpu = Backend::cpu();
+    for (k, &n) in SIZES.iter().enumerate() {
+        let xs: Vec<T> = data(n, 11 + k as u64);
+        check_every_op(&cpu, &xs, "random");
+    }
 }
-every_type!(u8_ops: u8, i8_ops: i8, u16_ops: u16, i16_ops: i16, u32_ops: u32, i32_ops: i32,
-            u64_ops: u64, i64_ops: i64, f32_ops: f32, f64_ops: f64);
+common::test_every_type!(every_op_on_random_inputs: u8_ops: u8, i8_ops: i8, u16_ops: u16, i16_ops: i16, u32_ops: u32,
+                         i32_ops: i32, u64_ops: u64, i64_ops: i64, f32_ops: f32, f64_ops: f64);
 
 #[test]
 fn integer_sums_are_exact_past_64_bits() {

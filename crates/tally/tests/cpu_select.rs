@@ -3,6 +3,7 @@
 //! shares from none to all; the predicate evaluators against the reference's own evaluation of
 //! the parsed expression (a property test over random expressions and values).
 
+mod common;
 mod select_common;
 
 use proptest::prelude::*;
@@ -10,31 +11,27 @@ use select_common::*;
 
 use tally::select::cpu::CHUNK;
 use tally::select::reference;
-use tally::{Backend, Error, Predicate, SelectOptions};
+use tally::{Backend, Error, Predicate, SelectElement, SelectOptions};
 
 const SIZES: [usize; 9] = [0, 1, 31, 1023, 1025, CHUNK - 1, CHUNK, CHUNK + 1, 3 * CHUNK + 5];
 
-macro_rules! every_type {
-    ($($name:ident: $t:ty),*) => {$(
-        #[test]
-        fn $name() {
-            let cpu = Backend::cpu();
-            for (k, &n) in SIZES.iter().enumerate() {
-                let xs: Vec<$t> = data(n, 7 + k as u64);
-                for (j, p) in PREDICATES.iter().enumerate() {
-                    // Every predicate on the small sizes, a rotating few on the large ones.
-                    if n < CHUNK || j % 4 == k % 4 {
-                        check_all(&cpu, &xs, p, "cpu");
-                    }
-                }
-                check_all(&cpu, &alternating::<$t>(n, 1), "x == 1", "cpu alternating");
-                check_all(&cpu, &alternating::<$t>(n, 5000), "x == 1", "cpu runs");
+/// Every predicate (a rotating few on the large sizes) and alternating inputs, every size.
+fn every_predicate_and_size<T: SelectElement>() {
+    let cpu = Backend::cpu();
+    for (k, &n) in SIZES.iter().enumerate() {
+        let xs: Vec<T> = data(n, 7 + k as u64);
+        for (j, p) in PREDICATES.iter().enumerate() {
+            if n < CHUNK || j % 4 == k % 4 {
+                check_all(&cpu, &xs, p, "cpu");
             }
         }
-    )*};
+        check_all(&cpu, &alternating::<T>(n, 1), "x == 1", "cpu alternating");
+        check_all(&cpu, &alternating::<T>(n, 5000), "x == 1", "cpu runs");
+    }
 }
-every_type!(u8_select: u8, i8_select: i8, u16_select: u16, i16_select: i16, u32_select: u32, i32_select: i32,
-            u64_select: u64, i64_select: i64, f32_select: f32, f64_select: f64);
+common::test_every_type!(every_predicate_and_size: u8_select: u8, i8_select: i8, u16_select: u16, i16_select: i16,
+                         u32_select: u32, i32_select: i32, u64_select: u64, i64_select: i64, f32_select: f32,
+                         f64_select: f64);
 
 #[test]
 fn custom_predicates_and_errors() {

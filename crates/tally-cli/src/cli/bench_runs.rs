@@ -5,8 +5,8 @@
 //! of CUDA events around the one launch), checked against the CPU backend, and set against the
 //! device-to-device copy bandwidth measured in the same run.
 
-use super::bench_report::{device_name, gbs, median, BenchReport, Yardstick};
-use super::bench_scan::{copy_bandwidth, ScanRow, F32_ROUNDOFF};
+use super::bench_report::median;
+use super::bench_scan::{CopySweep, F32_ROUNDOFF};
 use anyhow::bail;
 use std::sync::Arc;
 use std::time::Instant;
@@ -28,7 +28,7 @@ pub enum RunsBench {
 }
 
 /// The peers' hash (cub_primitives.cu's `mix`).
-fn mix(mut x: u32) -> u32 {
+pub fn mix(mut x: u32) -> u32 {
     x ^= x >> 16;
     x = x.wrapping_mul(0x7feb_352d);
     x ^= x >> 15;
@@ -127,31 +127,21 @@ fn agree(got: &Output, want: &Output, lengths: &[u64], values: &[f32]) -> bool {
 
 /// Runs `tally bench unique`, `rle` or `reduce-by-key`.
 pub fn run(what: RunsBench, a: BenchRunsArgs) -> anyhow::Result<()> {
-    if a.reps == 0 {
-        bail!("--reps must be at least 1");
-    }
-    let backend = a.out.backend.open()?;
-    let gpu = matches!(backend, Backend::Cuda(_));
-    let sizes = a.log2_sizes.clone().unwrap_or_else(|| if gpu { vec![28] } else { vec![24] });
-    if let Some(&big) = sizes.iter().find(|&&s| s > 31) {
-        bail!("--log2-sizes: 2^{big} elements is more than this benchmark holds (at most 2^31)");
-    }
-    let device = device_name(&backend);
-    let copy_gbs = copy_bandwidth(&backend, if gpu { 1 << 30 } else { 1 << 28 }, a.reps.max(5))?;
+    let sweep = CopySweep::open(&a.out, a.reps, &a.log2_sizes, (&[28], &[24]), 31)?;
     let (name, title) = match what {
         RunsBench::Unique => ("unique i32/8", "unique"),
         RunsBench::Encode => ("rle i32/8", "rle"),
         RunsBench::ReduceByKey => ("rbk i32/8 f32", "reduce-by-key"),
     };
     let mut rows = Vec::new();
-    for &log2 in &sizes {
+    for &log2 in &sweep.sizes {
         let n = 1usize << log2;
         let keys = peer_keys(n, 8);
         let values = if what == RunsBench::ReduceByKey { peer_values(n) } else { Vec::new() };
         let want = compute(&Backend::Cpu, what, &keys, &values)?;
         let lengths = Backend::Cpu.run_length_encode_vec(&keys)?.1;
         let runs = lengths.len() as u64;
-        let (ms, got) = match &backend {
+        let (ms, got) = match &sweep.backend {
             Backend::Cpu => {
                 let mut t = Vec::new();
                 for _ in 0..a.reps.clamp(1, 10) {
@@ -175,17 +165,8 @@ pub fn run(what: RunsBench, a: BenchRunsArgs) -> anyhow::Result<()> {
             RunsBench::Encode => 4 * n as u64 + 12 * runs,
             RunsBench::ReduceByKey => 8 * n as u64 + 8 * runs,
         };
-        let gbs = gbs(bytes as f64, ms);
         let verified = agree(&got, &want, &lengths, &values);
-        rows.push(ScanRow { case: name.to_string(), n, ms, gbs, fraction_of_copy_bandwidth: gbs / copy_gbs, verified });
+        rows.push(sweep.row(name.to_string(), n, Some(runs), ms, bytes as f64, verified));
     }
-    let report = BenchReport {
-        name: title,
-        backend: backend.name(),
-        device: &device,
-        samples: None,
-        yardstick: Yardstick::Copy(copy_gbs),
-        rows: &rows,
-    };
-    report.print(a.out.json)
+    sweep.print(title, &rows, a.out.json)
 }

@@ -13,7 +13,7 @@ use tally::data::splitmix64;
 use tally::device::CudaDevice;
 use tally::{Backend, ScanInto, ScanKey, ScanOp, ScanOptions, ScanPlan, ScanValue};
 
-/// Arguments of `tally bench scan`.
+/// Arguments of `tally bench scan` and `tally bench select`.
 #[derive(clap::Args, Debug)]
 pub struct BenchScanArgs {
     /// Elements per case, as powers of two (default 20,24,28 on a GPU, 22 on the CPU).
@@ -26,26 +26,28 @@ pub struct BenchScanArgs {
     pub out: BenchOutputArgs,
 }
 
-/// One row of the sweep.
+/// One row of a sweep set against the copy bandwidth: the scans, select and the run primitives.
 #[derive(Serialize, Debug)]
 pub struct ScanRow {
     pub case: String,
     pub n: usize,
+    /// Elements kept (select) or runs found (the run primitives); none for the scans.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kept: Option<u64>,
     /// The launch alone, median (CUDA events; the CPU: the whole call).
     pub ms: f64,
-    /// Bytes read (values, keys) and written (the output), per second.
+    /// Bytes read and written per second, as the peers count them (see each bench).
     pub gbs: f64,
     pub fraction_of_copy_bandwidth: f64,
-    /// Equal to the CPU backend's result: integers and max exactly, float sums within the
-    /// bound any two orders of f32 additions satisfy (see `agree`)
-    /// relative (the backends combine in different orders).
+    /// Equal to the CPU backend's result (see each bench's `agree` or `same`).
     pub verified: bool,
 }
 
 impl BenchRow for ScanRow {
     const COLUMNS: &'static [Column] = &[
-        Column::left("case", 14),
+        Column::left("case", 20),
         Column::right("n", 11),
+        Column::right("kept", 11),
         Column::right("ms", 10),
         Column::right("GB/s", 9),
         Column::right("%copy", 7),
@@ -56,6 +58,7 @@ impl BenchRow for ScanRow {
         vec![
             self.case.clone(),
             self.n.to_string(),
+            self.kept.map(|k| k.to_string()).unwrap_or_default(),
             format!("{:.4}", self.ms),
             format!("{:.1}", self.gbs),
             percent_cell(self.fraction_of_copy_bandwidth),
@@ -65,6 +68,57 @@ impl BenchRow for ScanRow {
 
     fn verified(&self) -> bool {
         self.verified
+    }
+}
+
+/// What a sweep set against the copy bandwidth starts from (scans, select, the run primitives):
+/// the backend, the sizes checked, the device's name and the copy bandwidth measured now.
+pub struct CopySweep {
+    pub backend: Backend,
+    /// Elements per case, as powers of two.
+    pub sizes: Vec<u32>,
+    pub device: String,
+    pub copy_gbs: f64,
+}
+
+impl CopySweep {
+    /// Opens `out`'s backend and measures the copy bandwidth; `log2_sizes` or else `defaults`
+    /// (on a GPU, on the CPU), each at most `max_log2`; `reps` at least 1.
+    pub fn open(
+        out: &BenchOutputArgs,
+        reps: usize,
+        log2_sizes: &Option<Vec<u32>>,
+        defaults: (&[u32], &[u32]),
+        max_log2: u32,
+    ) -> anyhow::Result<CopySweep> {
+        if reps == 0 {
+            bail!("--reps must be at least 1");
+        }
+        let backend = out.backend.open()?;
+        let gpu = matches!(backend, Backend::Cuda(_));
+        let sizes = log2_sizes.clone().unwrap_or_else(|| if gpu { defaults.0 } else { defaults.1 }.to_vec());
+        if sizes.is_empty() {
+            bail!("--log2-sizes: nothing to run");
+        }
+        if let Some(&big) = sizes.iter().find(|&&s| s > max_log2) {
+            bail!("--log2-sizes: 2^{big} elements is more than this benchmark holds (at most 2^{max_log2})");
+        }
+        let device = device_name(&backend);
+        let copy_gbs = copy_bandwidth(&backend, if gpu { 1 << 30 } else { 1 << 28 }, reps.max(5))?;
+        Ok(CopySweep { backend, sizes, device, copy_gbs })
+    }
+
+    /// A row of case `case` over `n` elements that took `ms` to move `bytes`.
+    pub fn row(&self, case: String, n: usize, kept: Option<u64>, ms: f64, bytes: f64, verified: bool) -> ScanRow {
+        let gbs = gbs(bytes, ms);
+        ScanRow { case, n, kept, ms, gbs, fraction_of_copy_bandwidth: gbs / self.copy_gbs, verified }
+    }
+
+    /// Prints the rows of `tally bench NAME` as [`BenchReport::print`] does.
+    pub fn print(&self, name: &'static str, rows: &[ScanRow], json: bool) -> anyhow::Result<()> {
+        let yardstick = Yardstick::Copy(self.copy_gbs);
+        let (backend, device) = (self.backend.name(), self.device.as_str());
+        BenchReport { name, backend, device, samples: None, yardstick, rows }.print(json)
     }
 }
 
@@ -181,22 +235,10 @@ fn gpu_case<T: ScanInto<O>, O: ScanValue, K: ScanKey>(
 
 /// Runs `tally bench scan`.
 pub fn run(a: BenchScanArgs) -> anyhow::Result<()> {
-    if a.reps == 0 {
-        bail!("--reps must be at least 1");
-    }
-    let backend = a.out.backend.open()?;
-    let gpu = matches!(backend, Backend::Cuda(_));
-    let sizes = a.log2_sizes.clone().unwrap_or_else(|| if gpu { vec![20, 24, 28] } else { vec![22] });
-    if sizes.is_empty() {
-        bail!("--log2-sizes: nothing to run");
-    }
-    if let Some(&big) = sizes.iter().find(|&&s| s > 31) {
-        bail!("--log2-sizes: 2^{big} elements is more than this benchmark holds (at most 2^31)");
-    }
-    let device = device_name(&backend);
-    let copy_gbs = copy_bandwidth(&backend, if gpu { 1 << 30 } else { 1 << 28 }, a.reps.max(5))?;
+    let sweep = CopySweep::open(&a.out, a.reps, &a.log2_sizes, (&[20, 24, 28], &[22]), 31)?;
+    let backend = &sweep.backend;
     let mut rows = Vec::new();
-    for &log2 in &sizes {
+    for &log2 in &sweep.sizes {
         let n = 1usize << log2;
         let fs: Vec<f32> = (0..n).map(|i| (splitmix64(0x5ca9 ^ i as u64) >> 40) as f32 / (1u64 << 24) as f32).collect();
         let is: Vec<i32> = (0..n).map(|i| (splitmix64(0x1d ^ i as u64) >> 43) as i32 - (1 << 20)).collect();
@@ -207,19 +249,16 @@ pub fn run(a: BenchScanArgs) -> anyhow::Result<()> {
         let plain = ScanOptions::default();
         let f4 = 4usize;
         let cases = [
+            (case::<f32, f32, u32>(backend, "f32 sum det", &fs, none, ScanOp::Sum, det, F32_ROUNDOFF, a.reps)?, f4 + 4),
             (
-                case::<f32, f32, u32>(&backend, "f32 sum det", &fs, none, ScanOp::Sum, det, F32_ROUNDOFF, a.reps)?,
+                case::<f32, f32, u32>(backend, "f32 sum fast", &fs, none, ScanOp::Sum, fast, F32_ROUNDOFF, a.reps)?,
                 f4 + 4,
             ),
-            (
-                case::<f32, f32, u32>(&backend, "f32 sum fast", &fs, none, ScanOp::Sum, fast, F32_ROUNDOFF, a.reps)?,
-                f4 + 4,
-            ),
-            (case::<i32, i64, u32>(&backend, "i32->i64 sum", &is, none, ScanOp::Sum, plain, 0.0, a.reps)?, 4 + 8),
-            (case::<f32, f32, u32>(&backend, "f32 max", &fs, none, ScanOp::Max, plain, 0.0, a.reps)?, f4 + 4),
+            (case::<i32, i64, u32>(backend, "i32->i64 sum", &is, none, ScanOp::Sum, plain, 0.0, a.reps)?, 4 + 8),
+            (case::<f32, f32, u32>(backend, "f32 max", &fs, none, ScanOp::Max, plain, 0.0, a.reps)?, f4 + 4),
             (
                 case::<f32, f32, i32>(
-                    &backend,
+                    backend,
                     "f32 by key/8",
                     &fs,
                     Some(&keys),
@@ -232,17 +271,8 @@ pub fn run(a: BenchScanArgs) -> anyhow::Result<()> {
             ),
         ];
         for ((name, ms, verified), bytes_per) in cases {
-            let gbs = gbs((n * bytes_per) as f64, ms);
-            rows.push(ScanRow { case: name, n, ms, gbs, fraction_of_copy_bandwidth: gbs / copy_gbs, verified });
+            rows.push(sweep.row(name, n, None, ms, (n * bytes_per) as f64, verified));
         }
     }
-    let report = BenchReport {
-        name: "scan",
-        backend: backend.name(),
-        device: &device,
-        samples: None,
-        yardstick: Yardstick::Copy(copy_gbs),
-        rows: &rows,
-    };
-    report.print(a.out.json)
+    sweep.print("scan", &rows, a.out.json)
 }

@@ -7,63 +7,15 @@
 //! the device-to-device copy bandwidth measured in the same run.
 
 use super::bench_report::median;
-use super::bench_scan::copy_bandwidth;
-use super::BackendArg;
+use super::bench_runs::mix;
+use super::bench_scan::CopySweep;
 use anyhow::bail;
-use serde::Serialize;
 use std::time::Instant;
 use tally::select::reference;
 use tally::{Backend, Predicate, SelectMode, SelectOptions, SelectPlan};
 
-/// Arguments of `tally bench select`.
-#[derive(clap::Args, Debug)]
-pub struct BenchSelectArgs {
-    /// Elements per case, as powers of two (default 20,24,28 on a GPU, 22 on the CPU).
-    #[arg(long, value_delimiter = ',')]
-    pub log2_sizes: Option<Vec<u32>>,
-    /// Timed repetitions per case.
-    #[arg(long, default_value_t = 20)]
-    pub reps: usize,
-    #[command(flatten)]
-    pub backend: BackendArg,
-    /// Print JSON instead of a table.
-    #[arg(long)]
-    pub json: bool,
-}
-
-/// One row of the sweep.
-#[derive(Serialize, Debug)]
-pub struct SelectRow {
-    pub case: String,
-    pub n: usize,
-    pub kept: u64,
-    /// The launch alone, median (CUDA events; the CPU: the whole call).
-    pub ms: f64,
-    /// Bytes as the peers count them (input read once, output written once; a partition
-    /// 8 bytes per element) per second.
-    pub gbs: f64,
-    pub fraction_of_copy_bandwidth: f64,
-    /// Equal to the CPU backend's result (unordered: the same count and multiset checksum).
-    pub verified: bool,
-}
-
-#[derive(Serialize)]
-struct Report {
-    backend: &'static str,
-    device: String,
-    /// Device-to-device copy of 1 GiB (CPU: 256 MiB), read + write bytes per second.
-    copy_bandwidth_gbs: f64,
-    rows: Vec<SelectRow>,
-}
-
-/// The peers' hash (cub_primitives.cu `mix`).
-fn mix(mut x: u32) -> u32 {
-    x ^= x >> 16;
-    x = x.wrapping_mul(0x7feb_352d);
-    x ^= x >> 15;
-    x = x.wrapping_mul(0x846c_a68b);
-    x ^ (x >> 16)
-}
+/// `tally bench select` takes what `tally bench scan` takes.
+pub use super::bench_scan::BenchScanArgs as BenchSelectArgs;
 
 /// Uniform in [-0.5, 0.5) as the peers fill it; `run`: one value per run of that many elements.
 fn values(n: usize, run: usize) -> Vec<f32> {
@@ -190,25 +142,9 @@ fn run_case(backend: &Backend, c: &Case, flags: &[u8], reps: usize) -> anyhow::R
 
 /// Runs `tally bench select`.
 pub fn run(a: BenchSelectArgs) -> anyhow::Result<()> {
-    if a.reps == 0 {
-        bail!("--reps must be at least 1");
-    }
-    let backend = a.backend.open()?;
-    let gpu = matches!(backend, Backend::Cuda(_));
-    let sizes = a.log2_sizes.clone().unwrap_or_else(|| if gpu { vec![20, 24, 28] } else { vec![22] });
-    if sizes.is_empty() {
-        bail!("--log2-sizes: nothing to run");
-    }
-    if let Some(&big) = sizes.iter().find(|&&s| s > 30) {
-        bail!("--log2-sizes: 2^{big} elements is more than this benchmark holds (at most 2^30)");
-    }
-    let device = match &backend {
-        Backend::Cuda(dev) => dev.info().name.clone(),
-        Backend::Cpu => format!("CPU, {} threads", rayon::current_num_threads()),
-    };
-    let copy_gbs = copy_bandwidth(&backend, if gpu { 1 << 30 } else { 1 << 28 }, a.reps.max(5))?;
+    let sweep = CopySweep::open(&a.out, a.reps, &a.log2_sizes, (&[20, 24, 28], &[22]), 30)?;
     let mut rows = Vec::new();
-    for &log2 in &sizes {
+    for &log2 in &sweep.sizes {
         let n = 1usize << log2;
         let uniform = values(n, 1);
         let runs = values(n, 1 << 16);
@@ -232,7 +168,7 @@ pub fn run(a: BenchSelectArgs) -> anyhow::Result<()> {
         cases.push(Case { name: "indices 50%".into(), xs: &uniform, predicate: below(0.5), mode: SelectMode::Indices });
         cases.push(Case { name: "count_if 50%".into(), xs: &uniform, predicate: below(0.5), mode: SelectMode::Count });
         for c in &cases {
-            let (ms, kept, verified) = run_case(&backend, c, &flags, a.reps)?;
+            let (ms, kept, verified) = run_case(&sweep.backend, c, &flags, a.reps)?;
             let bytes = match c.mode {
                 SelectMode::Partition | SelectMode::PartitionReversed => 8 * n as u64,
                 SelectMode::Flagged => 5 * n as u64 + 4 * kept,
@@ -240,40 +176,8 @@ pub fn run(a: BenchSelectArgs) -> anyhow::Result<()> {
                 SelectMode::Count => 4 * n as u64,
                 _ => 4 * n as u64 + 4 * kept,
             };
-            let gbs = bytes as f64 / (ms * 1e6);
-            rows.push(SelectRow {
-                case: c.name.clone(),
-                n,
-                kept,
-                ms,
-                gbs,
-                fraction_of_copy_bandwidth: gbs / copy_gbs,
-                verified,
-            });
+            rows.push(sweep.row(c.name.clone(), n, Some(kept), ms, bytes as f64, verified));
         }
     }
-    let all_ok = rows.iter().all(|r| r.verified);
-    if a.json {
-        let r = Report { backend: backend.name(), device, copy_bandwidth_gbs: copy_gbs, rows };
-        println!("{}", serde_json::to_string_pretty(&r)?);
-    } else {
-        println!("# tally bench select: {device}, copy bandwidth {copy_gbs:.1} GB/s (read + write, same run)");
-        println!("{:<20} {:>11} {:>11} {:>10} {:>9} {:>7} {:>3}", "case", "n", "kept", "ms", "GB/s", "%copy", "ok");
-        for r in &rows {
-            println!(
-                "{:<20} {:>11} {:>11} {:>10.4} {:>9.1} {:>6.1}% {:>3}",
-                r.case,
-                r.n,
-                r.kept,
-                r.ms,
-                r.gbs,
-                100.0 * r.fraction_of_copy_bandwidth,
-                if r.verified { "yes" } else { "NO" }
-            );
-        }
-    }
-    if !all_ok {
-        bail!("some cases disagreed with the CPU backend (rows marked NO)");
-    }
-    Ok(())
+    sweep.print("select", &rows, a.out.json)
 }

@@ -2,7 +2,7 @@
 //! scratch workspace, typed kernels and the one launch path every primitive goes through.
 
 use super::cache::{self, KernelCache};
-use super::memory::{DeviceBuffer, DeviceView, DeviceViewMut};
+use super::memory::{DevPtr, DeviceBuffer, DeviceView, DeviceViewMut};
 use super::nvrtc;
 use super::params::KernelParams;
 use super::registry::{self, KernelFamily};
@@ -44,6 +44,25 @@ pub struct DeviceInfo {
     pub target: String,
     /// Where compiled kernels are cached on disk, if anywhere.
     pub cache_dir: Option<String>,
+}
+
+#[cfg(test)]
+impl DeviceInfo {
+    /// An H200's properties, for the tests of policies (pure functions of them).
+    pub(crate) fn h200() -> DeviceInfo {
+        DeviceInfo {
+            name: "H200".into(),
+            compute_capability: (9, 0),
+            multiprocessors: 132,
+            l2_bytes: 50 << 20,
+            smem_per_block_optin: 227 << 10,
+            smem_per_multiprocessor: 228 << 10,
+            total_memory: 141 << 30,
+            nvrtc_version: (13, 0),
+            target: "sm_90".into(),
+            cache_dir: None,
+        }
+    }
 }
 
 impl DeviceInfo {
@@ -546,6 +565,14 @@ impl Stream {
     /// Zeroes `view`, in stream order.
     pub fn memset_zeros<T: DeviceRepr + ValidAsZeroBits>(&self, view: &mut DeviceViewMut<'_, T>) -> Result<()> {
         super::memory::memset_zeros(&self.inner, view)
+    }
+
+    /// Zeroes `buffer` in stream order and returns its address, for a kernel's parameters: the
+    /// words a kernel counts or flags into.
+    pub(crate) fn zeroed<T: DeviceRepr + ValidAsZeroBits>(&self, buffer: &mut DeviceBuffer<T>) -> Result<DevPtr<T>> {
+        let mut view = buffer.view_mut();
+        self.memset_zeros(&mut view)?;
+        Ok(view.ptr_mut(&self.inner))
     }
 
     /// Waits for the stream; an error here is a fault in earlier work, named by `after`.

@@ -90,6 +90,17 @@ pub struct Detected {
     pub fallback: Option<Error>,
 }
 
+/// `backend: cuda`, or `backend: cpu (no GPU: ...)` with the reason the GPU was not taken.
+impl std::fmt::Display for Detected {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "backend: {}", self.backend.name())?;
+        match &self.fallback {
+            Some(why) => write!(f, " (no GPU: {why})"),
+            None => Ok(()),
+        }
+    }
+}
+
 impl Backend {
     /// The CPU backend.
     pub fn cpu() -> Backend {

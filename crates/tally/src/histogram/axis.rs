@@ -13,15 +13,15 @@ crate::kernel_codes! {
     /// How a kernel turns a sample into a bin (`TALLY_BINNING`).
     pub enum Binning as "TALLY_BINNING" {
         /// A 256-entry table in shared memory (8-bit samples).
-        Table8 = 0 => "TABLE8",
+        Table8,
         /// Exact integer arithmetic in 64 bits.
-        Integer = 1 => "INTEGER",
+        Integer,
         /// The f64 rule.
-        Float = 2 => "FLOAT",
+        Float,
         /// Binary search over custom edges.
-        Edges = 3 => "EDGES",
+        Edges,
         /// Exact integer arithmetic in 32 bits: samples and bounds share one 32-bit domain.
-        Integer32 = 4 => "INTEGER32",
+        Integer32,
     }
 }
 

@@ -43,17 +43,17 @@ crate::kernel_codes! {
     /// 32-bit twins with `TALLY_NARROW`.
     pub enum KernelStrategy as "TALLY_STRATEGY" {
         /// Every sample one global atomic.
-        GlobalAtomic = 0 => "GLOBAL_ATOMIC",
+        GlobalAtomic,
         /// One private copy per block.
-        BlockShared = 1 => "BLOCK_SHARED",
+        BlockShared,
         /// One private copy per warp.
-        WarpPrivate = 2 => "WARP_PRIVATE",
+        WarpPrivate,
         /// Warp-aggregated shared atomics on one copy per block.
-        WarpAggregated = 3 => "WARP_AGGREGATED",
+        WarpAggregated,
         /// One copy over a cluster's distributed shared memory.
-        ClusterShared = 4 => "CLUSTER_SHARED",
+        ClusterShared,
         /// Global atomics on an L2-sized range of keys per pass.
-        GlobalL2 = 5 => "GLOBAL_L2",
+        GlobalL2,
     }
 }
 

@@ -113,25 +113,17 @@ extern "C" __global__ void tally_lab_global_compiler(const LabGlobalParams p) {
 // Shared memory: one operation per functor. `apply` must leave the same final value whatever
 // the order the lanes get there in; that is what the host checks.
 
-struct LabAddU32 {
-  typedef u32 T;
-  static TALLY_DEVICE void apply(u32* target, u32 v) { atomicAdd(target, v); }
+// The hardware's atomicAdd on shared memory, for each type the lab measures it on (on f32:
+// whatever the compiler makes of it).
+template <typename V>
+struct LabAdd {
+  typedef V T;
+  static TALLY_DEVICE void apply(V* target, V v) { atomicAdd(target, v); }
 };
 
 struct LabMaxU32 {
   typedef u32 T;
   static TALLY_DEVICE void apply(u32* target, u32 v) { atomicMax(target, v); }
-};
-
-struct LabAddU64 {
-  typedef u64 T;
-  static TALLY_DEVICE void apply(u64* target, u64 v) { atomicAdd(target, v); }
-};
-
-// Whatever the compiler makes of a float atomicAdd on shared memory.
-struct LabAddF32 {
-  typedef float T;
-  static TALLY_DEVICE void apply(float* target, float v) { atomicAdd(target, v); }
 };
 
 // The textbook compare-and-swap loop: under contention every lane but one per round retries.
@@ -238,10 +230,10 @@ template <> TALLY_DEVICE float lab_from_bits<float>(u64 bits) { return __uint_as
                                              p.warp_cycles);                                       \
   }
 
-LAB_SHARED_KERNEL(tally_lab_shared_add_u32, LabAddU32)
+LAB_SHARED_KERNEL(tally_lab_shared_add_u32, LabAdd<u32>)
 LAB_SHARED_KERNEL(tally_lab_shared_max_u32, LabMaxU32)
-LAB_SHARED_KERNEL(tally_lab_shared_add_u64, LabAddU64)
-LAB_SHARED_KERNEL(tally_lab_shared_add_f32, LabAddF32)
+LAB_SHARED_KERNEL(tally_lab_shared_add_u64, LabAdd<u64>)
+LAB_SHARED_KERNEL(tally_lab_shared_add_f32, LabAdd<float>)
 LAB_SHARED_KERNEL(tally_lab_shared_add_f32_cas, LabAddF32Cas)
 LAB_SHARED_KERNEL(tally_lab_shared_max_f32_cas, LabMaxF32Cas)
 LAB_SHARED_KERNEL(tally_lab_shared_max_f32_int, LabMaxF32Int)

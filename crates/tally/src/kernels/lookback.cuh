@@ -35,6 +35,27 @@
 #include "warp.cuh"
 #include "block.cuh"
 
+// ---- running operations on values: the scans and reduce-by-key ----------------------------------
+// Minimum and maximum: NaN propagates; of equal values the earlier is kept (so the bits never
+// depend on the order). The identity is the far end of the type.
+template <typename O>
+struct RunningMin {
+  static TALLY_DEVICE O apply(O a, O b) { return (b < a || b != b) ? b : a; }
+  static TALLY_DEVICE O identity() { return highest_of<O>(); }
+};
+template <typename O>
+struct RunningMax {
+  static TALLY_DEVICE O apply(O a, O b) { return (b > a || b != b) ? b : a; }
+  static TALLY_DEVICE O identity() { return lowest_of<O>(); }
+};
+// The sum: floats add, integers wrap (two's complement; overflow is checked separately).
+template <typename O>
+TALLY_DEVICE O wrapping_add(O a, O b) {
+  if constexpr ((O)0.5 != (O)0) return a + b;
+  else return (O)((u64)a + (u64)b);
+}
+
+// ---- the look-back ------------------------------------------------------------------------------
 constexpr u32 LOOKBACK_AGG = 1;  // also "ready" in the fixed look-back's group arrays
 constexpr u32 LOOKBACK_INCL = 2;
 

@@ -23,20 +23,22 @@ pub const HEADERS: &[(&str, &str)] = &[
 /// Declares a Rust enum whose values select kernel variants, together with the C++ names the
 /// kernels compare against: `Binning::Float` is passed as `-DTALLY_BINNING=TALLY_BINNING_FLOAT`,
 /// and `codes.cuh` (generated from these declarations) says `#define TALLY_BINNING_FLOAT 2`.
-/// One list on the Rust side, no magic numbers on either.
+/// A value's code is its place in the declaration and its C++ name is the prefix and the
+/// variant's name in upper snake case (`GlobalL2` in `TALLY_STRATEGY` is
+/// `TALLY_STRATEGY_GLOBAL_L2`): one list on the Rust side, no magic numbers on either.
 #[macro_export]
 #[doc(hidden)]
 macro_rules! kernel_codes {
     (
         $(#[$meta:meta])*
         $vis:vis enum $name:ident as $prefix:literal {
-            $( $(#[$vmeta:meta])* $variant:ident = $code:literal => $cpp:literal ),* $(,)?
+            $( $(#[$vmeta:meta])* $variant:ident ),* $(,)?
         }
     ) => {
         $(#[$meta])*
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
         $vis enum $name {
-            $( $(#[$vmeta])* $variant = $code, )*
+            $( $(#[$vmeta])* $variant, )*
         }
         impl $name {
             /// Every value.
@@ -44,14 +46,73 @@ macro_rules! kernel_codes {
             pub const ALL: &'static [$name] = &[$($name::$variant),*];
             /// The C++ name of this value, as passed in the define.
             pub fn cpp(self) -> &'static str {
-                match self { $( $name::$variant => concat!($prefix, "_", $cpp), )* }
+                match self {
+                    $( $name::$variant => {
+                        const LEN: usize = $crate::kernels::cpp_name_len($prefix, stringify!($variant));
+                        const NAME: [u8; LEN] = $crate::kernels::cpp_name($prefix, stringify!($variant));
+                        $crate::kernels::ascii(&NAME)
+                    } )*
+                }
             }
             /// The `#define`s of every value, for `codes.cuh`.
-            pub(crate) fn cpp_defines() -> &'static str {
-                concat!( $( "#define ", $prefix, "_", $cpp, " ", $code, "\n", )* )
+            pub(crate) fn cpp_defines() -> String {
+                Self::ALL.iter().map(|&v| format!("#define {} {}\n", v.cpp(), v as u32)).collect()
             }
         }
     };
+}
+
+/// Whether `kernel_codes!` puts an underscore before byte `i` of a variant's name: at an upper
+/// case letter that follows a lower case one (`GlobalL2` is `GLOBAL_L2`, `Table8` is `TABLE8`).
+const fn word_starts_at(variant: &[u8], i: usize) -> bool {
+    i > 0 && variant[i].is_ascii_uppercase() && variant[i - 1].is_ascii_lowercase()
+}
+
+/// The length of the C++ name of `variant` in the codes of `prefix` (see [`kernel_codes!`]).
+#[doc(hidden)]
+pub const fn cpp_name_len(prefix: &str, variant: &str) -> usize {
+    let v = variant.as_bytes();
+    let mut len = prefix.len() + 1 + v.len();
+    let mut i = 0;
+    while i < v.len() {
+        len += word_starts_at(v, i) as usize;
+        i += 1;
+    }
+    len
+}
+
+/// The C++ name of `variant` in the codes of `prefix`, `N` bytes long (see [`kernel_codes!`]).
+#[doc(hidden)]
+pub const fn cpp_name<const N: usize>(prefix: &str, variant: &str) -> [u8; N] {
+    let (p, v) = (prefix.as_bytes(), variant.as_bytes());
+    let mut out = [0u8; N];
+    let mut at = 0;
+    while at < p.len() {
+        out[at] = p[at];
+        at += 1;
+    }
+    out[at] = b'_';
+    at += 1;
+    let mut i = 0;
+    while i < v.len() {
+        if word_starts_at(v, i) {
+            out[at] = b'_';
+            at += 1;
+        }
+        out[at] = v[i].to_ascii_uppercase();
+        at += 1;
+        i += 1;
+    }
+    out
+}
+
+/// `bytes` as text; they are the ASCII of a Rust identifier and a prefix (see [`kernel_codes!`]).
+#[doc(hidden)]
+pub const fn ascii(bytes: &'static [u8]) -> &'static str {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(_) => panic!("a kernel code's name is ASCII"),
+    }
 }
 
 /// The generated `codes.cuh`: the C++ names of every variant code.
@@ -69,7 +130,7 @@ pub(crate) fn codes_header() -> String {
         crate::select::policy::SelectKernel::cpp_defines(),
         crate::runs::policy::RunsKernelOp::cpp_defines(),
     ] {
-        s.push_str(defines);
+        s.push_str(&defines);
     }
     s
 }
@@ -103,5 +164,21 @@ mod tests {
     fn family_names_are_unique() {
         let names: std::collections::HashSet<&str> = super::families().iter().map(|f| f.name).collect();
         assert_eq!(names.len(), super::families().len());
+    }
+
+    /// A code's C++ name is the prefix and the variant's name in upper snake case, and its value
+    /// is its place in the declaration.
+    #[test]
+    fn kernel_codes_names_and_values() {
+        use crate::histogram::axis::Binning;
+        use crate::histogram::policy::KernelStrategy;
+        assert_eq!(KernelStrategy::GlobalL2.cpp(), "TALLY_STRATEGY_GLOBAL_L2");
+        assert_eq!(KernelStrategy::WarpAggregated.cpp(), "TALLY_STRATEGY_WARP_AGGREGATED");
+        assert_eq!(Binning::Integer32.cpp(), "TALLY_BINNING_INTEGER32");
+        assert_eq!(Binning::Table8.cpp(), "TALLY_BINNING_TABLE8");
+        let header = super::codes_header();
+        assert!(header.contains("\n#define TALLY_STRATEGY_GLOBAL_ATOMIC 0\n"), "{header}");
+        assert!(header.contains("\n#define TALLY_STRATEGY_GLOBAL_L2 5\n"), "{header}");
+        assert!(header.contains("\n#define TALLY_BINNING_TABLE8 0\n#define TALLY_BINNING_INTEGER 1\n"), "{header}");
     }
 }

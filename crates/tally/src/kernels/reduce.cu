@@ -105,15 +105,20 @@ TALLY_DEVICE void for_each_element(const ReduceParams& p, Visit visit, VisitVec 
 
 #if TALLY_REDUCE != TALLY_REDUCE_EXACT
 // ---- the accumulators: Local per thread, Acc to combine ---------------------------------------
+// `write_out` puts an accumulator's result words, in the order the host reads them, at `out`.
+template <typename... Words>
+TALLY_DEVICE void write_words(u64* out, Words... words) {
+  int k = 0;
+  ((out[k++] = (u64)words), ...);
+}
+
 #if TALLY_REDUCE == TALLY_REDUCE_SUM && TALLY_ELEM_FLOAT
 struct Acc {
   double sum;
   u64 nan;
 };
-typedef Acc Local;
 TALLY_DEVICE Acc identity() { return Acc{0.0, 0}; }
-TALLY_DEVICE Local local_identity() { return identity(); }
-TALLY_DEVICE void local_add(Local& a, T x, u64, const ReduceParams&) {
+TALLY_DEVICE void local_add(Acc& a, T x, u64, const ReduceParams&) {
 #if TALLY_SKIP_NAN
   const bool nan = is_nan(x);
   a.nan += nan;
@@ -122,16 +127,13 @@ TALLY_DEVICE void local_add(Local& a, T x, u64, const ReduceParams&) {
   a.sum += (double)x;
 #endif
 }
-TALLY_DEVICE Acc local_finish(const Local& a) { return a; }
 TALLY_DEVICE Acc merge(const Acc& a, const Acc& b) { return Acc{a.sum + b.sum, a.nan + b.nan}; }
-TALLY_DEVICE void write_out(const Acc& a, u64* out) {
-  out[0] = (u64)__double_as_longlong(a.sum);
-  out[1] = a.nan;
-}
+TALLY_DEVICE void write_out(const Acc& a, u64* out) { write_words(out, __double_as_longlong(a.sum), a.nan); }
 
 #elif TALLY_REDUCE == TALLY_REDUCE_SUM
 // Integers: 64-bit per thread for elements of up to 32 bits (a thread's share cannot reach
 // 2^63), 128-bit per thread for 64-bit elements; 128-bit from the warp on. Never wraps.
+#define TALLY_REDUCE_LOCAL_APART 1
 typedef Wide128 Acc;
 constexpr bool WIDE_LOCAL = sizeof(T) == 8;
 struct Local {
@@ -149,10 +151,7 @@ TALLY_DEVICE void local_add(Local& a, T x, u64, const ReduceParams&) {
 }
 TALLY_DEVICE Acc local_finish(const Local& a) { return wide_add(a.wide, wide_from_i64(a.narrow)); }
 TALLY_DEVICE Acc merge(const Acc& a, const Acc& b) { return wide_add(a, b); }
-TALLY_DEVICE void write_out(const Acc& a, u64* out) {
-  out[0] = a.lo;
-  out[1] = a.hi;
-}
+TALLY_DEVICE void write_out(const Acc& a, u64* out) { write_words(out, a.lo, a.hi); }
 
 #elif TALLY_REDUCE == TALLY_REDUCE_EXTREMA
 // NaN propagates: it comes before every number as a min and as a max; ties go to the smaller
@@ -164,7 +163,6 @@ struct Acc {
   u64 imax;
   u64 nan;
 };
-typedef Acc Local;
 TALLY_DEVICE bool before_min(T x, T m) {
   if constexpr (IS_FLOAT) return is_nan(x) ? !is_nan(m) : x < m;
   else return x < m;
@@ -175,8 +173,7 @@ TALLY_DEVICE bool before_max(T x, T m) {
 }
 TALLY_DEVICE bool same(T x, T m) { return x == m || (is_nan(x) && is_nan(m)); }
 TALLY_DEVICE Acc identity() { return Acc{highest(), lowest(), NO_INDEX, NO_INDEX, 0}; }
-TALLY_DEVICE Local local_identity() { return identity(); }
-TALLY_DEVICE void local_add(Local& a, T x, u64 i, const ReduceParams&) {
+TALLY_DEVICE void local_add(Acc& a, T x, u64 i, const ReduceParams&) {
 #if TALLY_SKIP_NAN
   if (is_nan(x)) {
     a.nan += 1;
@@ -199,11 +196,10 @@ TALLY_DEVICE void local_add(Local& a, T x, u64 i, const ReduceParams&) {
   if (TALLY_SIDES & 2) a.max = before_max(x, a.max) ? x : a.max;
 #endif
 }
-TALLY_DEVICE Acc local_finish(const Local& a) { return a; }
 // Whether none of a vector's elements can change the running extrema: no NaN among them (their
 // sum is not NaN) and all strictly beyond the extrema (ties may need an index). Most vectors
 // pass, so floats pay a few instructions per vector instead of the NaN rule per element.
-TALLY_DEVICE bool vec_leaves_alone(const Local& a, const Vec16<T>& v) {
+TALLY_DEVICE bool vec_leaves_alone(const Acc& a, const Vec16<T>& v) {
   if constexpr (!IS_FLOAT) {
     return false;
   } else {
@@ -248,10 +244,8 @@ struct Acc {
   u64 count;
   u64 nan;
 };
-typedef Acc Local;
 TALLY_DEVICE Acc identity() { return Acc{0, 0}; }
-TALLY_DEVICE Local local_identity() { return identity(); }
-TALLY_DEVICE void local_add(Local& a, T x, u64, const ReduceParams& p) {
+TALLY_DEVICE void local_add(Acc& a, T x, u64, const ReduceParams& p) {
   bool inside;
   if constexpr (IS_FLOAT) {
     const double v = (double)x;
@@ -266,28 +260,28 @@ TALLY_DEVICE void local_add(Local& a, T x, u64, const ReduceParams& p) {
 #endif
   a.count += pass;
 }
-TALLY_DEVICE Acc local_finish(const Local& a) { return a; }
 TALLY_DEVICE Acc merge(const Acc& a, const Acc& b) { return Acc{a.count + b.count, a.nan + b.nan}; }
-TALLY_DEVICE void write_out(const Acc& a, u64* out) {
-  out[0] = a.count;
-  out[1] = a.nan;
-}
+TALLY_DEVICE void write_out(const Acc& a, u64* out) { write_words(out, a.count, a.nan); }
 
 #elif TALLY_REDUCE == TALLY_REDUCE_CUSTOM
 // The caller's operation; it must be associative and commutative.
 struct Acc {
   T value;
 };
-typedef Acc Local;
 TALLY_DEVICE T custom_op(T a, T b) { return (T)(TALLY_CUSTOM_EXPR); }
 TALLY_DEVICE Acc identity() { return Acc{(T)(TALLY_CUSTOM_IDENTITY)}; }
-TALLY_DEVICE Local local_identity() { return identity(); }
-TALLY_DEVICE void local_add(Local& a, T x, u64, const ReduceParams&) { a.value = custom_op(a.value, x); }
-TALLY_DEVICE Acc local_finish(const Local& a) { return a; }
+TALLY_DEVICE void local_add(Acc& a, T x, u64, const ReduceParams&) { a.value = custom_op(a.value, x); }
 TALLY_DEVICE Acc merge(const Acc& a, const Acc& b) { return Acc{custom_op(a.value, b.value)}; }
-TALLY_DEVICE void write_out(const Acc& a, u64* out) { out[0] = raw_bits(a.value); }
+TALLY_DEVICE void write_out(const Acc& a, u64* out) { write_words(out, raw_bits(a.value)); }
 #else
 #error "unknown TALLY_REDUCE"
+#endif
+
+#ifndef TALLY_REDUCE_LOCAL_APART
+// Every accumulator but the integer sum's is its own per-thread state.
+typedef Acc Local;
+TALLY_DEVICE Local local_identity() { return identity(); }
+TALLY_DEVICE Acc local_finish(const Local& a) { return a; }
 #endif
 
 // A 16-byte vector of elements from index i0 on, in order (a filter may show that none of them

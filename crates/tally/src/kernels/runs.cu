@@ -69,18 +69,16 @@ struct RunsParams {
 
 
 // ---- the operation on values (encode: the sum of ones) -----------------------------------------
+#if TALLY_RUNS == TALLY_RUNS_MIN || TALLY_RUNS == TALLY_RUNS_MAX
 #if TALLY_RUNS == TALLY_RUNS_MIN
-// NaN propagates; of equal values the earlier is kept (so the bits never depend on the order).
-TALLY_DEVICE O op(O a, O b) { return (b < a || b != b) ? b : a; }
-TALLY_DEVICE O op_identity() { return highest_of<O>(); }
-#elif TALLY_RUNS == TALLY_RUNS_MAX
-TALLY_DEVICE O op(O a, O b) { return (b > a || b != b) ? b : a; }
-TALLY_DEVICE O op_identity() { return lowest_of<O>(); }
+typedef RunningMin<O> Op;
 #else
-TALLY_DEVICE O op(O a, O b) {
-  if constexpr (OUT_FLOAT) return a + b;
-  else return (O)((u64)a + (u64)b);  // integers wrap (two's complement); checked separately
-}
+typedef RunningMax<O> Op;
+#endif
+TALLY_DEVICE O op(O a, O b) { return Op::apply(a, b); }
+TALLY_DEVICE O op_identity() { return Op::identity(); }
+#else
+TALLY_DEVICE O op(O a, O b) { return wrapping_add(a, b); }
 // -0.0 for floats: x + -0.0 is x for every x, -0.0 included (+0.0 would turn a run of -0.0
 // into +0.0).
 TALLY_DEVICE O op_identity() {

@@ -65,24 +65,24 @@ struct ScanParams {
 
 // ---- the operation ----------------------------------------------------------------------------
 #if TALLY_SCAN == TALLY_SCAN_SUM
-TALLY_DEVICE O op(O a, O b) {
-  if constexpr (OUT_FLOAT) return a + b;
-  else return (O)((u64)a + (u64)b);  // integers wrap (two's complement); checked separately
-}
-TALLY_DEVICE O op_identity() { return (O)0; }
+struct Op {
+  static TALLY_DEVICE O apply(O a, O b) { return wrapping_add(a, b); }
+  static TALLY_DEVICE O identity() { return (O)0; }
+};
 #elif TALLY_SCAN == TALLY_SCAN_MIN
-// NaN propagates; of equal values the earlier is kept (so the bits never depend on the order).
-TALLY_DEVICE O op(O a, O b) { return (b < a || b != b) ? b : a; }
-TALLY_DEVICE O op_identity() { return highest_of<O>(); }
+typedef RunningMin<O> Op;
 #elif TALLY_SCAN == TALLY_SCAN_MAX
-TALLY_DEVICE O op(O a, O b) { return (b > a || b != b) ? b : a; }
-TALLY_DEVICE O op_identity() { return lowest_of<O>(); }
+typedef RunningMax<O> Op;
 #elif TALLY_SCAN == TALLY_SCAN_CUSTOM
-TALLY_DEVICE O op(O a, O b) { return (O)(TALLY_CUSTOM_EXPR); }
-TALLY_DEVICE O op_identity() { return (O)(TALLY_CUSTOM_IDENTITY); }
+struct Op {
+  static TALLY_DEVICE O apply(O a, O b) { return (O)(TALLY_CUSTOM_EXPR); }
+  static TALLY_DEVICE O identity() { return (O)(TALLY_CUSTOM_IDENTITY); }
+};
 #else
 #error "unknown TALLY_SCAN"
 #endif
+TALLY_DEVICE O op(O a, O b) { return Op::apply(a, b); }
+TALLY_DEVICE O op_identity() { return Op::identity(); }
 
 // ---- what is combined: the value, and for scans by key whether a segment starts inside -------
 #if TALLY_KEY_BYTES

@@ -9,15 +9,15 @@ crate::kernel_codes! {
     /// The reduction kernels' operations (`TALLY_REDUCE`).
     pub enum KernelOp as "TALLY_REDUCE" {
         /// Sum (and mean): f64 for floats, 128-bit integers.
-        Sum = 0 => "SUM",
+        Sum,
         /// Min, max, minmax, argmin, argmax.
-        Extrema = 1 => "EXTREMA",
+        Extrema,
         /// Count of elements passing a comparison.
-        Count = 2 => "COUNT",
+        Count,
         /// The exact float sum.
-        Exact = 3 => "EXACT",
+        Exact,
         /// A caller's C++ expression.
-        Custom = 4 => "CUSTOM",
+        Custom,
     }
 }
 
@@ -98,24 +98,9 @@ pub fn policy(info: &DeviceInfo, op: KernelOp, elem: ElementType, n: u64) -> Red
 mod tests {
     use super::*;
 
-    fn h200() -> DeviceInfo {
-        DeviceInfo {
-            name: "H200".into(),
-            compute_capability: (9, 0),
-            multiprocessors: 132,
-            l2_bytes: 50 << 20,
-            smem_per_block_optin: 227 << 10,
-            smem_per_multiprocessor: 228 << 10,
-            total_memory: 141 << 30,
-            nvrtc_version: (13, 0),
-            target: "sm_90".into(),
-            cache_dir: None,
-        }
-    }
-
     #[test]
     fn grids_are_a_few_blocks_per_sm_or_what_the_input_fills() {
-        let info = h200();
+        let info = DeviceInfo::h200();
         let big = policy(&info, KernelOp::Sum, ElementType::F32, 1 << 28);
         assert_eq!((big.block_threads, big.vecs, big.grid), (256, 4, 528));
         let small = policy(&info, KernelOp::Sum, ElementType::F32, 1 << 20);
@@ -130,7 +115,7 @@ mod tests {
 
     #[test]
     fn exact_f32_keeps_every_thread_below_its_limit() {
-        let info = h200();
+        let info = DeviceInfo::h200();
         let n = 1u64 << 37;
         let p = policy(&info, KernelOp::Exact, ElementType::F32, n);
         let per_thread = n.div_ceil(p.grid as u64 * p.block_threads as u64) + 2;

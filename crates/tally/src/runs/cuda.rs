@@ -10,6 +10,7 @@ use crate::device::registry::{Defines, KernelFamily};
 use crate::device::{CudaDevice, DevPtr, DeviceBuffer, DeviceView, DeviceViewMut, Kernel, LaunchShape, Stream};
 use crate::error::{Error, Result};
 use crate::reduce::ElementType;
+use crate::scan::lookback::LookbackStates;
 use crate::scan::ScanValue;
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -136,6 +137,16 @@ pub struct RunsPlan<K, V = K, O = u64> {
     /// The capacities of the last launch's outputs (keys, values).
     capacity: (u64, u64),
     _types: PhantomData<fn(K, V) -> O>,
+}
+
+impl<K, V, O> std::fmt::Debug for RunsPlan<K, V, O> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunsPlan")
+            .field("variant", &self.variant)
+            .field("policy", &self.policy)
+            .field("deterministic", &self.deterministic)
+            .finish()
+    }
 }
 
 impl<K: RunKey> RunsPlan<K> {
@@ -322,17 +333,10 @@ impl<K: RunKey, V: ReduceByKeyInto<O>, O: ScanValue> RunsPlan<K, V, O> {
         out_values: DevPtr<u8>,
     ) -> Result<()> {
         let Some(kernel) = &self.kernel else { return Ok(()) };
-        let cu = stream.cuda_stream().clone();
-        let result = {
-            let mut words = self.result.view_mut();
-            stream.memset_zeros(&mut words)?;
-            words.ptr_mut(&cu)
-        };
-        let bytes = self.policy.states.state_bytes;
+        let result = stream.zeroed(&mut self.result)?;
         let mut workspace = stream.workspace();
-        let mut all = workspace.reserve(stream, bytes, "run tile states")?;
-        let mut states = DeviceViewMut::from(all.inner_mut().slice_mut(..bytes));
-        stream.memset_zeros(&mut states)?;
+        let LookbackStates { states, tiles, groups, supers } =
+            self.policy.states.reserve_zeroed(stream, &mut workspace, "run tile states")?;
         let params = RunsParams {
             keys,
             values,
@@ -342,23 +346,13 @@ impl<K: RunKey, V: ReduceByKeyInto<O>, O: ScanValue> RunsPlan<K, V, O> {
             key_capacity: self.capacity.0,
             value_capacity: self.capacity.1,
             result,
-            states: states.ptr_mut(&cu),
-            tiles: self.policy.states.tiles as u32,
-            groups: self.policy.states.groups as u32,
-            supers: self.policy.states.supers as u32,
+            states,
+            tiles,
+            groups,
+            supers,
             deterministic: self.deterministic as u32,
         };
         stream.launch(kernel, self.launch_shape(), &params)
-    }
-}
-
-impl<K, V, O> std::fmt::Debug for RunsPlan<K, V, O> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RunsPlan")
-            .field("variant", &self.variant)
-            .field("policy", &self.policy)
-            .field("deterministic", &self.deterministic)
-            .finish()
     }
 }
 
@@ -367,11 +361,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn params_layout_and_variants() {
-        let l = RunsParams::layout();
-        assert_eq!(l.size, 88);
-        let all = RunsVariant::all();
-        assert_eq!(all.len(), 10 * 5 + 8 + 10);
+    fn params_layout_and_distinct_variants() {
         assert!(FAMILY.full_source().contains("sizeof(RunsParams) == 88"));
+        let all = RunsVariant::all();
+        let distinct: std::collections::HashSet<Defines> = all.iter().map(RunsVariant::defines).collect();
+        assert_eq!((all.len(), distinct.len()), (10 * 5 + 8 + 10, all.len()));
     }
 }

@@ -9,15 +9,15 @@ crate::kernel_codes! {
     /// What a `runs.cu` kernel computes (`TALLY_RUNS`).
     pub enum RunsKernelOp as "TALLY_RUNS" {
         /// The first key of every run.
-        Unique = 0 => "UNIQUE",
+        Unique,
         /// The first key and the length of every run (also reduce-by-key's count).
-        Encode = 1 => "ENCODE",
+        Encode,
         /// Reduce-by-key: the sum of every run's values.
-        Sum = 2 => "SUM",
+        Sum,
         /// Reduce-by-key: the minimum.
-        Min = 3 => "MIN",
+        Min,
         /// Reduce-by-key: the maximum.
-        Max = 4 => "MAX",
+        Max,
     }
 }
 

@@ -3,6 +3,7 @@
 //! of the tile states and the overflow flag, then the one kernel).
 
 use super::element::{ScanInto, ScanKey, ScanValue};
+use super::lookback::LookbackStates;
 use super::policy::{self, ScanKernelOp, ScanPolicy};
 use super::{overflow_error, ScanOp, ScanOptions};
 use crate::device::params::KernelParams;
@@ -141,6 +142,17 @@ pub struct ScanPlan<T, O> {
     _types: PhantomData<fn(T) -> O>,
 }
 
+impl<T, O> std::fmt::Debug for ScanPlan<T, O> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ScanPlan")
+            .field("variant", &self.variant)
+            .field("options", &self.options)
+            .field("policy", &self.policy)
+            .field("deterministic", &self.deterministic)
+            .finish()
+    }
+}
+
 impl<T: ScanInto<O>, O: ScanValue> ScanPlan<T, O> {
     /// Prepares a scan by `op` of `n` elements.
     pub fn new(dev: &Arc<CudaDevice>, op: ScanOp, options: ScanOptions, n: usize) -> Result<Self> {
@@ -267,27 +279,20 @@ impl<T: ScanInto<O>, O: ScanValue> ScanPlan<T, O> {
 
     fn launch_raw(&mut self, stream: &Stream, keys: DevPtr<u8>, input: DevPtr<u8>, output: DevPtr<u8>) -> Result<()> {
         let Some(kernel) = &self.kernel else { return Ok(()) };
-        let cu = stream.cuda_stream().clone();
-        let overflow = {
-            let mut flag = self.overflow.view_mut();
-            stream.memset_zeros(&mut flag)?;
-            flag.ptr_mut(&cu)
-        };
-        let bytes = self.policy.states.state_bytes;
+        let overflow = stream.zeroed(&mut self.overflow)?;
         let mut workspace = stream.workspace();
-        let mut all = workspace.reserve(stream, bytes, "scan tile states")?;
-        let mut states = DeviceViewMut::from(all.inner_mut().slice_mut(..bytes));
-        stream.memset_zeros(&mut states)?;
+        let LookbackStates { states, tiles, groups, supers } =
+            self.policy.states.reserve_zeroed(stream, &mut workspace, "scan tile states")?;
         let params = ScanParams {
             input,
             keys,
             output,
             n: self.n as u64,
             overflow,
-            states: states.ptr_mut(&cu),
-            tiles: self.policy.states.tiles as u32,
-            groups: self.policy.states.groups as u32,
-            supers: self.policy.states.supers as u32,
+            states,
+            tiles,
+            groups,
+            supers,
             exclusive: self.options.exclusive as u32,
             deterministic: self.deterministic as u32,
             check_overflow: self.checked as u32,
@@ -377,26 +382,15 @@ fn builtin(op: ScanOp) -> ScanKernelOp {
     }
 }
 
-impl<T, O> std::fmt::Debug for ScanPlan<T, O> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ScanPlan")
-            .field("variant", &self.variant)
-            .field("policy", &self.policy)
-            .field("deterministic", &self.deterministic)
-            .finish()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn params_layout_and_variants() {
-        let l = ScanParams::layout();
-        assert_eq!(l.size, 72);
+        assert!(FAMILY.full_source().contains("sizeof(ScanParams) == 72"));
         let all = ScanVariant::all();
         assert_eq!(all.len(), 3 * (30 + 6) + 10 + 2);
-        assert!(FAMILY.full_source().contains("sizeof(ScanParams) == 72"));
+        assert!(all.iter().all(|v| (v.op == ScanKernelOp::Custom) == v.custom.is_some()));
     }
 }

@@ -3,6 +3,10 @@
 //! bytes of workspace they take (zeroed before every launch). The sizes here and the kernel's
 //! `lookback_region_bytes` must agree.
 
+use crate::device::workspace::Workspace;
+use crate::device::{DevPtr, DeviceViewMut, Stream};
+use crate::error::Result;
+
 /// Tiles per group, and groups per super-group, of the fixed (deterministic) look-back: a warp.
 pub const GROUP: u64 = 32;
 
@@ -34,6 +38,38 @@ impl LookbackLayout {
         let state_bytes = HEADER_BYTES + region(tiles.max(1)) + region(groups) + region(supers);
         LookbackLayout { tiles, groups, supers, state_bytes: state_bytes as usize }
     }
+}
+
+impl LookbackLayout {
+    /// Reserves these tile states in `workspace` for `what` and zeroes them in stream order. The
+    /// address stays valid while the caller holds `workspace`, that is until it has queued the
+    /// kernel.
+    pub(crate) fn reserve_zeroed(
+        &self,
+        stream: &Stream,
+        workspace: &mut Workspace,
+        what: &str,
+    ) -> Result<LookbackStates> {
+        let mut all = workspace.reserve(stream, self.state_bytes, what)?;
+        let mut states = DeviceViewMut::from(all.inner_mut().slice_mut(..self.state_bytes));
+        stream.memset_zeros(&mut states)?;
+        Ok(self.at(states.ptr_mut(stream.cuda_stream())))
+    }
+
+    /// What a kernel's parameters say of these states, kept at `states`.
+    pub(crate) fn at(&self, states: DevPtr<u8>) -> LookbackStates {
+        LookbackStates { states, tiles: self.tiles as u32, groups: self.groups as u32, supers: self.supers as u32 }
+    }
+}
+
+/// What a look-back kernel's parameters say of its tile states: their zeroed workspace and the
+/// number of slots of each level (the plans refuse more than `u32::MAX` tiles).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LookbackStates {
+    pub states: DevPtr<u8>,
+    pub tiles: u32,
+    pub groups: u32,
+    pub supers: u32,
 }
 
 #[cfg(test)]

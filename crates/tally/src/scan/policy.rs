@@ -10,13 +10,13 @@ crate::kernel_codes! {
     /// The scan kernels' operations (`TALLY_SCAN`).
     pub enum ScanKernelOp as "TALLY_SCAN" {
         /// Sum.
-        Sum = 0 => "SUM",
+        Sum,
         /// Running minimum.
-        Min = 1 => "MIN",
+        Min,
         /// Running maximum.
-        Max = 2 => "MAX",
+        Max,
         /// A caller's C++ expression.
-        Custom = 3 => "CUSTOM",
+        Custom,
     }
 }
 

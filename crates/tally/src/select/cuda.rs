@@ -11,6 +11,7 @@ use crate::device::{CudaDevice, DevPtr, DeviceBuffer, DeviceView, DeviceViewMut,
 use crate::error::{Error, Result};
 use crate::predicate::Predicate;
 use crate::reduce::ElementType;
+use crate::scan::lookback::LookbackStates;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
@@ -265,36 +266,19 @@ impl<T: SelectElement> SelectPlan<T> {
 
     fn launch_raw(&mut self, stream: &Stream, input: DevPtr<u8>, flags: DevPtr<u8>, output: DevPtr<u8>) -> Result<()> {
         let Some(kernel) = &self.kernel else { return Ok(()) };
-        let cu = stream.cuda_stream().clone();
         let atomic = matches!(self.mode, SelectMode::Unordered | SelectMode::Count);
-        let count = {
-            let mut slot = self.count.view_mut();
-            if atomic {
-                stream.memset_zeros(&mut slot)?;
-            }
-            slot.ptr_mut(&cu)
-        };
+        let count =
+            if atomic { stream.zeroed(&mut self.count)? } else { self.count.view_mut().ptr_mut(stream.cuda_stream()) };
         let layout = self.policy.states;
         let mut workspace = stream.workspace();
-        let mut states = DevPtr::default();
-        if !atomic {
-            let mut all = workspace.reserve(stream, layout.state_bytes, "select tile states")?;
-            let mut view = DeviceViewMut::from(all.inner_mut().slice_mut(..layout.state_bytes));
-            stream.memset_zeros(&mut view)?;
-            states = view.ptr_mut(&cu);
-        }
-        let params = SelectParams {
-            input,
-            flags,
-            output,
-            n: self.n as u64,
-            count,
-            states,
-            tiles: layout.tiles as u32,
-            groups: layout.groups as u32,
-            supers: layout.supers as u32,
-            unused: 0,
+        // Only the ordered kernels look back; the others count with one atomic.
+        let LookbackStates { states, tiles, groups, supers } = if atomic {
+            layout.at(DevPtr::default())
+        } else {
+            layout.reserve_zeroed(stream, &mut workspace, "select tile states")?
         };
+        let params =
+            SelectParams { input, flags, output, n: self.n as u64, count, states, tiles, groups, supers, unused: 0 };
         let grid =
             if self.mode == SelectMode::Count { self.policy.count_grid(self.dev.info()) } else { layout.tiles as u32 };
         stream.launch(kernel, LaunchShape::new(grid, self.policy.block_threads, 0), &params)?;

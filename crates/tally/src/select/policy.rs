@@ -10,17 +10,17 @@ crate::kernel_codes! {
     /// What a `select.cu` specialisation does (`TALLY_SELECT`).
     pub enum SelectKernel as "TALLY_SELECT" {
         /// The passing elements, in order (look-back).
-        Stable = 0 => "STABLE",
+        Stable,
         /// The passing elements, each warp's claimed by an atomic.
-        Unordered = 1 => "UNORDERED",
+        Unordered,
         /// The indices of the passing elements, in order.
-        Indices = 2 => "INDICES",
+        Indices,
         /// The elements whose byte flag is nonzero, in order.
-        Flagged = 3 => "FLAGGED",
+        Flagged,
         /// The passing elements in order at the front, the rest reversed from the back.
-        Partition = 4 => "PARTITION",
+        Partition,
         /// The count of passing elements.
-        Count = 5 => "COUNT",
+        Count,
     }
 }
 
@@ -120,18 +120,7 @@ mod tests {
         assert_eq!(policy(ElementType::I16, 0).unwrap().states.tiles, 0);
         let huge = policy(ElementType::U8, 5 << 30).unwrap();
         assert_eq!(huge.states.tiles, (5u64 << 30) / 4096);
-        let info = DeviceInfo {
-            name: "test".into(),
-            compute_capability: (9, 0),
-            multiprocessors: 132,
-            l2_bytes: 50 << 20,
-            smem_per_block_optin: 227 << 10,
-            smem_per_multiprocessor: 228 << 10,
-            total_memory: 141 << 30,
-            nvrtc_version: (13, 0),
-            target: "sm_90".into(),
-            cache_dir: None,
-        };
+        let info = DeviceInfo::h200();
         assert_eq!(policy(ElementType::F32, 10).unwrap().count_grid(&info), 1);
         assert_eq!(p.count_grid(&info), 132 * 3 * 2);
     }

@@ -104,3 +104,16 @@ macro_rules! gen_truncated {
 }
 #[allow(unused_imports)]
 pub(crate) use gen_truncated;
+
+/// One `#[test]` per element type: `$name` runs the generic `$check::<$t>()`.
+#[allow(unused_macros)] // each test binary uses its own subset
+macro_rules! test_every_type {
+    ($check:ident: $($name:ident: $t:ty),*) => {$(
+        #[test]
+        fn $name() {
+            $check::<$t>();
+        }
+    )*};
+}
+#[allow(unused_imports)]
+pub(crate) use test_every_type;

@@ -24,11 +24,11 @@ crate::kernel_codes! {
     /// How the general kernel accumulates weights (`TALLY_ACCUM`).
     pub enum AccumCode as "TALLY_ACCUM" {
         /// 64-bit fixed point in shared memory as 32-bit halves with a carry (and counts).
-        Halves = 0 => "HALVES",
+        Halves,
         /// 64-bit fixed point with native 64-bit shared atomics.
-        Native64 = 1 => "NATIVE64",
+        Native64,
         /// Float atomics in the weight's type (not deterministic).
-        Float = 2 => "FLOAT",
+        Float,
     }
 }
 
@@ -36,11 +36,11 @@ crate::kernel_codes! {
     /// The weights' type (`TALLY_WEIGHT`).
     pub enum WeightCode as "TALLY_WEIGHT" {
         /// No weights: counts.
-        None = 0 => "NONE",
+        None,
         /// f32 weights.
-        F32 = 1 => "F32",
+        F32,
         /// f64 weights.
-        F64 = 2 => "F64",
+        F64,
     }
 }
 
