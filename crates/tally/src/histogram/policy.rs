@@ -29,6 +29,19 @@ pub struct Tuning {
     /// Samples per slice of the partition strategy (rounded down to whole tiles); default as
     /// many as its scratch bound allows.
     pub partition_slice: Option<usize>,
+    /// Threads per block of the partition's count and scatter (a power of two in 128..=1024);
+    /// default `partition::PARTITION_THREADS`.
+    pub partition_threads: Option<u32>,
+    /// Keys per thread and tile of the partition's count and scatter (a power of two, at least
+    /// one 16-byte load, at most 32 and 16,384 per tile); default `partition::PARTITION_ITEMS`.
+    pub partition_items: Option<u32>,
+    /// Blocks of the partition's scatter per multiprocessor (its register bound and grid, where
+    /// shared memory allows); default `partition::PARTITION_BLOCKS_PER_SM`.
+    pub partition_blocks_per_sm: Option<u32>,
+    /// Whether the partition's scatter ranks a warp's keys of one chunk together
+    /// (`__match_any_sync`) instead of one shared atomic per key; default
+    /// `partition::PARTITION_MATCH`.
+    pub partition_match: Option<bool>,
 }
 
 impl Tuning {
