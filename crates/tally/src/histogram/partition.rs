@@ -378,6 +378,34 @@ mod tests {
     }
 
     #[test]
+    fn shapes_round_to_what_the_kernels_take() {
+        let default = PartitionShape::new(&Tuning::default(), DType::I32);
+        assert_eq!(default.tile(), PARTITION_TILE);
+        assert_eq!((default.blocks_per_sm, default.match_ranks), (PARTITION_BLOCKS_PER_SM, PARTITION_MATCH));
+        let shape = |threads, items, blocks| {
+            let t = Tuning {
+                partition_threads: Some(threads),
+                partition_items: Some(items),
+                partition_blocks_per_sm: Some(blocks),
+                partition_match: Some(true),
+                ..Tuning::default()
+            };
+            move |dtype| {
+                let s = PartitionShape::new(&t, dtype);
+                (s.threads, s.items, s.blocks_per_sm, s.match_ranks)
+            }
+        };
+        assert_eq!(shape(256, 8, 3)(DType::I32), (256, 8, 3, true));
+        assert_eq!(shape(300, 5, 0)(DType::I32), (512, 8, 1, true));
+        assert_eq!(shape(0, 0, 99)(DType::I64), (128, 2, 16, true));
+        // Whole 16-byte loads of narrow samples; at most 16,384 keys per tile and 2,048 threads.
+        assert_eq!(shape(256, 4, 2)(DType::U8), (256, 16, 2, true));
+        assert_eq!(shape(4096, 32, 4)(DType::I32), (1024, 16, 2, true));
+        // A larger tile leaves less shared memory for chunks.
+        assert!(max_chunks(&h200(), 1 << 14) <= max_chunks(&h200(), PARTITION_TILE));
+    }
+
+    #[test]
     fn slices_stay_within_the_bound() {
         let info = h200();
         let t = Tuning::default();

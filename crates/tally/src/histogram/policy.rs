@@ -406,6 +406,7 @@ impl Capacity {
             block_shared_fits: self.fits(Strategy::BlockShared, width, 0),
             block_shared16_fits: self.fits(Strategy::BlockShared16, width, 0),
             partition_fits: width <= self.partition_keys,
+            keys: width,
             top_bin_fraction,
             compute_capability,
         }
@@ -484,7 +485,7 @@ pub struct SwitchOver {
     /// Keys per chunk of the partition: one block's shared memory of 32-bit counters.
     pub partition_chunk: usize,
     /// The most keys the partition counts; `auto` partitions above `block_shared16` up to
-    /// here unless the data are concentrated in one bin.
+    /// here and `strategy::PARTITION_AUTO_MAX_KEYS`, unless the data are concentrated in one bin.
     pub partition: usize,
 }
 
