@@ -259,13 +259,7 @@ fn partition_tuned_shapes_and_ranking() {
     let shapes = [(512, 16, 1, true), (256, 8, 3, false), (256, 32, 2, true), (1024, 4, 2, false), (128, 8, 4, true)];
     let specials = [-1, 0, 99_999, 100_000, (1 << 20) - 1, 1 << 20, i32::MIN as i64];
     for (threads, items, blocks, matched) in shapes {
-        let t = Tuning {
-            partition_threads: Some(threads),
-            partition_items: Some(items),
-            partition_blocks_per_sm: Some(blocks),
-            partition_match: Some(matched),
-            ..Tuning::default()
-        };
+        let t = Tuning::default().with_partition_shape(threads, items, blocks, matched);
         let tile = PartitionShape::new(&t, tally::DType::I32).tile();
         assert_eq!(tile, (threads * items) as usize);
         for bins in [100_000u32, 1 << 20] {

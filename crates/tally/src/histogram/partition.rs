@@ -383,13 +383,7 @@ mod tests {
         assert_eq!(default.tile(), PARTITION_TILE);
         assert_eq!((default.blocks_per_sm, default.match_ranks), (PARTITION_BLOCKS_PER_SM, PARTITION_MATCH));
         let shape = |threads, items, blocks| {
-            let t = Tuning {
-                partition_threads: Some(threads),
-                partition_items: Some(items),
-                partition_blocks_per_sm: Some(blocks),
-                partition_match: Some(true),
-                ..Tuning::default()
-            };
+            let t = Tuning::default().with_partition_shape(threads, items, blocks, true);
             move |dtype| {
                 let s = PartitionShape::new(&t, dtype);
                 (s.threads, s.items, s.blocks_per_sm, s.match_ranks)

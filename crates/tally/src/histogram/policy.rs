@@ -49,6 +49,18 @@ impl Tuning {
     pub fn hot_slots(&self) -> usize {
         self.hot_slots.map(|v| v.next_power_of_two().clamp(64, 8192)).unwrap_or(4096)
     }
+
+    /// These knobs with the partition's count and scatter shape set: threads per block, keys
+    /// per thread, the scatter's blocks per multiprocessor, and ranks by `__match_any_sync`.
+    pub fn with_partition_shape(self, threads: u32, items: u32, blocks_per_sm: u32, match_ranks: bool) -> Tuning {
+        Tuning {
+            partition_threads: Some(threads),
+            partition_items: Some(items),
+            partition_blocks_per_sm: Some(blocks_per_sm),
+            partition_match: Some(match_ranks),
+            ..self
+        }
+    }
 }
 
 crate::kernel_codes! {
