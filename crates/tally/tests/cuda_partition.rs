@@ -7,7 +7,8 @@
 use std::sync::Arc;
 use tally::data::{samples, splitmix64, Distribution};
 use tally::device::CudaDevice;
-use tally::histogram::partition::PARTITION_TILE;
+use tally::histogram::partition::{PartitionShape, PARTITION_TILE};
+use tally::histogram::strategy::partition_preferred;
 use tally::histogram::{reference, HistogramPlan, SwitchOver, Tuning};
 use tally::{Backend, Channels, HistogramSpec, Sample, Strategy};
 
@@ -35,6 +36,17 @@ fn partitioned<T: Sample>(
     let (got, partition) = check_plan(dev, host, spec, Strategy::Partition, offset, tuning);
     assert_eq!(got.strategy, Strategy::Partition);
     partition.expect("a partition plan reports its slices").0
+}
+
+/// What `auto` runs for `keys` keys past the 16-bit block copy: the partition where it is
+/// preferred, global-l2 for data concentrated in one bin (top share 0.9 or more) or past its
+/// preference.
+fn auto_past_block_copies(keys: usize, concentrated: bool) -> Strategy {
+    if partition_preferred(keys, if concentrated { 0.9 } else { 0.0 }) {
+        Strategy::Partition
+    } else {
+        Strategy::GlobalL2
+    }
 }
 
 /// Integers spread over `[lo, lo + span)`, one in seven an edge case from `specials`.
@@ -87,7 +99,7 @@ fn partition_around_chunks_and_the_switch_point() {
     }
     // auto: the 16-bit block copy up to the switch point, the partition past it.
     let at = points.block_shared16;
-    for (bins, want) in [(at, Strategy::BlockShared16), (at + 1, Strategy::Partition)] {
+    for (bins, want) in [(at, Strategy::BlockShared16), (at + 1, auto_past_block_copies(at + 1, false))] {
         let host: Vec<i32> = samples(Distribution::Uniform, bins as u32, 1 << 16, 1);
         let spec = HistogramSpec::even(bins as u32, 0.0, bins as f64);
         assert_eq!(ran(&dev, &host, &spec, Strategy::Auto), want, "auto at {bins} bins");
@@ -111,7 +123,7 @@ fn partition_large_bins_every_distribution() {
             let concentrated = matches!(dist, Distribution::Hot90 | Distribution::Hot100);
             assert_eq!(
                 ran(&dev, &host, &spec, Strategy::Auto),
-                if concentrated { Strategy::GlobalL2 } else { Strategy::Partition },
+                auto_past_block_copies(bins as usize, concentrated),
                 "{dist:?}"
             );
         }
@@ -233,6 +245,51 @@ fn partition_every_sample_type() {
     // Through the Backend: `auto` on floats past the switch point partitions.
     let spec = HistogramSpec::even(1 << 20, -1.0, 1.0);
     let h = Backend::Cuda(dev).histogram(&singles, &spec, Strategy::Auto).unwrap();
-    assert_eq!(h.strategy, Strategy::Partition);
+    assert_eq!(h.strategy, auto_past_block_copies(1 << 20, false));
     assert_same_counts(&h, &reference::histogram(&singles, &spec), "auto f32");
+}
+
+/// The tuned shapes and the ranking the sweep compares: threads, keys per thread, blocks per
+/// multiprocessor, ranks by shared atomics or by `__match_any_sync`; each counts tile-edge sizes,
+/// misaligned inputs, few and many chunks, skewed data, several slices and interleaved channels
+/// exactly.
+#[test]
+fn partition_tuned_shapes_and_ranking() {
+    let Some(dev) = gpu() else { return };
+    let shapes = [(512, 16, 1, true), (256, 8, 3, false), (256, 32, 2, true), (1024, 4, 2, false), (128, 8, 4, true)];
+    let specials = [-1, 0, 99_999, 100_000, (1 << 20) - 1, 1 << 20, i32::MIN as i64];
+    for (threads, items, blocks, matched) in shapes {
+        let t = Tuning::default().with_partition_shape(threads, items, blocks, matched);
+        let tile = PartitionShape::new(&t, tally::DType::I32).tile();
+        assert_eq!(tile, (threads * items) as usize);
+        for bins in [100_000u32, 1 << 20] {
+            let spec = HistogramSpec::even(bins, 0.0, bins as f64);
+            for n in [0, 1, tile - 1, tile, tile + 1, 5 * tile + 7] {
+                let host: Vec<i32> =
+                    mixed_ints(n, u64::from(threads + items) ^ n as u64, -40, u64::from(bins) + 80, &specials)
+                        .into_iter()
+                        .map(|v| v as i32)
+                        .collect();
+                partitioned(&dev, &host, &spec, 0, &t);
+                if n > 3 {
+                    partitioned(&dev, &host, &spec, 3, &t);
+                }
+            }
+            for dist in Distribution::ALL {
+                let host: Vec<i32> = samples(dist, bins, 9 * tile + 5, u64::from(bins) ^ u64::from(threads));
+                partitioned(&dev, &host, &spec, 1, &t);
+            }
+        }
+        // Several slices of whole tuned tiles, and interleaved channels in u16 and u8 samples.
+        let sliced = Tuning { partition_slice: Some(2 * tile + 1), ..t.clone() };
+        let host: Vec<i32> = samples(Distribution::Zipf, 1 << 20, 7 * tile + 3, 9);
+        let spec = HistogramSpec::even(1 << 20, 0.0, (1 << 20) as f64);
+        assert_eq!(partitioned(&dev, &host, &spec, 0, &sliced), (7 * tile + 3).div_ceil(2 * tile));
+        let spec =
+            HistogramSpec::even(40_000, 0.0, 65_536.0).with_channels(Channels { interleave: 3, selected: vec![2, 0] });
+        let shorts: Vec<u16> = host.iter().map(|&v| v as u16).collect();
+        partitioned(&dev, &shorts, &spec, 1, &t);
+        let bytes: Vec<u8> = host.iter().map(|&v| v as u8).collect();
+        partitioned(&dev, &bytes, &HistogramSpec::even(256, 0.0, 256.0), 2, &t);
+    }
 }

@@ -24,7 +24,9 @@ impl DeviceOptions {
     /// The defaults, with what the environment sets: `TALLY_CACHE_DIR` (the kernel cache),
     /// `TALLY_NVRTC_OPTIONS` (extra NVRTC options, space-separated) and the [`crate::Tuning`]
     /// knobs `TALLY_HOT_SLOTS`, `TALLY_PASS_KEYS`, `TALLY_CLUSTER`, `TALLY_AGGREGATE`,
-    /// `TALLY_SCAN_BLOCK_THREADS`, `TALLY_SCAN_VECS`, `TALLY_PARTITION_SLICE`. Empty or unparsable values are ignored.
+    /// `TALLY_SCAN_BLOCK_THREADS`, `TALLY_SCAN_VECS`, `TALLY_PARTITION_SLICE`, `TALLY_PARTITION_THREADS`,
+    /// `TALLY_PARTITION_ITEMS`, `TALLY_PARTITION_BLOCKS_PER_SM`, `TALLY_PARTITION_MATCH` (0 or 1). Empty or
+    /// unparsable values are ignored.
     pub fn from_env() -> DeviceOptions {
         let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
         let number = |name: &str| var(name).and_then(|v| v.parse::<u64>().ok());
@@ -43,6 +45,10 @@ impl DeviceOptions {
             scan_block_threads: number("TALLY_SCAN_BLOCK_THREADS").map(|v| v as u32),
             scan_vecs: number("TALLY_SCAN_VECS").map(|v| v as u32),
             partition_slice: number("TALLY_PARTITION_SLICE").map(|v| v as usize),
+            partition_threads: number("TALLY_PARTITION_THREADS").map(|v| v.min(u32::MAX as u64) as u32),
+            partition_items: number("TALLY_PARTITION_ITEMS").map(|v| v.min(u32::MAX as u64) as u32),
+            partition_blocks_per_sm: number("TALLY_PARTITION_BLOCKS_PER_SM").map(|v| v.min(u32::MAX as u64) as u32),
+            partition_match: number("TALLY_PARTITION_MATCH").map(|v| v != 0),
         };
         options
     }

@@ -3,7 +3,7 @@
 
 use super::axis::{self, binning_for, Binning, DeviceAxis};
 use super::binning::BinRule;
-use super::partition::{PartitionParams, PartitionPlan, PARTITION_THREADS};
+use super::partition::{PartitionParams, PartitionPlan, PartitionShape};
 use super::policy::{self, Capacity, Tuning, Variant, BLOCK_SIZES, PROBE_SAMPLES};
 use super::{Bins, Histogram, HistogramSpec, Strategy, MAX_CHANNELS};
 use crate::device::params::KernelParams;
@@ -151,7 +151,8 @@ impl<T: Sample> HistogramPlan<T> {
         };
         let (engine, variant) = 'engine: {
             if strategy == Strategy::Partition {
-                let variant = variant_of(PARTITION_THREADS, false, 0);
+                let shape = PartitionShape::new(tuning, T::DTYPE);
+                let variant = variant_of(shape.threads, false, 0);
                 let params = PartitionParams {
                     counts: counts_ptr,
                     outliers: outliers_ptr,
@@ -164,7 +165,7 @@ impl<T: Sample> HistogramPlan<T> {
                 let plan = PartitionPlan::new(dev, &variant, n, params, tuning)?.ok_or_else(|| {
                     Error::invalid(format!(
                         "the partition strategy needs at least {} bytes of scratch, more than the workspace allows",
-                        super::partition::PARTITION_TILE * 4
+                        shape.tile() * 4
                     ))
                 })?;
                 break 'engine (Engine::Partition(plan), variant);

@@ -16,17 +16,26 @@ use crate::device::{CudaDevice, DevPtr, DeviceInfo, DeviceViewMut, Kernel, Launc
 use crate::error::{Error, Result};
 use crate::sample::DType;
 
-/// Threads per block of the count and scatter launches.
+/// Threads per block of the count and scatter launches, unless tuned.
 pub const PARTITION_THREADS: u32 = 512;
-/// Keys per thread and tile of the count and scatter launches: 8,192 per tile, a tile that the
-/// scatter counting-sorts in shared memory before its global writes.
+/// Keys per thread and tile of the count and scatter launches, unless tuned: 8,192 per tile, a
+/// tile that the scatter counting-sorts in shared memory before its global writes.
 pub const PARTITION_ITEMS: u32 = 16;
-/// Samples per tile.
+/// Samples per tile, unless tuned.
 pub const PARTITION_TILE: usize = (PARTITION_THREADS * PARTITION_ITEMS) as usize;
+/// Blocks of the scatter per multiprocessor, unless tuned: its register bound
+/// (`__launch_bounds__`), so that one block's barriers overlap another's work.
+pub const PARTITION_BLOCKS_PER_SM: u32 = 2;
+/// Whether the scatter ranks a warp's keys of one chunk with one atomic after
+/// `__match_any_sync`, unless tuned. Off: the shared atomic unit already combines a warp's adds to
+/// one address, and at 32 chunks and more few lanes share one.
+pub const PARTITION_MATCH: bool = false;
+/// The most samples per tile (64 KiB of staged keys).
+const MAX_TILE: u32 = 1 << 14;
 /// Threads per block of the per-chunk histogram (one block per multiprocessor: its counters
 /// take most of the shared memory).
 pub const PARTITION_BINS_THREADS: u32 = 1024;
-/// The most chunks: the scatter keeps three counters per chunk in shared memory.
+/// The most chunks: the scatter keeps four counters per chunk in shared memory.
 pub const MAX_CHUNKS: usize = 4096;
 /// The most keys per chunk (2^15: 128 KiB of 32-bit counters, what an sm_80 or sm_90 block holds).
 const MAX_CHUNK_SHIFT: u32 = 15;
@@ -50,15 +59,51 @@ pub fn chunk_keys(info: &DeviceInfo) -> usize {
     1 << chunk_shift(info)
 }
 
-/// Chunks the scatter's shared memory holds (a staged tile and three counters per chunk).
-fn max_chunks(info: &DeviceInfo) -> usize {
-    let room = info.smem_per_block_optin.saturating_sub(STATIC_SHARED + FIXED_SHARED + PARTITION_TILE * 4);
-    (room / 12).min(MAX_CHUNKS)
+/// Chunks the scatter's shared memory holds beside a staged tile of `tile` keys (four counters
+/// per chunk: two buffers of tile counts, tile starts, destinations).
+fn max_chunks(info: &DeviceInfo, tile: usize) -> usize {
+    let room = info.smem_per_block_optin.saturating_sub(STATIC_SHARED + FIXED_SHARED + tile * 4);
+    (room / 16).min(MAX_CHUNKS)
 }
 
-/// The most keys (bins times selected channels) the partition counts on `info`'s device.
+/// The most keys (bins times selected channels) the partition counts on `info`'s device with the
+/// default tile.
 pub fn max_keys(info: &DeviceInfo) -> usize {
-    max_chunks(info) << chunk_shift(info)
+    max_chunks(info, PARTITION_TILE) << chunk_shift(info)
+}
+
+/// The shape of the count and scatter launches: a pure function of `Tuning` and the sample type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PartitionShape {
+    /// Threads per block (a power of two in 128..=1024).
+    pub threads: u32,
+    /// Keys per thread and tile (a power of two, whole 16-byte loads, at most 32).
+    pub items: u32,
+    /// The scatter's blocks per multiprocessor: its `__launch_bounds__` minimum and its grid,
+    /// where shared memory allows.
+    pub blocks_per_sm: u32,
+    /// Whether the scatter ranks keys through `__match_any_sync`.
+    pub match_ranks: bool,
+}
+
+impl PartitionShape {
+    /// The shape `tuning` asks for with samples of `dtype`, rounded to what the kernels take:
+    /// items at least one 16-byte load, a tile of at most 16,384 keys, at most 2,048 threads per
+    /// multiprocessor.
+    pub fn new(tuning: &Tuning, dtype: DType) -> PartitionShape {
+        let threads = tuning.partition_threads.unwrap_or(PARTITION_THREADS).clamp(128, 1024).next_power_of_two();
+        let vec_items = (16 / dtype.size()) as u32;
+        let items = tuning.partition_items.unwrap_or(PARTITION_ITEMS).clamp(1, 32).next_power_of_two();
+        let items = items.min(MAX_TILE / threads).max(vec_items);
+        let blocks_per_sm = tuning.partition_blocks_per_sm.unwrap_or(PARTITION_BLOCKS_PER_SM).clamp(1, 2048 / threads);
+        let match_ranks = tuning.partition_match.unwrap_or(PARTITION_MATCH);
+        PartitionShape { threads, items, blocks_per_sm, match_ranks }
+    }
+
+    /// Samples per tile.
+    pub fn tile(&self) -> usize {
+        (self.threads * self.items) as usize
+    }
 }
 
 /// How one histogram is partitioned: chunks, slices of the input, and the scratch they need.
@@ -79,13 +124,20 @@ pub struct PartitionLayout {
 }
 
 impl PartitionLayout {
-    /// The layout for `width` keys and `n` samples on `info`'s device with at most `bound` bytes
-    /// of scratch; `None` if the keys are too many for the partition, or the bound holds less
-    /// than one tile.
-    pub fn new(info: &DeviceInfo, width: usize, n: usize, bound: usize, tuning: &Tuning) -> Option<PartitionLayout> {
+    /// The layout for `width` keys and `n` samples in tiles of `tile` on `info`'s device with at
+    /// most `bound` bytes of scratch; `None` if the keys are too many for the partition, or the
+    /// bound holds less than one tile.
+    pub fn new(
+        info: &DeviceInfo,
+        width: usize,
+        n: usize,
+        bound: usize,
+        tuning: &Tuning,
+        tile: usize,
+    ) -> Option<PartitionLayout> {
         let chunk_shift = chunk_shift(info);
         let chunks = width.max(1).div_ceil(1 << chunk_shift);
-        if width > max_keys(info) || chunks > max_chunks(info) {
+        if width > max_keys(info) || chunks > max_chunks(info, tile) {
             return None;
         }
         let layout = |slice: usize| {
@@ -96,7 +148,7 @@ impl PartitionLayout {
         };
         let fixed = layout(0).0 + 256;
         let most = tuning.partition_slice.unwrap_or(MAX_SLICE).min(MAX_SLICE).min(bound.saturating_sub(fixed) / 4);
-        let slice = if n <= most { n } else { most - most % PARTITION_TILE };
+        let slice = if n <= most { n } else { most - most % tile };
         if slice == 0 && n > 0 {
             return None;
         }
@@ -129,8 +181,9 @@ crate::kernel_params! {
     }
 }
 
-/// The defines of the partition kernels for a histogram variant (its strategy is `Partition`).
-pub(crate) fn defines(v: &Variant) -> Vec<(&'static str, String)> {
+/// The defines of the partition kernels for a histogram variant (its strategy is `Partition`)
+/// and a launch shape.
+pub(crate) fn defines(v: &Variant, shape: &PartitionShape) -> Vec<(&'static str, String)> {
     vec![
         ("TALLY_SAMPLE", v.dtype.cuda_type().to_string()),
         ("TALLY_BINNING", v.binning.cpp().to_string()),
@@ -138,13 +191,16 @@ pub(crate) fn defines(v: &Variant) -> Vec<(&'static str, String)> {
         ("TALLY_COUNTER", if v.wide_counters { "unsigned long long" } else { "unsigned int" }.to_string()),
         ("TALLY_IDENTITY", (v.identity as u32).to_string()),
         ("TALLY_ALL_IN_RANGE", (v.all_in_range as u32).to_string()),
-        ("TALLY_BLOCK_THREADS", PARTITION_THREADS.to_string()),
-        ("TALLY_ITEMS", PARTITION_ITEMS.to_string()),
+        ("TALLY_BLOCK_THREADS", shape.threads.to_string()),
+        ("TALLY_ITEMS", shape.items.to_string()),
+        ("TALLY_MIN_BLOCKS", shape.blocks_per_sm.to_string()),
+        ("TALLY_MATCH_RANKS", (shape.match_ranks as u32).to_string()),
         ("TALLY_BINS_THREADS", PARTITION_BINS_THREADS.to_string()),
     ]
 }
 
-/// Every partition variant a plan can ask for (channel counts 1 and 4 stand for all).
+/// Every partition variant a plan can ask for (channel counts 1 and 4 stand for all), each
+/// registered in its default shape; tuned shapes compile when a plan asks for them.
 pub fn variants() -> Vec<Variant> {
     let mut out = Vec::new();
     for dtype in DType::ALL {
@@ -179,7 +235,7 @@ pub(crate) static FAMILY: KernelFamily = KernelFamily {
     name: "histogram_partition.cu",
     source: include_str!("../kernels/histogram_partition.cu"),
     params: || vec![axis::AxisParams::layout(), PartitionParams::layout()],
-    variants: |_| variants().iter().map(defines).collect(),
+    variants: |_| variants().iter().map(|v| defines(v, &PartitionShape::new(&Tuning::default(), v.dtype))).collect(),
 };
 
 /// The scratch bound: the workspace's limit, and at most an eighth of the free device memory.
@@ -221,33 +277,37 @@ impl PartitionPlan {
     ) -> Result<Option<PartitionPlan>> {
         let info = dev.info();
         let stream = dev.stream();
-        let Some(layout) = PartitionLayout::new(info, params.width as usize, n, scratch_bound(stream)?, tuning) else {
+        let shape = PartitionShape::new(tuning, variant.dtype);
+        let tile = shape.tile();
+        let bound = scratch_bound(stream)?;
+        let Some(layout) = PartitionLayout::new(info, params.width as usize, n, bound, tuning, tile) else {
             return Ok(None);
         };
         let table = if variant.binning == Binning::Table8 { 256 * 4 } else { 0 };
         let count_smem = table + MAX_CHANNELS as usize * 3 * 4 + layout.chunks * 4;
-        let scatter_smem = table + PARTITION_TILE * 4 + 3 * layout.chunks * 4;
+        let scatter_smem = table + tile * 4 + 4 * layout.chunks * 4;
         let bins_smem = 4 << layout.chunk_shift;
-        let d = defines(variant);
+        let d = defines(variant, &shape);
         let count = dev.kernel::<PartitionParams>(&FAMILY, &d, "tally_partition_count", count_smem)?;
         let offsets = dev.kernel::<PartitionParams>(&FAMILY, &d, "tally_partition_offsets", 0)?;
         // The shared-memory limit is an attribute of the function, which every plan of this
         // variant shares: raise it to what the most chunks take, never lower it below another
         // plan's launch.
-        let scatter_most = table + PARTITION_TILE * 4 + 3 * max_chunks(info) * 4;
+        let scatter_most = table + tile * 4 + 4 * max_chunks(info, tile) * 4;
         let scatter = dev.kernel::<PartitionParams>(&FAMILY, &d, "tally_partition_scatter", scatter_most)?;
         let bins = dev.kernel::<PartitionParams>(&FAMILY, &d, "tally_partition_bins", bins_smem)?;
-        let tiles = layout.slice.div_ceil(PARTITION_TILE).max(1) as u64;
+        let tiles = layout.slice.div_ceil(tile).max(1) as u64;
         let sms = info.multiprocessors as u64;
-        let grid = |k: &Kernel<PartitionParams>, threads: u32, smem: usize, most: u64| -> Result<u32> {
-            Ok((sms * k.blocks_per_sm(threads, smem)? as u64).min(most).max(1) as u32)
+        let grid = |k: &Kernel<PartitionParams>, threads: u32, smem: usize, per_sm: u32, most: u64| -> Result<u32> {
+            Ok((sms * k.blocks_per_sm(threads, smem)?.min(per_sm) as u64).min(most).max(1) as u32)
         };
-        let count_shape =
-            LaunchShape::new(grid(&count, PARTITION_THREADS, count_smem, tiles)?, PARTITION_THREADS, count_smem);
-        let scatter_shape =
-            LaunchShape::new(grid(&scatter, PARTITION_THREADS, scatter_smem, tiles)?, PARTITION_THREADS, scatter_smem);
+        let t = shape.threads;
+        let count_shape = LaunchShape::new(grid(&count, t, count_smem, u32::MAX, tiles)?, t, count_smem);
+        // The scatter's blocks per multiprocessor as tuned, where its shared memory allows.
+        let scatter_grid = grid(&scatter, t, scatter_smem, shape.blocks_per_sm, tiles)?;
+        let scatter_shape = LaunchShape::new(scatter_grid, t, scatter_smem);
         let bins_shape = LaunchShape::new(
-            grid(&bins, PARTITION_BINS_THREADS, bins_smem, u64::MAX)?,
+            grid(&bins, PARTITION_BINS_THREADS, bins_smem, u32::MAX, u64::MAX)?,
             PARTITION_BINS_THREADS,
             bins_smem,
         );
@@ -318,24 +378,46 @@ mod tests {
     }
 
     #[test]
+    fn shapes_round_to_what_the_kernels_take() {
+        let default = PartitionShape::new(&Tuning::default(), DType::I32);
+        assert_eq!(default.tile(), PARTITION_TILE);
+        assert_eq!((default.blocks_per_sm, default.match_ranks), (PARTITION_BLOCKS_PER_SM, PARTITION_MATCH));
+        let shape = |threads, items, blocks| {
+            let t = Tuning::default().with_partition_shape(threads, items, blocks, true);
+            move |dtype| {
+                let s = PartitionShape::new(&t, dtype);
+                (s.threads, s.items, s.blocks_per_sm, s.match_ranks)
+            }
+        };
+        assert_eq!(shape(256, 8, 3)(DType::I32), (256, 8, 3, true));
+        assert_eq!(shape(300, 5, 0)(DType::I32), (512, 8, 1, true));
+        assert_eq!(shape(0, 0, 99)(DType::I64), (128, 2, 16, true));
+        // Whole 16-byte loads of narrow samples; at most 16,384 keys per tile and 2,048 threads.
+        assert_eq!(shape(256, 4, 2)(DType::U8), (256, 16, 2, true));
+        assert_eq!(shape(4096, 32, 4)(DType::I32), (1024, 16, 2, true));
+        // A larger tile leaves less shared memory for chunks.
+        assert!(max_chunks(&h200(), 1 << 14) <= max_chunks(&h200(), PARTITION_TILE));
+    }
+
+    #[test]
     fn slices_stay_within_the_bound() {
         let info = h200();
         let t = Tuning::default();
-        let one = PartitionLayout::new(&info, 1 << 20, 1000, 1 << 30, &t).unwrap();
+        let one = PartitionLayout::new(&info, 1 << 20, 1000, 1 << 30, &t, PARTITION_TILE).unwrap();
         assert_eq!((one.chunks, one.slice, one.slices), (32, 1000, 1));
         // 16M keys over 2^28 samples with 256 MiB of scratch: slices of whole tiles.
-        let l = PartitionLayout::new(&info, 1 << 24, 1 << 28, 256 << 20, &t).unwrap();
+        let l = PartitionLayout::new(&info, 1 << 24, 1 << 28, 256 << 20, &t, PARTITION_TILE).unwrap();
         assert_eq!(l.chunks, 512);
         assert!(l.scratch_bytes <= 256 << 20, "{l:?}");
         assert_eq!(l.slice % PARTITION_TILE, 0);
         assert_eq!(l.slices, (1usize << 28).div_ceil(l.slice));
         // A tuned slice forces several slices at small n.
         let t = Tuning { partition_slice: Some(3 * PARTITION_TILE + 5), ..Tuning::default() };
-        let l = PartitionLayout::new(&info, 100_000, 10 * PARTITION_TILE, 1 << 30, &t).unwrap();
+        let l = PartitionLayout::new(&info, 100_000, 10 * PARTITION_TILE, 1 << 30, &t, PARTITION_TILE).unwrap();
         assert_eq!((l.slice, l.slices), (3 * PARTITION_TILE, 4));
-        assert_eq!(PartitionLayout::new(&info, 100_000, 0, 1 << 30, &t).unwrap().slices, 0);
+        assert_eq!(PartitionLayout::new(&info, 100_000, 0, 1 << 30, &t, PARTITION_TILE).unwrap().slices, 0);
         // Too many keys, or not one tile of scratch.
-        assert!(PartitionLayout::new(&info, max_keys(&info) + 1, 10, 1 << 30, &t).is_none());
-        assert!(PartitionLayout::new(&info, 1 << 20, 1 << 20, 1000, &Tuning::default()).is_none());
+        assert!(PartitionLayout::new(&info, max_keys(&info) + 1, 10, 1 << 30, &t, PARTITION_TILE).is_none());
+        assert!(PartitionLayout::new(&info, 1 << 20, 1 << 20, 1000, &Tuning::default(), PARTITION_TILE).is_none());
     }
 }

@@ -29,12 +29,37 @@ pub struct Tuning {
     /// Samples per slice of the partition strategy (rounded down to whole tiles); default as
     /// many as its scratch bound allows.
     pub partition_slice: Option<usize>,
+    /// Threads per block of the partition's count and scatter (a power of two in 128..=1024);
+    /// default `partition::PARTITION_THREADS`.
+    pub partition_threads: Option<u32>,
+    /// Keys per thread and tile of the partition's count and scatter (a power of two, at least
+    /// one 16-byte load, at most 32 and 16,384 per tile); default `partition::PARTITION_ITEMS`.
+    pub partition_items: Option<u32>,
+    /// Blocks of the partition's scatter per multiprocessor (its register bound and grid, where
+    /// shared memory allows); default `partition::PARTITION_BLOCKS_PER_SM`.
+    pub partition_blocks_per_sm: Option<u32>,
+    /// Whether the partition's scatter ranks a warp's keys of one chunk together
+    /// (`__match_any_sync`) instead of one shared atomic per key; default
+    /// `partition::PARTITION_MATCH`.
+    pub partition_match: Option<bool>,
 }
 
 impl Tuning {
     /// Slots of global-l2's hot-bin cache: the kernel's TALLY_HOT_SLOTS, a power of two.
     pub fn hot_slots(&self) -> usize {
         self.hot_slots.map(|v| v.next_power_of_two().clamp(64, 8192)).unwrap_or(4096)
+    }
+
+    /// These knobs with the partition's count and scatter shape set: threads per block, keys
+    /// per thread, the scatter's blocks per multiprocessor, and ranks by `__match_any_sync`.
+    pub fn with_partition_shape(self, threads: u32, items: u32, blocks_per_sm: u32, match_ranks: bool) -> Tuning {
+        Tuning {
+            partition_threads: Some(threads),
+            partition_items: Some(items),
+            partition_blocks_per_sm: Some(blocks_per_sm),
+            partition_match: Some(match_ranks),
+            ..self
+        }
     }
 }
 
@@ -393,6 +418,7 @@ impl Capacity {
             block_shared_fits: self.fits(Strategy::BlockShared, width, 0),
             block_shared16_fits: self.fits(Strategy::BlockShared16, width, 0),
             partition_fits: width <= self.partition_keys,
+            keys: width,
             top_bin_fraction,
             compute_capability,
         }
@@ -471,7 +497,7 @@ pub struct SwitchOver {
     /// Keys per chunk of the partition: one block's shared memory of 32-bit counters.
     pub partition_chunk: usize,
     /// The most keys the partition counts; `auto` partitions above `block_shared16` up to
-    /// here unless the data are concentrated in one bin.
+    /// here and `strategy::PARTITION_AUTO_MAX_KEYS`, unless the data are concentrated in one bin.
     pub partition: usize,
 }
 

@@ -116,6 +116,8 @@ pub struct AutoInputs {
     pub block_shared16_fits: bool,
     /// The partition's chunks cover the bins.
     pub partition_fits: bool,
+    /// Keys: bins times selected channels.
+    pub keys: usize,
     /// Fraction of probed samples that fell in the most frequent bin.
     pub top_bin_fraction: f64,
     /// The device's (major, minor) compute capability.
@@ -126,6 +128,23 @@ pub struct AutoInputs {
 /// whose shared atomics serialise on one address, and the pass strategies (global-l2,
 /// cluster-shared) aggregate everywhere.
 pub const SKEW_THRESHOLD: f64 = 0.25;
+
+/// `auto` partitions histograms of at most this many keys (bins times selected channels), past
+/// the 16-bit block copy; global-l2 counts larger ones. Set from the partition's sweep against
+/// global-l2 (docs/PERF.md); until then the partition's whole reach on sm_90 (4,096 chunks of
+/// 2^15 keys).
+pub const PARTITION_AUTO_MAX_KEYS: usize = 1 << 27;
+
+/// `auto` partitions only where the skew probe finds less than this share of the samples in one
+/// bin; above it global-l2's hot-bin cache counts that bin in shared memory.
+pub const PARTITION_AUTO_MAX_TOP_FRACTION: f64 = SKEW_THRESHOLD;
+
+/// Whether `auto` prefers the partition to global-l2 for `keys` keys and a probed top-bin share
+/// (where both can run and no block copy holds the keys): only where the partition was measured
+/// faster by a margin, bounded by `PARTITION_AUTO_MAX_KEYS` and `PARTITION_AUTO_MAX_TOP_FRACTION`.
+pub fn partition_preferred(keys: usize, top_bin_fraction: f64) -> bool {
+    keys <= PARTITION_AUTO_MAX_KEYS && top_bin_fraction < PARTITION_AUTO_MAX_TOP_FRACTION
+}
 
 /// `auto`'s choice; the measurements behind it are in docs/PERF.md.
 ///
@@ -148,7 +167,8 @@ pub const SKEW_THRESHOLD: f64 = 0.25;
 /// prototype of the partition counted in half the time (issue 14); but where one bin holds a
 /// large share, global-l2's hot-bin cache counts it in shared memory (90% in one bin, 1M bins:
 /// 0.72 ms against the partition's 2.1 ms). So past the 16-bit block copy `auto` partitions
-/// unless the skew probe finds `SKEW_THRESHOLD` of the samples in one bin.
+/// where `partition_preferred` says so: its inputs are the keys and the skew probe's top-bin
+/// share, its thresholds the named constants above.
 pub fn choose(inp: AutoInputs) -> Strategy {
     if inp.block_shared_fits {
         if inp.compute_capability.0 < 9 && inp.top_bin_fraction >= SKEW_THRESHOLD {
@@ -159,7 +179,7 @@ pub fn choose(inp: AutoInputs) -> Strategy {
     if inp.block_shared16_fits {
         return Strategy::BlockShared16;
     }
-    if inp.partition_fits && inp.top_bin_fraction < SKEW_THRESHOLD {
+    if inp.partition_fits && partition_preferred(inp.keys, inp.top_bin_fraction) {
         return Strategy::Partition;
     }
     Strategy::GlobalL2
@@ -177,8 +197,30 @@ mod tests {
             block_shared_fits: counters * 4 <= block,
             block_shared16_fits: counters * 2 <= block,
             partition_fits: counters <= 1 << 27,
+            keys: counters,
             top_bin_fraction: top,
             compute_capability: cc,
+        }
+    }
+
+    /// What `auto` picks past the 16-bit block copy and within the partition's reach.
+    fn partition_or_l2(keys: usize, top: f64) -> Strategy {
+        if partition_preferred(keys, top) {
+            Strategy::Partition
+        } else {
+            Strategy::GlobalL2
+        }
+    }
+
+    #[test]
+    fn partition_thresholds() {
+        let most = PARTITION_AUTO_MAX_KEYS;
+        assert!(partition_preferred(most, 0.0));
+        assert!(!partition_preferred(most + 1, 0.0));
+        assert!(partition_preferred(most, PARTITION_AUTO_MAX_TOP_FRACTION - 1e-9));
+        assert!(!partition_preferred(most, PARTITION_AUTO_MAX_TOP_FRACTION));
+        if most < 1 << 27 {
+            assert_eq!(choose(inputs(most + 1, 0.0, (9, 0))), Strategy::GlobalL2);
         }
     }
 
@@ -190,21 +232,24 @@ mod tests {
         assert_eq!(choose(inputs(256, 0.1, (8, 0))), Strategy::BlockShared);
         assert_eq!(choose(inputs(65536, 0.0, (9, 0))), Strategy::BlockShared16);
         assert_eq!(choose(inputs(65536, 0.0, (8, 0))), Strategy::BlockShared16);
-        assert_eq!(choose(inputs(150_000, 0.0, (9, 0))), Strategy::Partition);
-        assert_eq!(choose(inputs(300_000, 0.0, (9, 0))), Strategy::Partition);
-        assert_eq!(choose(inputs(1 << 20, 0.0, (9, 0))), Strategy::Partition);
-        assert_eq!(choose(inputs(1 << 20, 0.0, (8, 0))), Strategy::Partition);
-        assert_eq!(choose(inputs(1 << 24, 0.0, (9, 0))), Strategy::Partition);
+        assert_eq!(choose(inputs(150_000, 0.0, (9, 0))), partition_or_l2(150_000, 0.0));
+        assert_eq!(choose(inputs(300_000, 0.0, (9, 0))), partition_or_l2(300_000, 0.0));
+        assert_eq!(choose(inputs(1 << 20, 0.0, (9, 0))), partition_or_l2(1 << 20, 0.0));
+        assert_eq!(choose(inputs(1 << 20, 0.0, (8, 0))), partition_or_l2(1 << 20, 0.0));
+        assert_eq!(choose(inputs(1 << 24, 0.0, (9, 0))), partition_or_l2(1 << 24, 0.0));
         // Concentrated data keep global-l2's hot-bin cache; the switch is at SKEW_THRESHOLD.
         assert_eq!(choose(inputs(1 << 20, 0.9, (9, 0))), Strategy::GlobalL2);
         assert_eq!(choose(inputs(1 << 20, SKEW_THRESHOLD, (9, 0))), Strategy::GlobalL2);
-        assert_eq!(choose(inputs(1 << 20, SKEW_THRESHOLD - 1e-9, (9, 0))), Strategy::Partition);
+        assert_eq!(
+            choose(inputs(1 << 20, SKEW_THRESHOLD - 1e-9, (9, 0))),
+            partition_or_l2(1 << 20, SKEW_THRESHOLD - 1e-9)
+        );
         assert_eq!(choose(inputs(1 << 24, 0.9, (8, 0))), Strategy::GlobalL2);
         // Below the switch point skew changes nothing on sm_90; past the partition's reach,
         // global-l2 counts everything.
         assert_eq!(choose(inputs(65536, 0.9, (9, 0))), Strategy::BlockShared16);
         assert_eq!(choose(inputs((1 << 27) + 1, 0.0, (9, 0))), Strategy::GlobalL2);
-        assert_eq!(choose(inputs(1 << 27, 0.0, (9, 0))), Strategy::Partition);
+        assert_eq!(choose(inputs(1 << 27, 0.0, (9, 0))), partition_or_l2(1 << 27, 0.0));
     }
 
     #[test]

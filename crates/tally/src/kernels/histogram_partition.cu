@@ -14,7 +14,10 @@
 // binning.cuh; only keys travel through memory.
 // Defines: TALLY_SAMPLE, TALLY_BINNING, TALLY_CHANNELS, TALLY_COUNTER, TALLY_IDENTITY,
 // TALLY_ALL_IN_RANGE (as in histogram.cu), TALLY_BLOCK_THREADS (count and scatter),
-// TALLY_ITEMS (keys per thread and tile), TALLY_BINS_THREADS (the per-chunk histogram).
+// TALLY_ITEMS (keys per thread and tile), TALLY_MIN_BLOCKS (the scatter's blocks per
+// multiprocessor, its register bound), TALLY_MATCH_RANKS (1: the scatter ranks a warp's keys of
+// one chunk with one shared atomic after __match_any_sync; 0: one shared atomic per key),
+// TALLY_BINS_THREADS (the per-chunk histogram).
 #include "common.cuh"
 #include "warp.cuh"
 #include "block.cuh"
@@ -28,6 +31,13 @@ typedef TALLY_COUNTER Counter;
 constexpr int BLOCK_THREADS = TALLY_BLOCK_THREADS;
 constexpr int BINS_THREADS = TALLY_BINS_THREADS;
 constexpr int ITEMS = TALLY_ITEMS;
+#ifndef TALLY_MIN_BLOCKS
+#define TALLY_MIN_BLOCKS 1
+#endif
+#ifndef TALLY_MATCH_RANKS
+#define TALLY_MATCH_RANKS 0
+#endif
+constexpr int MIN_BLOCKS = TALLY_MIN_BLOCKS;
 constexpr int CHANNELS = TALLY_CHANNELS;
 constexpr int VEC_ITEMS = VecItems<Sample>::value;
 static_assert(ITEMS % VEC_ITEMS == 0, "a thread's keys are whole 16-byte loads");
@@ -179,14 +189,18 @@ extern "C" __global__ void __launch_bounds__(OFFSETS_THREADS) tally_partition_of
 
 // ---- 3: keys into their chunks' regions ---------------------------------------------------------
 
-extern "C" __global__ void __launch_bounds__(BLOCK_THREADS) tally_partition_scatter(const PartitionParams p) {
+// Three barriers per tile: the tile counters are double-buffered, so that each tile's are
+// zeroed while the previous tile scans its own, and the next tile's first shared atomics need no
+// barrier of their own; and the staged keys and destinations are rewritten only after the next
+// tile's ranking barrier, which every thread passes after its copy-out.
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS) tally_partition_scatter(const PartitionParams p) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
-  // [table][staged keys u32 x TILE_ITEMS][tile counts | tile starts | destinations: u32 x chunks]
+  // [table][staged keys u32 x TILE_ITEMS][tile counts x 2 | tile starts | destinations: u32 x chunks]
   __shared__ u32 scan_scratch[BLOCK_THREADS / 32];
   Binner binner;
   u32* stage = reinterpret_cast<u32*>(partition_binner(p, binner, smem_raw, BLOCK_THREADS));
-  u32* tile_count = stage + TILE_ITEMS;
-  u32* tile_start = tile_count + p.chunks;
+  u32* tile_counts = stage + TILE_ITEMS;  // two buffers of p.chunks counters
+  u32* tile_start = tile_counts + 2 * p.chunks;
   u32* dest = tile_start + p.chunks;
   OutlierTally unused;  // the scatter counts no outliers (tile_keys<false>)
   const bool aligned = (reinterpret_cast<size_t>(p.samples) & 15) == 0;
@@ -194,24 +208,34 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS) tally_partition_scat
   // Each thread scans a run of consecutive chunks.
   const u32 per = (p.chunks + BLOCK_THREADS - 1) / BLOCK_THREADS;
   const u32 run_lo = min(p.chunks, threadIdx.x * per), run_hi = min(p.chunks, run_lo + per);
+#if TALLY_MATCH_RANKS
   const u32 lanes_below = (1u << lane_id()) - 1;
+#endif
+  block_fill<BLOCK_THREADS>(tile_counts, p.chunks, 0u);
+  __syncthreads();
 
-  for (u64 tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-    block_fill<BLOCK_THREADS>(tile_count, p.chunks, 0u);
-    __syncthreads();
+  u32 buffer = 0;
+  for (u64 tile = blockIdx.x; tile < tiles; tile += gridDim.x, buffer ^= 1) {
+    u32* tile_count = tile_counts + buffer * p.chunks;
+    u32* next_count = tile_counts + (buffer ^ 1) * p.chunks;
     u32 key[ITEMS], rank[ITEMS];
     tile_keys<false>(p, binner, unused, tile, aligned, key);
-    // Rank within the chunk: the lanes of a warp with one chunk take one shared atomic together,
-    // so that skewed tiles do not serialise on a few counters.
 #pragma unroll
     for (int j = 0; j < ITEMS; ++j) {
       const u32 chunk = key[j] == NO_KEY ? NO_KEY : key[j] >> p.chunk_shift;
+#if TALLY_MATCH_RANKS
+      // The lanes of a warp with one chunk take one shared atomic together.
       const u32 peers = __match_any_sync(0xffffffffu, chunk);
       const int leader = __ffs(peers) - 1;
       u32 base = 0;
       if (chunk != NO_KEY && (int)lane_id() == leader) base = atomicAdd(tile_count + chunk, (u32)__popc(peers));
       base = __shfl_sync(0xffffffffu, base, leader);
       rank[j] = base + __popc(peers & lanes_below);
+#else
+      // The old count is the key's rank in its chunk; the order within a chunk does not matter
+      // to the per-chunk histogram.
+      rank[j] = chunk == NO_KEY ? 0 : atomicAdd(tile_count + chunk, 1u);
+#endif
     }
     __syncthreads();
     // The tile's chunk starts, and a place in each chunk's region of the partitioned keys.
@@ -225,6 +249,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS) tally_partition_scat
       // Position k of the staged tile goes to dest[c] + k (u32 arithmetic wraps back).
       if (count) dest[c] = atomicAdd(p.chunk_cursor + c, count) - start;
       start += count;
+      next_count[c] = 0;  // the next tile's counters, last read by the previous tile's scan
     }
     __syncthreads();
 #pragma unroll
@@ -235,7 +260,6 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS) tally_partition_scat
       const u32 v = stage[k];
       p.keys[dest[v >> p.chunk_shift] + k] = v;
     }
-    __syncthreads();
   }
 }
 
