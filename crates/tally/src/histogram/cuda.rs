@@ -151,6 +151,18 @@ impl<T: Sample> HistogramPlan<T> {
         };
         let (engine, variant) = 'engine: {
             if strategy == Strategy::Partition {
+                // The scatter's ranking follows the data unless the caller fixed it: one shared
+                // atomic per key where keys spread over the chunks, warp-matched ranks where a
+                // few chunks take most of them (`partition::match_ranks_preferred`).
+                let mut tuning = tuning.clone();
+                if tuning.partition_match.is_none() && n > 0 {
+                    let top = match skew {
+                        Some(s) => s.top_fraction,
+                        None => probe_skew(dev, samples, spec)?.top_fraction,
+                    };
+                    tuning.partition_match = Some(super::partition::match_ranks_preferred(top));
+                }
+                let tuning = &tuning;
                 let shape = PartitionShape::new(tuning, T::DTYPE);
                 let variant = variant_of(shape.threads, false, 0);
                 let params = PartitionParams {
