@@ -39,9 +39,12 @@ runs=(
   "racecheck cuda_partition partition_around partition_every_sample_type partition_in_several"
   "synccheck cuda_partition partition_around partition_every_sample_type partition_in_several"
 )
+# At most SANITIZE_JOBS runs at once: all 28 together on one GPU ran past a 200 s bound (v12).
+jobs_at_once=${SANITIZE_JOBS:-10}
 i=0
 for r in "${runs[@]}"; do
   set -- $r; tool=$1; b=$2; shift 2
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs_at_once" ]; do wait -n; done
   ( timeout "$secs" compute-sanitizer --tool "$tool" --error-exitcode 99 "$(bin "$b")" --test-threads=1 "$@" \
       > "$out/sanitize-$i.log" 2>&1; echo "exit $?" >> "$out/sanitize-$i.log" ) &
   i=$((i + 1))
