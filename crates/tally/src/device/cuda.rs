@@ -9,7 +9,7 @@ use super::registry::{self, KernelFamily};
 use super::workspace::Workspace;
 use crate::error::{driver, Error, Result};
 use crate::histogram::Tuning;
-use cudarc::driver::sys::{self, CUdevice_attribute, CUevent_flags, CUfunction_attribute};
+use cudarc::driver::sys::{self, CUdevice_attribute, CUfunction_attribute};
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, DeviceRepr, DriverError, ValidAsZeroBits};
 use cudarc::nvrtc::Ptx;
 use serde::Serialize;
@@ -19,7 +19,11 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 mod external;
+#[cfg(test)]
+mod fixtures;
+mod timer;
 pub use external::ExternalBuffer;
+pub use timer::EventTimer;
 
 /// What `tally info` reports about the device, and what policies decide from.
 #[derive(Clone, Debug, Serialize)]
@@ -44,25 +48,6 @@ pub struct DeviceInfo {
     pub target: String,
     /// Where compiled kernels are cached on disk, if anywhere.
     pub cache_dir: Option<String>,
-}
-
-#[cfg(test)]
-impl DeviceInfo {
-    /// An H200's properties, for the tests of policies (pure functions of them).
-    pub(crate) fn h200() -> DeviceInfo {
-        DeviceInfo {
-            name: "H200".into(),
-            compute_capability: (9, 0),
-            multiprocessors: 132,
-            l2_bytes: 50 << 20,
-            smem_per_block_optin: 227 << 10,
-            smem_per_multiprocessor: 228 << 10,
-            total_memory: 141 << 30,
-            nvrtc_version: (13, 0),
-            target: "sm_90".into(),
-            cache_dir: None,
-        }
-    }
 }
 
 impl DeviceInfo {
@@ -581,13 +566,6 @@ impl Stream {
             .synchronize()
             .map_err(|source| Error::Cuda { call: format!("cuStreamSynchronize after {after}"), source })
     }
-
-    /// Two events around work on this stream.
-    pub fn timer(&self) -> Result<EventTimer<'_>> {
-        let ctx = self.inner.context();
-        let ev = || ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(driver("cuEventCreate"));
-        Ok(EventTimer { start: ev()?, stop: ev()?, stream: self })
-    }
 }
 
 fn oom_or(e: DriverError, bytes: usize, what: &str) -> Error {
@@ -595,38 +573,5 @@ fn oom_or(e: DriverError, bytes: usize, what: &str) -> Error {
         Error::OutOfMemory { bytes, what: what.to_string() }
     } else {
         Error::Cuda { call: format!("cuMemAlloc ({what})"), source: e }
-    }
-}
-
-/// Two CUDA events around work on a stream.
-pub struct EventTimer<'s> {
-    start: cudarc::driver::CudaEvent,
-    stop: cudarc::driver::CudaEvent,
-    stream: &'s Stream,
-}
-
-impl EventTimer<'_> {
-    /// Milliseconds of one run of `work`, measured on the device.
-    pub fn time_ms(&self, work: impl FnOnce() -> Result<()>) -> Result<f64> {
-        self.start.record(&self.stream.inner).map_err(driver("cuEventRecord"))?;
-        work()?;
-        self.stop.record(&self.stream.inner).map_err(driver("cuEventRecord"))?;
-        self.stop
-            .synchronize()
-            .map_err(|source| Error::Cuda { call: "cuEventSynchronize after timed work".into(), source })?;
-        Ok(self.start.elapsed_ms(&self.stop).map_err(driver("cuEventElapsedTime"))? as f64)
-    }
-
-    /// Median over `reps` runs after three warm-ups.
-    pub fn median_ms(&self, reps: usize, mut work: impl FnMut() -> Result<()>) -> Result<f64> {
-        for _ in 0..3 {
-            work()?;
-        }
-        let mut t = Vec::with_capacity(reps.max(1));
-        for _ in 0..reps.max(1) {
-            t.push(self.time_ms(&mut work)?);
-        }
-        t.sort_by(|a, b| a.total_cmp(b));
-        Ok(t[t.len() / 2])
     }
 }
