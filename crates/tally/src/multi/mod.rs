@@ -191,18 +191,15 @@ impl DeviceSet {
             send.push(c.dev.stream().upload(words, "gathered words")?);
             recv.push(c.dev.stream().alloc::<u64>(k * self.world, "gathered words")?);
         }
-        let ops: Vec<Collective> = self
+        let ops: Vec<(usize, Collective)> = self
             .comms
             .iter()
             .zip(send.iter().zip(recv.iter_mut()))
-            .map(|(c, (s, r))| {
+            .enumerate()
+            .map(|(i, (c, (s, r)))| {
                 let cu = c.dev.stream().cuda_stream();
-                Collective::AllGather {
-                    send: s.view().ptr(cu).cast(),
-                    recv: r.view_mut().ptr_mut(cu).cast(),
-                    count: k,
-                    word: Word::U64,
-                }
+                let send = s.view().ptr(cu).cast();
+                (i, Collective::AllGather { send, recv: r.view_mut().ptr_mut(cu).cast(), count: k, word: Word::U64 })
             })
             .collect();
         nccl::group(&self.comms, &ops, "ncclAllGather")?;
@@ -220,7 +217,7 @@ impl DeviceSet {
         }
     }
 
-    /// Adds (or takes the largest of) `count` words at each device's address across the whole
+    /// Adds `count` words at each device's address across the whole
     /// set, in place: every rank ends with the combined words. `ptrs[i]` is on device `i`.
     pub(crate) fn all_reduce_in_place(
         &self,
@@ -230,9 +227,17 @@ impl DeviceSet {
         op: Combine,
         what: &str,
     ) -> Result<()> {
-        let ops: Vec<Collective> =
-            ptrs.iter().map(|&p| Collective::AllReduce { send: p, recv: p, count, word, op }).collect();
+        let ops: Vec<(usize, Collective)> = ptrs
+            .iter()
+            .enumerate()
+            .map(|(i, &p)| (i, Collective::AllReduce { send: p, recv: p, count, word, op }))
+            .collect();
         nccl::group(&self.comms, &ops, what)
+    }
+
+    /// The communicators of this process, for combines of their own.
+    pub(crate) fn comms(&self) -> &[Communicator] {
+        &self.comms
     }
 }
 

@@ -130,8 +130,6 @@ impl Word {
 pub(crate) enum Combine {
     /// Add (wrapping for integers).
     Sum,
-    /// The largest.
-    Max,
 }
 
 /// One collective of one communicator: device addresses (each valid on that communicator's
@@ -146,14 +144,14 @@ pub(crate) enum Collective {
     Broadcast { send: DevPtr<u8>, recv: DevPtr<u8>, count: usize, word: Word, root: usize },
 }
 
-/// Queues one collective per communicator of this process, as one NCCL group (a process that
-/// drives several devices must queue their parts together, or the first would wait for the
-/// others forever). `ops[i]` belongs to `comms[i]`.
-pub(crate) fn group(comms: &[Communicator], ops: &[Collective], what: &str) -> Result<()> {
-    assert_eq!(comms.len(), ops.len(), "one collective per communicator");
+/// Queues collectives of this process's communicators as one NCCL group (a process that drives
+/// several devices must queue their parts together, or the first would wait for the others
+/// forever). Each is `(i, collective)`: the collective of `comms[i]`.
+pub(crate) fn group(comms: &[Communicator], ops: &[(usize, Collective)], what: &str) -> Result<()> {
     result::group_start().map_err(nccl_error("ncclGroupStart"))?;
     let mut first_error = None;
-    for (c, op) in comms.iter().zip(ops) {
+    for (i, op) in ops {
+        let c = &comms[*i];
         let stream = c.dev.stream().cuda_stream().cu_stream() as sys::cudaStream_t;
         // SAFETY: every address is on `c`'s device and stays valid until the caller synchronises
         // the device's stream (the caller holds the buffers); the counts are the callers' buffer
@@ -163,7 +161,6 @@ pub(crate) fn group(comms: &[Communicator], ops: &[Collective], what: &str) -> R
                 Collective::AllReduce { send, recv, count, word, op } => {
                     let op = match op {
                         Combine::Sum => sys::ncclRedOp_t::ncclSum,
-                        Combine::Max => sys::ncclRedOp_t::ncclMax,
                     };
                     result::all_reduce(raw(send), raw(recv), count, word.nccl(), op, c.comm, stream)
                 }
