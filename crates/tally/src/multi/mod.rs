@@ -54,16 +54,22 @@ impl<'a, T> From<&'a Vec<T>> for Shards<'a, T> {
     }
 }
 
+/// How many CUDA devices this host has (an error where the driver or NVRTC is missing).
+pub fn device_count() -> Result<usize> {
+    crate::device::cuda::libraries_present()?;
+    let count = cudarc::driver::CudaContext::device_count()
+        .map_err(|e| Error::CudaUnavailable(format!("the driver found no usable device ({e})")))?;
+    Ok(count.max(0) as usize)
+}
+
 impl DeviceSet {
     /// Every CUDA device of this host, in one process.
     pub fn all() -> Result<DeviceSet> {
-        crate::device::cuda::libraries_present()?;
-        let count = cudarc::driver::CudaContext::device_count()
-            .map_err(|e| Error::CudaUnavailable(format!("the driver found no usable device ({e})")))?;
-        if count <= 0 {
+        let count = device_count()?;
+        if count == 0 {
             return Err(Error::CudaUnavailable("the driver reports no CUDA device".into()));
         }
-        DeviceSet::new(&(0..count as usize).collect::<Vec<_>>())
+        DeviceSet::new(&(0..count).collect::<Vec<_>>())
     }
 
     /// The devices of these ordinals, in one process; ranks follow the order given.
