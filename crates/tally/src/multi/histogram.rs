@@ -22,13 +22,6 @@ fn address<T>(dev: &CudaDevice, b: &mut DeviceBuffer<T>) -> DevPtr<u8> {
     b.view_mut().ptr_mut(dev.stream().cuda_stream()).cast()
 }
 
-fn split_len<T>(shards: &Shards<'_, T>) -> Option<usize> {
-    match shards {
-        Shards::Split(s) => Some(s.len()),
-        Shards::Local(_) => None,
-    }
-}
-
 impl DeviceSet {
     /// Counts the sharded `samples` into the bins of `spec` (see [`crate::Backend::histogram`]);
     /// the counts equal one GPU's over the whole input.
@@ -40,7 +33,7 @@ impl DeviceSet {
     ) -> Result<Histogram> {
         spec.validate()?;
         let shards = samples.into();
-        let split = split_len(&shards);
+        let split = shards.split_len();
         let inputs = self.local_inputs(shards)?;
         let total: u64 = self.shard_lengths(&inputs, split)?.iter().sum();
         let mut plans = self.per_device(inputs, |dev, input| {
@@ -165,7 +158,7 @@ impl DeviceSet {
         spec: &GeneralSpec,
         options: WeightedOptions,
     ) -> Result<Vec<GeneralPlan<T, W>>> {
-        let split = split_len(&x);
+        let split = x.split_len();
         let xs = self.local_inputs(x)?;
         let ys = y.map(|y| self.local_inputs(y)).transpose()?;
         let ws = if weighted { Some(self.local_inputs(weights)?) } else { None };

@@ -42,6 +42,16 @@ pub enum Shards<'a, T> {
     Local(Vec<Input<'a, T>>),
 }
 
+impl<T> Shards<'_, T> {
+    /// The whole input's length, for an even split (the same in every process).
+    pub(crate) fn split_len(&self) -> Option<usize> {
+        match self {
+            Shards::Split(s) => Some(s.len()),
+            Shards::Local(_) => None,
+        }
+    }
+}
+
 impl<'a, T> From<&'a [T]> for Shards<'a, T> {
     fn from(s: &'a [T]) -> Self {
         Shards::Split(s)

@@ -20,10 +20,7 @@ impl DeviceSet {
     ) -> Result<Reduction> {
         crate::reduce::validate::<T>(&op, &options)?;
         let shards = input.into();
-        let split = match &shards {
-            Shards::Split(s) => Some(s.len()),
-            Shards::Local(_) => None,
-        };
+        let split = shards.split_len();
         let inputs = self.local_inputs(shards)?;
         let lengths = self.shard_lengths(&inputs, split)?;
         let plans = self.per_device(inputs, |dev, input| {
