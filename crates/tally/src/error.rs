@@ -70,6 +70,14 @@ pub enum Error {
     /// The input is empty and the operation has no value for an empty input.
     #[error("empty input: {0}")]
     EmptyInput(String),
+    /// An NCCL call failed (the collectives of a [`crate::multi::DeviceSet`]).
+    #[error("NCCL error in {call}: {message}")]
+    Nccl {
+        /// The NCCL call, and what it was for.
+        call: String,
+        /// NCCL's result code and its meaning.
+        message: String,
+    },
     /// A result checked against the value it must have was wrong (the lab's final counters).
     #[error("wrong result: {0}")]
     WrongResult(String),

@@ -188,6 +188,11 @@ impl<T> DevPtr<T> {
         DevPtr::new(self.address + elements * std::mem::size_of::<T>() as u64)
     }
 
+    /// The address as a number, for libraries that take untyped device pointers (NCCL).
+    pub(crate) fn address(self) -> u64 {
+        self.address
+    }
+
     /// The same address seen as elements of another type (byte buffers carved into typed
     /// arrays by the workspace).
     pub(crate) fn cast<U>(self) -> DevPtr<U> {

@@ -401,6 +401,11 @@ impl<T: Sample> HistogramPlan<T> {
         stream.copy_to_device(&vec![u64::from_ne_bytes([byte; 8]); self.outliers.len()], &mut self.outliers.view_mut())
     }
 
+    /// The counters and the outlier counters, for combining plans of several devices in place.
+    pub(crate) fn counters_mut(&mut self) -> (&mut DeviceBuffer<u8>, &mut DeviceBuffer<u64>) {
+        (&mut self.counts, &mut self.outliers)
+    }
+
     /// Launches on the device's default stream and reads the result.
     pub fn run(&mut self, samples: &DeviceView<'_, T>) -> Result<Histogram> {
         let dev = self.dev.clone();

@@ -302,33 +302,56 @@ impl<T: ReduceElement> ReducePlan<T> {
 
     /// Waits for `stream` and reads the result of the last launch.
     pub fn read(&self, stream: &Stream) -> Result<Reduction> {
-        let op = self.op;
-        let mut r = Reduction::new(op, T::TYPE, self.n as u64, "cuda");
         if self.n == 0 {
+            return self.decode(&[], 0);
+        }
+        let w = self.read_words(stream)?;
+        self.decode(&w, self.n)
+    }
+
+    /// Waits for `stream` and reads the result words of the last launch: only those this op
+    /// writes (a small read is a fast read). Words of several plans of the same op combine
+    /// (`multi`) before [`ReducePlan::decode`].
+    pub(crate) fn read_words(&self, stream: &Stream) -> Result<Vec<u64>> {
+        let out = self.out.view();
+        stream.download(&out.slice(..self.word_count()).expect("the result words"))
+    }
+
+    /// How many result words this op writes.
+    pub(crate) fn word_count(&self) -> usize {
+        match self.variant.op {
+            KernelOp::Exact => OUT_WORDS,
+            KernelOp::Extrema => 5,
+            KernelOp::Sum | KernelOp::Count | KernelOp::Custom => 2,
+        }
+    }
+
+    /// The kernel op whose words this plan writes.
+    pub(crate) fn kernel_op(&self) -> KernelOp {
+        self.variant.op
+    }
+
+    /// The result from result words `w` of `n` elements.
+    pub(crate) fn decode(&self, w: &[u64], n: usize) -> Result<Reduction> {
+        let op = self.op;
+        let mut r = Reduction::new(op, T::TYPE, n as u64, "cuda");
+        if n == 0 {
             if op.needs_elements() {
                 return Err(empty_error(&op));
             }
             return super::cpu::reduce::<T>(&[], op, self.options).map(|e| Reduction { backend: "cuda", ..e });
         }
-        // Only the words this op writes: a small read is a fast read.
-        let words = match self.variant.op {
-            KernelOp::Exact => OUT_WORDS,
-            KernelOp::Extrema => 5,
-            KernelOp::Sum | KernelOp::Count | KernelOp::Custom => 2,
-        };
-        let out = self.out.view();
-        let w = stream.download(&out.slice(..words).expect("the result words"))?;
         let float = T::TYPE.is_float();
         let skip = self.options.skip_nan;
         match self.variant.op {
             KernelOp::Sum => {
                 let (value, kept) = if float {
                     r.nan_skipped = if skip { w[1] } else { 0 };
-                    (f64::from_bits(w[0]), self.n as u64 - r.nan_skipped)
+                    (f64::from_bits(w[0]), n as u64 - r.nan_skipped)
                 } else {
                     let s = (w[0] as u128 | (w[1] as u128) << 64) as i128;
                     r.exact = Some(s);
-                    (s as f64, self.n as u64)
+                    (s as f64, n as u64)
                 };
                 r.value = if op == ReduceOp::Mean { value / kept as f64 } else { value };
                 if op == ReduceOp::Mean {
@@ -349,7 +372,7 @@ impl<T: ReduceElement> ReducePlan<T> {
                 r.exact_sum = true;
                 r.nan_skipped = if skip { w[0] } else { 0 };
                 let value = e.to_f64_ignoring_nan(skip);
-                let kept = self.n as u64 - r.nan_skipped;
+                let kept = n as u64 - r.nan_skipped;
                 r.value = if op == ReduceOp::Mean { value / kept as f64 } else { value };
             }
             KernelOp::Count => {
@@ -359,7 +382,7 @@ impl<T: ReduceElement> ReducePlan<T> {
             }
             KernelOp::Extrema => {
                 r.nan_skipped = if skip { w[4] } else { 0 };
-                let all_nan = skip && r.nan_skipped == self.n as u64;
+                let all_nan = skip && r.nan_skipped == n as u64;
                 let value = |bits: u64| {
                     let x = T::from_bits64(bits);
                     if all_nan {
