@@ -70,6 +70,15 @@ pub enum Error {
     /// The input is empty and the operation has no value for an empty input.
     #[error("empty input: {0}")]
     EmptyInput(String),
+    /// Reading an input failed (a streamed file or pipe).
+    #[error("I/O error ({what}): {source}")]
+    Io {
+        /// What was being read.
+        what: String,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
     /// A result checked against the value it must have was wrong (the lab's final counters).
     #[error("wrong result: {0}")]
     WrongResult(String),
