@@ -153,6 +153,21 @@ impl<T: PlainData> ChunkPipeline<T> {
         &self.dev
     }
 
+    /// Fills every staging buffer and device chunk with `byte` (tests: a result must not depend
+    /// on what the buffers held, such as a stale chunk or elements past the last one's end).
+    #[doc(hidden)]
+    pub fn poison(&mut self, byte: u8) -> Result<()> {
+        let stream = self.dev.stream();
+        for slot in &mut self.slots {
+            let host = slot.host.as_mut_slice().map_err(driver("cuEventSynchronize"))?;
+            source::as_bytes_mut(host).fill(byte);
+            let mut junk = vec![T::default(); slot.device.len()];
+            source::as_bytes_mut(&mut junk).fill(byte);
+            stream.copy_to_device(&junk, &mut slot.device.view_mut())?;
+        }
+        stream.synchronize("poisoning the staging buffers")
+    }
+
     /// The chunking.
     pub fn layout(&self) -> ChunkLayout {
         self.layout

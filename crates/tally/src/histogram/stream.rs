@@ -174,8 +174,9 @@ impl Backend {
     }
 }
 
-/// The CPU's streamed histogram: each chunk counted by the CPU backend, the counts added.
-pub(crate) fn cpu_histogram_stream<T: Sample + PlainData>(
+/// The CPU's streamed histogram in chunks of `layout`: each chunk counted by the CPU backend,
+/// the counts added ([`Backend::histogram_stream`] on the CPU, with a chosen chunking).
+pub fn cpu_histogram_stream<T: Sample + PlainData>(
     source: &mut dyn ChunkSource<T>,
     spec: &HistogramSpec,
     layout: ChunkLayout,

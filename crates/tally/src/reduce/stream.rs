@@ -114,8 +114,9 @@ impl Backend {
     }
 }
 
-/// The CPU's streamed reduction: each chunk reduced to a partial, the partials combined.
-pub(crate) fn cpu_reduce_stream<T: ReduceElement>(
+/// The CPU's streamed reduction in chunks of `layout`: each chunk reduced to a partial, the
+/// partials combined ([`Backend::reduce_stream`] on the CPU, with a chosen chunking).
+pub fn cpu_reduce_stream<T: ReduceElement>(
     source: &mut dyn ChunkSource<T>,
     op: ReduceOp,
     options: ReduceOptions,
