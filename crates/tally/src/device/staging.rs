@@ -95,6 +95,9 @@ pub fn streams_host_input(device_memory: usize, bytes: usize, tuning: &Tuning) -
     bytes > tuning.stream_threshold.unwrap_or(device_memory / 4)
 }
 
+/// What a streamed primitive does with each chunk: `(stream, chunk, index of its first element)`.
+pub type OnChunk<'f, T> = dyn FnMut(&Stream, &DeviceView<'_, T>, u64) -> Result<()> + 'f;
+
 /// One slot: a chunk's pinned host buffer, its device buffer, and the events that order their
 /// reuse.
 struct Slot<T> {
@@ -177,11 +180,7 @@ impl<T: PlainData> ChunkPipeline<T> {
     /// first)` queues work on `stream` (the device's default stream) that reads `chunk`, whose
     /// first element is element `first` of the input; it must not wait for that work unless it
     /// needs to. Returns the elements streamed, once all queued work has finished.
-    pub fn run(
-        &mut self,
-        source: &mut dyn ChunkSource<T>,
-        on_chunk: &mut dyn FnMut(&Stream, &DeviceView<'_, T>, u64) -> Result<()>,
-    ) -> Result<u64> {
+    pub fn run(&mut self, source: &mut dyn ChunkSource<T>, on_chunk: &mut OnChunk<'_, T>) -> Result<u64> {
         let compute = self.dev.stream();
         let chunk = self.layout.chunk_elements;
         let mut first = 0u64;

@@ -56,7 +56,7 @@ fn sum<T: ReduceElement>(xs: &[T], options: ReduceOptions) -> Partial<T> {
     }
     let skip = options.skip_nan;
     if options.exact {
-        return Partial::Exact(
+        return Partial::Exact(Box::new(
             xs.par_chunks(CHUNK)
                 .map(|c| {
                     let mut e = ExactSum::new();
@@ -69,7 +69,7 @@ fn sum<T: ReduceElement>(xs: &[T], options: ReduceOptions) -> Partial<T> {
                     a.merge(&b);
                     a
                 }),
-        );
+        ));
     }
     let partials: Vec<(f64, u64)> = xs
         .par_chunks(CHUNK)

@@ -345,7 +345,7 @@ impl<T: ReduceElement> ReducePlan<T> {
                         e.add_scaled(v, base + bits * d as u32);
                     }
                 }
-                Partial::Exact(e)
+                Partial::Exact(Box::new(e))
             }
             KernelOp::Count => Partial::Count { count: w[0], nan: w[1] },
             KernelOp::Extrema => {

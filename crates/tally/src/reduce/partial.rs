@@ -16,7 +16,7 @@ pub(crate) enum Partial<T> {
     /// A float sum (or mean) accumulated in f64, and the NaNs skipped.
     FloatSum { sum: f64, nan: u64 },
     /// The exact float sum (or mean).
-    Exact(ExactSum),
+    Exact(Box<ExactSum>),
     /// Elements passing a comparison, and the NaNs skipped.
     Count { count: u64, nan: u64 },
     /// Min and max with the indices of their first occurrences.
@@ -28,7 +28,7 @@ impl<T: ReduceElement> Partial<T> {
     pub(crate) fn empty(op: ReduceOp, options: ReduceOptions) -> Self {
         match op {
             ReduceOp::Sum | ReduceOp::Mean if !T::TYPE.is_float() => Partial::IntSum(0),
-            ReduceOp::Sum | ReduceOp::Mean if options.exact => Partial::Exact(ExactSum::new()),
+            ReduceOp::Sum | ReduceOp::Mean if options.exact => Partial::Exact(Box::default()),
             ReduceOp::Sum | ReduceOp::Mean => Partial::FloatSum { sum: 0.0, nan: 0 },
             ReduceOp::Count(_) => Partial::Count { count: 0, nan: 0 },
             _ => Partial::Extrema(Extrema::empty()),
