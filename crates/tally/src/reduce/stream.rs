@@ -1,7 +1,7 @@
 //! Streamed reductions: every chunk reduced by the one-shot plan, its result words copied on
 //! the device into a batch of per-chunk results that is read back once per
 //! [`RESULT_BATCH`] chunks (not once per chunk, which would stall the pipeline), each decoded
-//! into a [`Partial`] with the chunk's first index and combined in chunk order. Integer sums,
+//! into a partial result (`reduce::partial`) with the chunk's first index and combined in chunk order. Integer sums,
 //! exact float sums, counts, NaN counts and extrema with their global indices combine exactly:
 //! the result is the one-shot call's, bit for bit. Plain float sums add the chunks' f64 sums,
 //! so, as for any change of launch shape, their rounding may differ from the one-shot call's.
