@@ -78,6 +78,15 @@ pub enum Error {
         /// NCCL's result code and its meaning.
         message: String,
     },
+    /// Reading an input failed (a streamed file or pipe).
+    #[error("I/O error ({what}): {source}")]
+    Io {
+        /// What was being read.
+        what: String,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
     /// A result checked against the value it must have was wrong (the lab's final counters).
     #[error("wrong result: {0}")]
     WrongResult(String),

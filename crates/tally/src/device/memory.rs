@@ -146,6 +146,11 @@ impl<'a, T> DeviceViewMut<'a, T> {
         DeviceView { inner: self.inner.as_view() }
     }
 
+    /// A sub-range of this view, for writing, or None where it reaches past the end.
+    pub fn slice_mut(&mut self, range: impl RangeBounds<usize>) -> Option<DeviceViewMut<'_, T>> {
+        self.inner.try_slice_mut(range).map(|inner| DeviceViewMut { inner })
+    }
+
     pub(crate) fn inner_mut(&mut self) -> &mut CudaViewMut<'a, T> {
         &mut self.inner
     }

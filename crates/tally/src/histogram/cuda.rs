@@ -388,6 +388,12 @@ impl<T: Sample> HistogramPlan<T> {
         stream.copy_on_device(&self.counts.view(), out)
     }
 
+    /// The counters and outlier counters of the last launch, in place (a streamed histogram
+    /// adds them into its totals on the device).
+    pub(crate) fn counters(&self) -> (DeviceView<'_, u8>, DeviceView<'_, u64>) {
+        (self.counts.view(), self.outliers.view())
+    }
+
     /// Waits for `stream` and reads the last launch's samples outside the bins: below, above
     /// and NaN for each selected channel.
     pub fn read_outliers(&self, stream: &Stream) -> Result<Vec<u64>> {
