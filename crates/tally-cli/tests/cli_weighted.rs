@@ -64,6 +64,9 @@ fn weighted_hist_sums_weights_and_says_how() {
     assert!(o.status.success());
     assert!(String::from_utf8_lossy(&o.stdout).contains("fixed point 2^"));
     assert!(std::fs::read_to_string(&plot).unwrap().contains("<svg"));
+    let png = tmp("w.png");
+    assert!(weighted(&["--plot", png.to_str().unwrap()]).status.success());
+    common::assert_plot(&png, (900, 500));
     let o = weighted(&["--csv"]);
     assert!(String::from_utf8_lossy(&o.stdout).starts_with("bin,lower,upper,value\n0,0,1,1\n"));
 }
@@ -128,6 +131,10 @@ fn hist2d_demo_heat_map_csv_and_weights() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let svg = std::fs::read_to_string(&plot).unwrap();
     assert!(svg.contains("<svg") && svg.contains("count per cell"));
+    let png = tmp("heat.png");
+    let o = demo(&["--size", "20000", "--bins-x", "300", "--bins-y", "300", "--plot", png.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    common::assert_plot(&png, (900, 760));
     let o = demo(&["--distribution", "uniform", "--size", "1000", "--bins-x", "2", "--bins-y", "3", "--csv"]);
     let out = String::from_utf8_lossy(&o.stdout).into_owned();
     assert!(out.starts_with("ix,iy,x_lower,x_upper,y_lower,y_upper,count\n"), "{out}");
