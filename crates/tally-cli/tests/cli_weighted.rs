@@ -166,8 +166,8 @@ fn hist2d_errors_are_one_line() {
 #[test]
 fn exact_sums_keep_small_weights_and_the_warning_points_to_them() {
     let (x, w) = (tmp("ex.npy"), tmp("ew.npy"));
-    npyz::to_file_1d(&x, [0.5f64, 0.5, 0.5, 1.5, 1.5].into_iter()).unwrap();
-    npyz::to_file_1d(&w, [1e300f64, 1.0, -1e300, f64::INFINITY, 2.0].into_iter()).unwrap();
+    npyz::to_file_1d(&x, [0.5f64, 0.5, 0.5, 1.5, 1.5]).unwrap();
+    npyz::to_file_1d(&w, [1e300f64, 1.0, -1e300, f64::INFINITY, 2.0]).unwrap();
     let base = ["hist", x.to_str().unwrap(), "--weights", w.to_str().unwrap(), "--range", "0,2", "--bins", "2"];
     // Fixed point refuses the infinite weight; exact sums take it as IEEE does.
     let o = tally(&[&base[..], &["--backend", "cpu", "--json"]].concat());
@@ -180,7 +180,7 @@ fn exact_sums_keep_small_weights_and_the_warning_points_to_them() {
     let o = tally(&[&base[..], &["--backend", "cpu", "--exact"]].concat());
     assert!(String::from_utf8_lossy(&o.stdout).contains("exact sums, rounded once"));
     // With finite weights, fixed point loses the 1.0 and says so, pointing to --exact.
-    npyz::to_file_1d(&w, [1e300f64, 1.0, -1e300, 3.0, 2.0].into_iter()).unwrap();
+    npyz::to_file_1d(&w, [1e300f64, 1.0, -1e300, 3.0, 2.0]).unwrap();
     let v = json(&tally(&[&base[..], &["--backend", "cpu", "--json"]].concat()));
     assert_eq!(v["sums"][0], 0.0, "{v}");
     assert!(v["warning"].as_str().unwrap().contains("--exact"), "{v}");
