@@ -2,7 +2,7 @@
 //! summed with Shewchuk's algorithm (`reduce::reference::fsum`, which shares nothing with the
 //! digits of [`crate::reduce::ExactSum`] that the backends use), NaN and infinities as IEEE says.
 
-use super::reference::{place, Place};
+use super::reference::weighted_key;
 use super::weighted::{Accumulation, Weight, WeightedHistogram, Weighting};
 use super::{HistogramSpec, Strategy};
 use crate::error::Result;
@@ -44,25 +44,15 @@ pub fn histogram_weighted_exact<T: Sample, W: Weight>(
     spec.validate()?;
     super::weighted::prepare(samples.len(), weights, Accumulation::Exact)?;
     let slots = spec.channels.slots();
-    let c = spec.channels.interleave as usize;
     let nslots = spec.channels.selected.len();
     let bins = spec.bins.count();
     // Per slot: bins, then below, above, NaN.
     let stride = bins + 3;
     let mut keys: Vec<Vec<f64>> = vec![Vec::new(); nslots * stride];
     for (i, (&x, &w)) in samples.iter().zip(weights).enumerate() {
-        let slot = slots[i % c];
-        if slot < 0 {
-            continue;
+        if let Some(key) = weighted_key(spec, &slots, i, x) {
+            keys[key].push(w.to_f64());
         }
-        let base = slot as usize * stride;
-        let key = match place(&spec.bins, x) {
-            Place::Bin(b) => base + b,
-            Place::Below => base + bins,
-            Place::Above => base + bins + 1,
-            Place::Nan => base + bins + 2,
-        };
-        keys[key].push(w.to_f64());
     }
     let sum = |k: usize| exact_sum(&keys[k]);
     let per = |off: usize| (0..nslots).map(|s| sum(s * stride + bins + off)).collect::<Vec<_>>();
