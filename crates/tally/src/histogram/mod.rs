@@ -9,13 +9,16 @@ pub mod binning;
 pub mod cpu;
 pub mod cuda;
 pub mod cuda_general;
+pub mod fixed_scale;
 pub mod hist2d;
 pub mod partition;
 pub mod policy;
 pub mod reference;
+pub mod reference_exact;
 pub mod strategy;
 pub mod stream;
 pub mod weighted;
+pub mod weighted_exact;
 
 pub use cuda::HistogramPlan;
 pub use cuda_general::{GeneralInput, GeneralPlan, GeneralSpec};
