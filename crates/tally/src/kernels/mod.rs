@@ -147,6 +147,7 @@ pub fn families() -> Vec<&'static KernelFamily> {
         &crate::scan::cuda::FAMILY,
         &crate::select::cuda::FAMILY,
         &crate::runs::cuda::FAMILY,
+        &crate::histogram::stream::FAMILY,
     ]
 }
 

@@ -70,6 +70,8 @@ struct ScanParams {
   u32 exclusive;
   u32 deterministic;
   u32 check_overflow;
+  u32 has_carry;          // a scan of one shard of several: `carry` comes before element 0
+  u64 carry;              // the carry's bits (an O in the low bytes): the earlier shards' total
 };
 
 
@@ -155,6 +157,16 @@ TALLY_DEVICE void store_items(O* base, u64 e, const O* in) {
   for (int j = 0; j < N; ++j) u.item[j] = in[j];
 #pragma unroll
   for (int w = 0; w < BYTES / 16; ++w) reinterpret_cast<uint4*>(base + e)[w] = u.raw[w];
+}
+
+// The carry-in as an O (its bits in the low bytes of the 64-bit field).
+TALLY_DEVICE O carry_of(const ScanParams& p) {
+  union {
+    u64 word;
+    O value;
+  } u;
+  u.word = p.carry;
+  return u.value;
 }
 
 // ---- one tile ---------------------------------------------------------------------------------------
@@ -270,13 +282,17 @@ TALLY_DEVICE void scan_tile(const ScanParams& p, u32 tile, const States& st, Acc
     const Acc incl = warp_inclusive_scan(part[PER_LANE - 1], merge);
     const Acc agg = warp_shfl_idx(incl, 31);
     const Acc excl = warp_exclusive_from_inclusive(incl, identity());
-    const Acc prefix = lookback_prefix(st, tile, agg, p.deterministic);
+    // A carry-in is tile 0's prefix: tile 0 publishes it merged with its aggregate, so the
+    // look-back hands it on to every later tile.
+    const bool carried = tile == 0 && p.has_carry;
+    const Acc carry = make_acc(carry_of(p), 0);
+    const Acc prefix = lookback_prefix(st, tile, carried ? merge(carry, agg) : agg, p.deterministic);
     // Each row-and-warp piece's prefix, the tile's prefix first (a fixed association).
 #pragma unroll
     for (int q = 0; q < PER_LANE; ++q) {
       const int i = lane * PER_LANE + q;
       const Acc before = q == 0 ? excl : (lane == 0 ? part[q - 1] : merge(excl, part[q - 1]));
-      if (i < PIECES) totals[i] = (tile > 0) ? merge(prefix, before) : before;
+      if (i < PIECES) totals[i] = (tile > 0) ? merge(prefix, before) : (carried ? merge(carry, before) : before);
     }
   }
   __syncthreads();
@@ -284,7 +300,7 @@ TALLY_DEVICE void scan_tile(const ScanParams& p, u32 tile, const States& st, Acc
   // Element 0 of the whole input starts the scan: its inclusive value is itself, never
   // `op(identity, x)` (a custom identity need only be neutral on what the op returns, e.g. 0 for
   // `fmaxf(fabsf(a), fabsf(b))`; the CPU backend and the reference start the same way).
-  const bool starts_input = e0 == 0 && threadIdx.x == 0;
+  const bool starts_input = e0 == 0 && threadIdx.x == 0 && !p.has_carry;
 #pragma unroll
   for (int k = 0; k < VECS; ++k) {
     O xk[VI];

@@ -35,6 +35,10 @@ crate::kernel_params! {
         exclusive: u32,
         deterministic: u32,
         check_overflow: u32,
+        /// 1 where `carry` comes before element 0 (a shard of a scan over several devices).
+        has_carry: u32,
+        /// The carry's bits: a value of the output type in the low bytes.
+        carry: u64,
     }
 }
 
@@ -139,6 +143,8 @@ pub struct ScanPlan<T, O> {
     checked: bool,
     n: usize,
     overflow: DeviceBuffer<u32>,
+    /// The carry-in's bits, where the plan scans a shard that continues earlier ones.
+    carry: Option<u64>,
     _types: PhantomData<fn(T) -> O>,
 }
 
@@ -191,6 +197,7 @@ impl<T: ScanInto<O>, O: ScanValue> ScanPlan<T, O> {
             checked: op == ScanKernelOp::Sum && O::CHECKED && !options.wrapping,
             n,
             overflow,
+            carry: None,
             _types: PhantomData,
         })
     }
@@ -296,6 +303,8 @@ impl<T: ScanInto<O>, O: ScanValue> ScanPlan<T, O> {
             exclusive: self.options.exclusive as u32,
             deterministic: self.deterministic as u32,
             check_overflow: self.checked as u32,
+            has_carry: self.carry.is_some() as u32,
+            carry: self.carry.unwrap_or(0),
         };
         stream.launch(kernel, self.launch_shape(), &params)
     }
@@ -310,6 +319,26 @@ impl<T: ScanInto<O>, O: ScanValue> ScanPlan<T, O> {
         if self.checked && flag[0] != 0 {
             return Err(overflow_error::<O>());
         }
+        Ok(())
+    }
+
+    /// Starts the scan from `carry` (None: from the first element): the result is that of
+    /// the scan of `carry` followed by the input, less its first element, as a shard that
+    /// continues the shards before it needs (the exclusive scan's first output is `carry`).
+    /// Not for scans by key.
+    pub fn set_carry(&mut self, carry: Option<O>) -> Result<()> {
+        if self.variant.key_bytes != 0 && carry.is_some() {
+            return Err(Error::invalid("a scan by key takes no carry-in"));
+        }
+        self.carry = carry.map(|c| {
+            let mut bytes = [0u8; 8];
+            // SAFETY: O is a plain value of at most 8 bytes (a scan's element type), copied out
+            // byte for byte into the low bytes of the word, as the kernel reads them back.
+            unsafe {
+                std::ptr::copy_nonoverlapping(&c as *const O as *const u8, bytes.as_mut_ptr(), std::mem::size_of::<O>())
+            };
+            u64::from_le_bytes(bytes)
+        });
         Ok(())
     }
 
@@ -388,7 +417,7 @@ mod tests {
 
     #[test]
     fn params_layout_and_variants() {
-        assert!(FAMILY.full_source().contains("sizeof(ScanParams) == 72"));
+        assert!(FAMILY.full_source().contains("sizeof(ScanParams) == 88"));
         let all = ScanVariant::all();
         assert_eq!(all.len(), 3 * (30 + 6) + 10 + 2);
         assert!(all.iter().all(|v| (v.op == ScanKernelOp::Custom) == v.custom.is_some()));

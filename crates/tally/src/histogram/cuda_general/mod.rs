@@ -548,6 +548,12 @@ impl<T: Sample, W: Weight> GeneralPlan<T, W> {
     pub fn device(&self) -> &Arc<CudaDevice> {
         &self.dev
     }
+
+    /// The accumulators (values, outlier values, outlier counts) and what their words hold, for
+    /// combining plans of several devices in place.
+    pub(crate) fn accumulators_mut(&mut self) -> (ValueKind, [&mut DeviceBuffer<u64>; 3]) {
+        (self.kind, [&mut self.values, &mut self.outlier_values, &mut self.outlier_counts])
+    }
 }
 
 #[cfg(test)]
