@@ -4,7 +4,7 @@
 
 use super::element::{ScanInto, ScanKey, ScanValue};
 use super::lookback::LookbackStates;
-use super::policy::{self, ScanKernelOp, ScanPolicy};
+use super::policy::{self, ScanKernelOp, ScanPolicy, ScanShape};
 use super::{overflow_error, ScanOp, ScanOptions};
 use crate::device::params::KernelParams;
 use crate::device::registry::{Defines, KernelFamily};
@@ -73,8 +73,9 @@ pub struct ScanVariant {
     pub key_bytes: u32,
     /// Custom: the expression and the identity.
     pub custom: Option<(String, String)>,
-    /// The launch policy's shape of a tile: threads per block, rows, blocks per multiprocessor.
-    pub shape: (u32, u32, u32),
+    /// The launch policy's shape of a tile: threads per block, rows, blocks per multiprocessor,
+    /// staging.
+    pub shape: ScanShape,
 }
 
 impl ScanVariant {
@@ -108,7 +109,7 @@ impl ScanVariant {
 
     /// The defines that select this specialisation.
     pub fn defines(&self) -> Defines {
-        let (block_threads, vecs, min_blocks) = self.shape;
+        let ScanShape { block_threads, vecs, min_blocks, staged } = self.shape;
         let mut d: Defines = vec![
             ("TALLY_ELEM", self.input.cuda_type().to_string()),
             ("TALLY_OUT", self.output.cuda_type().to_string()),
@@ -119,6 +120,7 @@ impl ScanVariant {
             ("TALLY_BLOCK_THREADS", block_threads.to_string()),
             ("TALLY_VECS", vecs.to_string()),
             ("TALLY_MIN_BLOCKS", min_blocks.to_string()),
+            ("TALLY_SCAN_STAGE", (staged as u32).to_string()),
         ];
         if let Some((expr, identity)) = &self.custom {
             d.push(("TALLY_CUSTOM_EXPR", expr.clone()));
