@@ -23,6 +23,8 @@ pub fn numpy_name(t: ElementType) -> &'static str {
         ElementType::I64 => "int64",
         ElementType::F32 => "float32",
         ElementType::F64 => "float64",
+        ElementType::F16 => "float16",
+        ElementType::BF16 => "bfloat16",
     }
 }
 

@@ -136,6 +136,16 @@ impl FromBin for f32 {
         b as f32 + 0.5
     }
 }
+impl FromBin for half::f16 {
+    fn from_bin(b: u32) -> Self {
+        half::f16::from_f32(b as f32 + 0.5)
+    }
+}
+impl FromBin for half::bf16 {
+    fn from_bin(b: u32) -> Self {
+        half::bf16::from_f32(b as f32 + 0.5)
+    }
+}
 impl FromBin for f64 {
     fn from_bin(b: u32) -> Self {
         b as f64 + 0.5

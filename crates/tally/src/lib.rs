@@ -35,6 +35,8 @@ pub use device::{
     ExternalBuffer, Input, Stream,
 };
 pub use error::{Error, Result};
+/// The 16-bit float types tally reads ([`half::f16`], [`half::bf16`]), re-exported.
+pub use half;
 pub use histogram::{
     Accumulation, Bins, Channels, DevicePairs, Histogram, Histogram2d, Histogram2dSpec, HistogramPlan, HistogramSpec,
     Pairs, SharedAtomics, Strategy, Tuning, WeightedHistogram, WeightedOptions,

@@ -22,11 +22,17 @@ pub enum DType {
     F32,
     /// `f64` (`double`).
     F64,
+    /// `f16`, IEEE binary16 ([`half::f16`]; `tally_f16` in the kernels, 16 bits computed on as
+    /// their exact f32 value).
+    F16,
+    /// `bf16`, bfloat16 ([`half::bf16`]; `tally_bf16` in the kernels, likewise).
+    BF16,
 }
 
 impl DType {
     /// Every sample type.
-    pub const ALL: [DType; 7] = [DType::U8, DType::U16, DType::I32, DType::U32, DType::I64, DType::F32, DType::F64];
+    pub const ALL: [DType; 9] =
+        [DType::U8, DType::U16, DType::I32, DType::U32, DType::I64, DType::F32, DType::F64, DType::F16, DType::BF16];
 
     /// The Rust name (`u8`, ..., `f64`): how the CLI's `--dtype` and reports spell it.
     pub fn name(self) -> &'static str {
@@ -38,6 +44,8 @@ impl DType {
             DType::I64 => "i64",
             DType::F32 => "f32",
             DType::F64 => "f64",
+            DType::F16 => "f16",
+            DType::BF16 => "bf16",
         }
     }
 
@@ -45,7 +53,7 @@ impl DType {
     pub fn size(self) -> usize {
         match self {
             DType::U8 => 1,
-            DType::U16 => 2,
+            DType::U16 | DType::F16 | DType::BF16 => 2,
             DType::I32 | DType::U32 | DType::F32 => 4,
             DType::I64 | DType::F64 => 8,
         }
@@ -61,12 +69,14 @@ impl DType {
             DType::I64 => "long long",
             DType::F32 => "float",
             DType::F64 => "double",
+            DType::F16 => "tally_f16",
+            DType::BF16 => "tally_bf16",
         }
     }
 
     /// Whether this is a floating-point type (which can be NaN and is binned in f64).
     pub fn is_float(self) -> bool {
-        matches!(self, DType::F32 | DType::F64)
+        matches!(self, DType::F32 | DType::F64 | DType::F16 | DType::BF16)
     }
 
     /// The type named `s` (as [`DType::name`] spells it), or None.
@@ -74,7 +84,8 @@ impl DType {
     /// ```
     /// use tally::DType;
     /// assert_eq!(DType::parse("f32"), Some(DType::F32));
-    /// assert_eq!(DType::parse("f16"), None);
+    /// assert_eq!(DType::parse("bf16"), Some(DType::BF16));
+    /// assert_eq!(DType::parse("f8"), None);
     /// ```
     pub fn parse(s: &str) -> Option<DType> {
         DType::ALL.into_iter().find(|d| d.name() == s)
@@ -127,3 +138,25 @@ macro_rules! sample {
 }
 sample!(u8 => U8, u16 => U16, i32 => I32, u32 => U32, i64 => I64; to_i64: |x| Some(x as i64), is_nan: |_x| false);
 sample!(f32 => F32, f64 => F64; to_i64: |_x| None, is_nan: |x| x.is_nan());
+
+/// The 16-bit floats: every value is exactly an f32 (and an f64), which is what binning reads.
+macro_rules! half_sample {
+    ($($t:ty => $d:ident),*) => {$(
+        impl Sample for $t {
+            const DTYPE: DType = DType::$d;
+            #[inline(always)]
+            fn to_f64(self) -> f64 {
+                <$t>::to_f64(self)
+            }
+            #[inline(always)]
+            fn to_i64(self) -> Option<i64> {
+                None
+            }
+            #[inline(always)]
+            fn is_nan(self) -> bool {
+                <$t>::is_nan(self)
+            }
+        }
+    )*};
+}
+half_sample!(half::f16 => F16, half::bf16 => BF16);

@@ -222,6 +222,8 @@ fn cuda_select_equals_the_reference_on_random_problems() {
         ElementType::I64 => select_case::<i64>(&dev, d),
         ElementType::F32 => select_case::<f32>(&dev, d),
         ElementType::F64 => select_case::<f64>(&dev, d),
+        ElementType::F16 => select_case::<half::f16>(&dev, d),
+        ElementType::BF16 => select_case::<half::bf16>(&dev, d),
     });
 }
 

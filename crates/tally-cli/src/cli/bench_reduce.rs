@@ -18,7 +18,7 @@ pub struct BenchReduceArgs {
     /// Elements per case, as powers of two.
     #[arg(long, default_value = "10,16,20,24,28", value_delimiter = ',')]
     pub log2_sizes: Vec<u32>,
-    /// Element types: f32, f64, i32.
+    /// Element types: f32, f64, i32, f16, bf16.
     #[arg(long, default_value = "f32,f64,i32", value_delimiter = ',')]
     pub dtypes: Vec<String>,
     /// Ops: sum, exact-sum, min, max, minmax, argmin, argmax, mean, count.
@@ -109,6 +109,17 @@ impl BenchValue for f64 {
         (r >> 11) as f64 / (1u64 << 53) as f64
     }
 }
+/// The 16-bit floats: the f32 values rounded (uniform in [0, 1), 11 or 8 bits of fraction).
+macro_rules! bench_half {
+    ($($t:ty),*) => {$(
+        impl BenchValue for $t {
+            fn make(r: u64) -> Self {
+                <$t>::from_f32(f32::make(r))
+            }
+        }
+    )*};
+}
+bench_half!(tally::half::f16, tally::half::bf16);
 impl BenchValue for i32 {
     fn make(r: u64) -> Self {
         (r >> 43) as i32 - (1 << 20)
@@ -186,7 +197,9 @@ pub fn run(a: BenchReduceArgs) -> anyhow::Result<()> {
             "f32" => sweep::<f32>(&backend, &a, read_gbs, &mut rows)?,
             "f64" => sweep::<f64>(&backend, &a, read_gbs, &mut rows)?,
             "i32" => sweep::<i32>(&backend, &a, read_gbs, &mut rows)?,
-            _ => bail!("unknown type '{d}' for bench reduce (expected f32, f64 or i32)"),
+            "f16" => sweep::<tally::half::f16>(&backend, &a, read_gbs, &mut rows)?,
+            "bf16" => sweep::<tally::half::bf16>(&backend, &a, read_gbs, &mut rows)?,
+            _ => bail!("unknown type '{d}' for bench reduce (expected f32, f64, i32, f16 or bf16)"),
         }
     }
     let report = BenchReport {

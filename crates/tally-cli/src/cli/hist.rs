@@ -26,7 +26,7 @@ pub struct HistArgs {
     /// Seed of --demo data.
     #[arg(long, default_value_t = 1, requires = "demo")]
     pub seed: u64,
-    /// Sample type of raw files and --demo data (u8, u16, i32, u32, i64, f32, f64); CSV columns parse as this.
+    /// Sample type of raw files and --demo data (u8, u16, i32, u32, i64, f32, f64, f16, bf16); CSV columns parse as this.
     #[arg(long, value_parser = parse_dtype)]
     pub dtype: Option<DType>,
     /// CSV column, by header name or 0-based index.
@@ -153,7 +153,8 @@ fn parse_shared_atomics(s: &str) -> Result<SharedAtomics, String> {
 }
 
 pub fn parse_dtype(s: &str) -> Result<DType, String> {
-    DType::parse(s).ok_or_else(|| format!("unknown dtype '{s}' (expected u8, u16, i32, u32, i64, f32 or f64)"))
+    DType::parse(s)
+        .ok_or_else(|| format!("unknown dtype '{s}' (expected u8, u16, i32, u32, i64, f32, f64, f16 or bf16)"))
 }
 
 pub fn parse_strategy(s: &str) -> Result<Strategy, String> {

@@ -94,7 +94,7 @@ impl BackendArg {
 pub struct ValuesArg {
     /// Input file: raw binary (needs --dtype), .npy, .csv (--column) or `-` for standard input.
     pub input: PathBuf,
-    /// Element type of raw files (u8, u16, i32, u32, i64, f32, f64); CSV columns parse as this.
+    /// Element type of raw files (u8, u16, i32, u32, i64, f32, f64, f16, bf16); CSV columns parse as this.
     #[arg(long, value_parser = hist::parse_dtype)]
     pub dtype: Option<DType>,
     /// CSV column, by header name or 0-based index.

@@ -19,7 +19,7 @@ pub struct ReduceByKeyArgs {
     pub keys: PathBuf,
     /// The values, one per key: raw binary (needs --value-dtype), .npy or .csv (--value-column).
     pub values: PathBuf,
-    /// Element type of a raw keys file (u8, u16, i32, u32, i64, f32, f64).
+    /// Element type of a raw keys file (u8, u16, i32, u32, i64, f32, f64, f16, bf16).
     #[arg(long, value_parser = super::hist::parse_dtype)]
     pub key_dtype: Option<DType>,
     /// Element type of a raw values file.
@@ -89,13 +89,13 @@ fn reduce_typed<K, V>(
 ) -> anyhow::Result<(usize, &'static str)>
 where
     K: RunKey + OutValue,
-    V: ScanElement + ReduceByKeyInto<V> + ReduceByKeyInto<V::Wide> + ReduceByKeyInto<u64> + OutValue,
+    V: ScanElement + ReduceByKeyInto<V::Extreme> + ReduceByKeyInto<V::Wide> + ReduceByKeyInto<u64> + OutValue,
     V::Wide: OutValue,
 {
     match op {
         RunOp::Sum => reduce_into::<K, V, V::Wide>(backend, keys, values, op, a),
         RunOp::Count => reduce_into::<K, V, u64>(backend, keys, values, op, a),
-        RunOp::Min | RunOp::Max => reduce_into::<K, V, V>(backend, keys, values, op, a),
+        RunOp::Min | RunOp::Max => reduce_into::<K, V, V::Extreme>(backend, keys, values, op, a),
     }
 }
 

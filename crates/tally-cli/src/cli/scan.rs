@@ -39,21 +39,42 @@ pub fn parse_op(name: &str) -> anyhow::Result<ScanOp> {
 }
 
 /// Values that can be written as raw little-endian bytes and to `.npy`.
-pub trait OutValue: ScanValue + npyz::AutoSerialize {
+pub trait OutValue: ScanValue {
     /// Appends the value's little-endian bytes.
     fn put_le(self, out: &mut Vec<u8>);
+    /// Writes `values` as a one-dimensional `.npy` file.
+    fn write_npy(path: &Path, values: &[Self]) -> std::io::Result<()>;
+    /// The type minima and maxima are written in (see [`tally::ElementType::arithmetic`]): the
+    /// type itself, f32 for the 16-bit floats.
+    type Extreme: OutValue;
 }
 
 macro_rules! out_value {
-    ($($t:ty),*) => {$(
+    ($($t:ty => $extreme:ty),*) => {$(
         impl OutValue for $t {
             fn put_le(self, out: &mut Vec<u8>) {
                 out.extend_from_slice(&self.to_le_bytes());
             }
+            fn write_npy(path: &Path, values: &[Self]) -> std::io::Result<()> {
+                npyz::to_file_1d(path, values.iter().copied())
+            }
+            type Extreme = $extreme;
         }
     )*};
 }
-out_value!(u8, u16, i32, u32, i64, u64, f32, f64);
+out_value!(u8 => u8, u16 => u16, i32 => i32, u32 => u32, i64 => i64, u64 => u64, f32 => f32, f64 => f64,
+           tally::half::f16 => f32);
+
+impl OutValue for tally::half::bf16 {
+    fn put_le(self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.to_le_bytes());
+    }
+    fn write_npy(path: &Path, _: &[Self]) -> std::io::Result<()> {
+        let why = format!("{}: bf16 has no numpy dtype; write raw bytes (any other extension)", path.display());
+        Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, why))
+    }
+    type Extreme = f32;
+}
 
 /// A value for JSON: integers exactly, non-finite floats as "nan", "inf", "-inf".
 pub fn json_value<O: ScanValue>(x: O) -> Value {
@@ -68,7 +89,7 @@ pub fn json_value<O: ScanValue>(x: O) -> Value {
 pub fn write_values<O: OutValue>(path: &Path, values: &[O]) -> anyhow::Result<()> {
     let npy = path.extension().and_then(|e| e.to_str()).is_some_and(|e| e.eq_ignore_ascii_case("npy"));
     let result = if npy {
-        npyz::to_file_1d(path, values.iter().copied())
+        O::write_npy(path, values)
     } else {
         let mut bytes = Vec::with_capacity(std::mem::size_of_val(values));
         for &v in values {
@@ -106,12 +127,12 @@ fn scan_into<T: ScanInto<O>, O: OutValue>(
 
 fn scan_typed<T>(backend: &Backend, data: &[T], op: ScanOp, exclusive: bool, out: &Path) -> anyhow::Result<Summary>
 where
-    T: ScanElement + ScanInto<T> + OutValue,
+    T: ScanElement + ScanInto<T::Extreme> + OutValue,
     T::Wide: OutValue,
 {
     match op {
         ScanOp::Sum => scan_into::<T, T::Wide>(backend, data, op, exclusive, out),
-        _ => scan_into::<T, T>(backend, data, op, exclusive, out),
+        _ => scan_into::<T, T::Extreme>(backend, data, op, exclusive, out),
     }
 }
 

@@ -75,7 +75,7 @@ pub fn binning_for(dtype: DType, bins: &Bins) -> Binning {
 pub(crate) fn binnings_of(dtype: DType) -> &'static [Binning] {
     match dtype {
         DType::U8 => &[Binning::Table8, Binning::Integer32, Binning::Integer],
-        DType::F32 | DType::F64 => &[Binning::Float, Binning::Edges],
+        DType::F32 | DType::F64 | DType::F16 | DType::BF16 => &[Binning::Float, Binning::Edges],
         DType::I64 => &[Binning::Integer, Binning::Float, Binning::Edges],
         _ => &[Binning::Integer32, Binning::Integer, Binning::Float, Binning::Edges],
     }

@@ -28,6 +28,7 @@ constexpr int BELOW = -1, ABOVE = -2, NOT_A_NUMBER = -3;
 template <typename T> TALLY_DEVICE bool is_nan(T) { return false; }
 template <> TALLY_DEVICE bool is_nan<float>(float x) { return x != x; }
 template <> TALLY_DEVICE bool is_nan<double>(double x) { return x != x; }
+template <int K> TALLY_DEVICE bool is_nan(Half16<K> x) { return (float)x != (float)x; }
 
 template <typename S, int MODE> struct BinnerT;
 
@@ -90,6 +91,8 @@ __device__ TALLY_SLOW_PATH int float_rule_bin(double t, double range, u32 last) 
 
 template <typename T> struct IsFloat32 { static constexpr bool value = false; };
 template <> struct IsFloat32<float> { static constexpr bool value = true; };
+// 16-bit floats are binned as the f32 they convert to exactly: the same rule, the same bins.
+template <int K> struct IsFloat32<Half16<K>> { static constexpr bool value = true; };
 
 template <typename S> struct BinnerT<S, TALLY_BINNING_FLOAT> {
   double lower, upper, range, bins_f, inv_range, slack_d;
@@ -101,7 +104,7 @@ template <typename S> struct BinnerT<S, TALLY_BINNING_FLOAT> {
   TALLY_DEVICE int operator()(S x) const {
     if (is_nan(x)) return NOT_A_NUMBER;
     if (IsFloat32<S>::value) {
-      // f32 samples: compare against f32 images of the bounds (exact), estimate in f32, and
+      // f32 samples (and 16-bit floats, as their f32): compare against f32 images of the bounds (exact), estimate in f32, and
       // fall back to the f64 rule only within `slack_f` of a bin edge.
       const float xf = (float)x;
       if (xf < lo32) return BELOW;

@@ -204,10 +204,11 @@ TALLY_DEVICE bool vec_leaves_alone(const Acc& a, const Vec16<T>& v) {
   if constexpr (!IS_FLOAT) {
     return false;
   } else {
-    T lo = v.item[0], hi = v.item[0], sum = v.item[0];
+    typedef typename Arith<T>::type X;
+    X lo = arith(v.item[0]), hi = lo, sum = lo;
 #pragma unroll
     for (int j = 1; j < VEC_ITEMS; ++j) {
-      const T x = v.item[j];
+      const X x = arith(v.item[j]);
       lo = x < lo ? x : lo;
       hi = x > hi ? x : hi;
       sum += x;
@@ -269,7 +270,12 @@ TALLY_DEVICE void write_out(const Acc& a, u64* out) { write_words(out, a.count, 
 struct Acc {
   T value;
 };
-TALLY_DEVICE T custom_op(T a, T b) { return (T)(TALLY_CUSTOM_EXPR); }
+// 16-bit floats: `a` and `b` are their f32 values, the result rounded back to the type.
+TALLY_DEVICE T custom_op(T a_elem, T b_elem) {
+  const auto a = arith(a_elem);
+  const auto b = arith(b_elem);
+  return (T)(TALLY_CUSTOM_EXPR);
+}
 TALLY_DEVICE Acc identity() { return Acc{(T)(TALLY_CUSTOM_IDENTITY)}; }
 TALLY_DEVICE void local_add(Acc& a, T x, u64, const ReduceParams&) { a.value = custom_op(a.value, x); }
 TALLY_DEVICE Acc merge(const Acc& a, const Acc& b) { return Acc{custom_op(a.value, b.value)}; }
@@ -336,7 +342,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS) tally_reduce(const R
 // subnormal, kept as DIGITS digits of DIGIT_BITS bits each, in carry-save form (signed 64-bit
 // per digit, far from wrapping). Each thread has private digit slots in shared memory
 // ([digit][thread]: no bank conflicts), so there are no atomics and no contention:
-//   f32: x = m * 2^(p - 149), m < 2^24, p = max(e, 1) - 1 <= 253. Digit p >> 3 gets
+//   f32 (and f16, bf16 as their f32): x = m * 2^(p - 149), m < 2^24, p = max(e, 1) - 1 <= 253. Digit p >> 3 gets
 //        m << (p & 7) < 2^31 as a double: an integer-valued double, exact while the thread's
 //        sum stays below 2^53 (the host keeps each thread below 2^21 elements).
 //   f64: exact.cuh's digits: m << (p & 31) spans three 32-bit digits from p >> 5; each gets its
@@ -346,7 +352,8 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS) tally_reduce(const R
 #if TALLY_ELEM_FLOAT == 0
 #error "the exact sum is for floats"
 #endif
-constexpr bool IS_F32 = sizeof(T) == 4;
+// f16 and bf16 take the f32 layout: each is exactly the f32 it converts to.
+constexpr bool IS_F32 = sizeof(T) <= 4;
 constexpr int DIGITS = IS_F32 ? 32 : 66;
 
 struct ExactPartial {

@@ -63,7 +63,11 @@ struct ReverseParams {
 };
 
 #if TALLY_SELECT != TALLY_SELECT_FLAGGED
-TALLY_DEVICE bool passes(const T x) { return (TALLY_PREDICATE); }
+// `x` is the element's value (a 16-bit float's exact f32).
+TALLY_DEVICE bool passes(const T elem) {
+  const auto x = arith(elem);
+  return (TALLY_PREDICATE);
+}
 #endif
 
 // VI flag bytes from f (f 16-byte aligned to the row start), in one load.

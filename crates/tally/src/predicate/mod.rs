@@ -136,7 +136,7 @@ impl Predicate {
             };
         }
         by_type!(U8 => u8, I8 => i8, U16 => u16, I16 => i16, U32 => u32, I32 => i32, U64 => u64, I64 => i64,
-                 F32 => f32, F64 => f64)
+                 F32 => f32, F64 => f64, F16 => half::f16, BF16 => half::bf16)
     }
 
     /// Whether `x` passes (one element at a time; the backends test blocks).
@@ -403,7 +403,10 @@ fn bind_int_cmp<T: ReduceElement>(op: CmpOp, lit: Literal, (lo, hi): (i128, i128
 /// enough for any value of the type (the element converts to it exactly).
 fn cpp_constant<T: ReduceElement>(c: T) -> String {
     match T::TYPE {
-        ElementType::F32 => format!("__int_as_float({:#010x})", (c.to_f64() as f32).to_bits()),
+        // 16-bit floats are compared as their exact f32 value (the kernels' `x` is that f32).
+        ElementType::F32 | ElementType::F16 | ElementType::BF16 => {
+            format!("__int_as_float({:#010x})", (c.to_f64() as f32).to_bits())
+        }
         ElementType::F64 => format!("__longlong_as_double({:#018x}ll)", c.to_f64().to_bits()),
         ElementType::U64 => format!("{}ull", c.to_i128()),
         _ => match c.to_i128() {

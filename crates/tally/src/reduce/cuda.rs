@@ -350,8 +350,8 @@ impl<T: ReduceElement> ReducePlan<T> {
             KernelOp::Exact => {
                 let mut e = ExactSum::new();
                 e.add_special_counts(w[0], w[1], w[2]);
-                // Digit d weighs 2^(8d) units of 2^-149 (f32) or 2^(32d) units of 2^-1074 (f64).
-                let (bits, base) = if T::TYPE == ElementType::F32 { (8, 1074 - 149) } else { (32, 0) };
+                // Digit d weighs 2^(8d) units of 2^-149 (f32, f16, bf16) or 2^(32d) units of 2^-1074 (f64).
+                let (bits, base) = if policy::exact_as_f32(T::TYPE) { (8, 1074 - 149) } else { (32, 0) };
                 for d in 0..policy::exact_digits(T::TYPE) {
                     let v = (w[4 + 2 * d] as u128 | (w[5 + 2 * d] as u128) << 64) as i128;
                     if v != 0 {

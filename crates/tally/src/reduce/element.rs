@@ -1,5 +1,5 @@
-//! The element types a reduction reads: every common integer width, signed and unsigned, f32
-//! and f64. A type of their own (not [`crate::DType`]): the histogram's sample types are a
+//! The element types a reduction reads: every common integer width, signed and unsigned, f32,
+//! f64, and the 16-bit floats f16 and bf16. A type of their own (not [`crate::DType`]): the histogram's sample types are a
 //! subset, and the reductions take the others without touching the histogram.
 
 use super::{CmpOp, Compare, Reduction};
@@ -31,11 +31,15 @@ pub enum ElementType {
     F32,
     /// `f64`.
     F64,
+    /// `f16` ([`half::f16`], IEEE binary16).
+    F16,
+    /// `bf16` ([`half::bf16`], bfloat16).
+    BF16,
 }
 
 impl ElementType {
     /// Every element type.
-    pub const ALL: [ElementType; 10] = [
+    pub const ALL: [ElementType; 12] = [
         ElementType::U8,
         ElementType::I8,
         ElementType::U16,
@@ -46,6 +50,8 @@ impl ElementType {
         ElementType::I64,
         ElementType::F32,
         ElementType::F64,
+        ElementType::F16,
+        ElementType::BF16,
     ];
 
     /// "u8", "i8", ...
@@ -61,6 +67,8 @@ impl ElementType {
             ElementType::I64 => "i64",
             ElementType::F32 => "f32",
             ElementType::F64 => "f64",
+            ElementType::F16 => "f16",
+            ElementType::BF16 => "bf16",
         }
     }
 
@@ -68,7 +76,7 @@ impl ElementType {
     pub fn size(self) -> usize {
         match self {
             ElementType::U8 | ElementType::I8 => 1,
-            ElementType::U16 | ElementType::I16 => 2,
+            ElementType::U16 | ElementType::I16 | ElementType::F16 | ElementType::BF16 => 2,
             ElementType::U32 | ElementType::I32 | ElementType::F32 => 4,
             ElementType::U64 | ElementType::I64 | ElementType::F64 => 8,
         }
@@ -87,12 +95,30 @@ impl ElementType {
             ElementType::I64 => "long long",
             ElementType::F32 => "float",
             ElementType::F64 => "double",
+            ElementType::F16 => "tally_f16",
+            ElementType::BF16 => "tally_bf16",
         }
     }
 
-    /// f32 or f64.
+    /// f32, f64, f16 or bf16.
     pub fn is_float(self) -> bool {
-        matches!(self, ElementType::F32 | ElementType::F64)
+        matches!(self, ElementType::F32 | ElementType::F64 | ElementType::F16 | ElementType::BF16)
+    }
+
+    /// f16 or bf16: 16-bit floats, which every primitive reads as their exact f32 value (sums
+    /// and scans accumulate them as f32 elements are accumulated).
+    pub fn is_half(self) -> bool {
+        matches!(self, ElementType::F16 | ElementType::BF16)
+    }
+
+    /// The type scans and reduce-by-key write this type's sums, minima and maxima in: f32 for
+    /// the 16-bit floats (their accumulator, as in CUB and PyTorch), the type itself otherwise.
+    pub fn arithmetic(self) -> ElementType {
+        if self.is_half() {
+            ElementType::F32
+        } else {
+            self
+        }
     }
 
     /// A signed integer type.
@@ -111,7 +137,7 @@ impl ElementType {
             ElementType::I32 => (i32::MIN as i128, i32::MAX as i128),
             ElementType::U64 => (0, u64::MAX as i128),
             ElementType::I64 => (i64::MIN as i128, i64::MAX as i128),
-            ElementType::F32 | ElementType::F64 => (i128::MIN, i128::MAX),
+            ElementType::F32 | ElementType::F64 | ElementType::F16 | ElementType::BF16 => (i128::MIN, i128::MAX),
         }
     }
 
@@ -131,6 +157,8 @@ impl ElementType {
             DType::I64 => ElementType::I64,
             DType::F32 => ElementType::F32,
             DType::F64 => ElementType::F64,
+            DType::F16 => ElementType::F16,
+            DType::BF16 => ElementType::BF16,
         }
     }
 }
@@ -231,6 +259,37 @@ macro_rules! float_element {
 }
 float_element!(f32, ElementType::F32, u32);
 float_element!(f64, ElementType::F64, u64);
+
+macro_rules! half_element {
+    ($t:ty, $e:expr) => {
+        impl ReduceElement for $t {
+            const TYPE: ElementType = $e;
+            type Sum = f64;
+            #[inline(always)]
+            fn to_f64(self) -> f64 {
+                <$t>::to_f64(self)
+            }
+            fn to_i128(self) -> i128 {
+                <$t>::to_f32(self) as i128
+            }
+            #[inline(always)]
+            fn is_nan(self) -> bool {
+                <$t>::is_nan(self)
+            }
+            fn from_value(value: f64, _: Option<i128>) -> Self {
+                <$t>::from_f64(value)
+            }
+            fn from_bits64(bits: u64) -> Self {
+                <$t>::from_bits(bits as u16)
+            }
+            fn sum_of(r: &Reduction) -> f64 {
+                r.value
+            }
+        }
+    };
+}
+half_element!(half::f16, ElementType::F16);
+half_element!(half::bf16, ElementType::BF16);
 
 /// A comparison as the fast paths test it: floats as an interval of f64 with open or closed
 /// ends, integers as a closed interval clamped to the type (empty: `lo > hi`), each maybe

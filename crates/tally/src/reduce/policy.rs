@@ -40,9 +40,15 @@ pub struct ReducePolicy {
     pub partial_bytes: usize,
 }
 
+/// Whether the exact sum of `elem` takes the f32 layout: f32, and f16 and bf16 (each value
+/// exactly an f32), as opposed to f64's.
+pub fn exact_as_f32(elem: ElementType) -> bool {
+    elem != ElementType::F64
+}
+
 /// Digits of the exact sum's kernel for f32 (8 bits each) and f64 (32 bits each).
 pub fn exact_digits(elem: ElementType) -> usize {
-    if elem == ElementType::F32 {
+    if exact_as_f32(elem) {
         32
     } else {
         66
@@ -83,7 +89,7 @@ pub fn policy(info: &DeviceInfo, op: KernelOp, elem: ElementType, n: u64) -> Red
     let tiles = n.div_ceil(items_per_tile).max(1);
     let resident = info.multiprocessors.max(1) as u64 * per_sm as u64;
     let mut grid = tiles.min(resident);
-    if exact && elem == ElementType::F32 {
+    if exact && exact_as_f32(elem) {
         grid = grid.max(n.div_ceil(block_threads as u64 * EXACT_F32_PER_THREAD));
     }
     let partial_bytes = match op {

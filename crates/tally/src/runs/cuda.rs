@@ -75,7 +75,8 @@ impl RunsVariant {
 
     /// Every specialisation tally compiles ahead (CI's check): unique and encode of every key
     /// type; reduce-by-key of every key type with f32 sums, i32 sums into i64 and f64 maxima;
-    /// and with i32 keys, every value type's sum into its default output and minimum. Other
+    /// and with i32 keys, every value type's sum into its default output and minimum (f16 and
+    /// bf16 values into f32). Other
     /// combinations compile on first use, from the same source.
     pub fn all() -> Vec<RunsVariant> {
         use ElementType::*;
@@ -91,12 +92,12 @@ impl RunsVariant {
             let wide = match value {
                 U8 | U16 | U32 => U64,
                 I8 | I16 | I32 => I64,
-                other => other,
+                other => other.arithmetic(),
             };
             if !matches!(value, F32 | I32) {
                 v.push(RunsVariant::new(I32, value, wide, RunsKernelOp::Sum));
             }
-            v.push(RunsVariant::new(I32, value, value, RunsKernelOp::Min));
+            v.push(RunsVariant::new(I32, value, value.arithmetic(), RunsKernelOp::Min));
         }
         v
     }

@@ -79,8 +79,8 @@ pub struct ScanVariant {
 }
 
 impl ScanVariant {
-    /// Every specialisation tally compiles ahead (CI's check): every type into itself by sum,
-    /// min and max, narrow integers' sums into 64 bits, plain and by 4- and 8-byte keys, and
+    /// Every specialisation tally compiles ahead (CI's check): every type into itself (f16 and
+    /// bf16 into f32) by sum, min and max, narrow integers' sums into 64 bits, plain and by 4- and 8-byte keys, and
     /// one custom example per type. Other combinations (min and max into 64 bits, custom
     /// operations) compile on first use, from the same source.
     pub fn all() -> Vec<ScanVariant> {
@@ -92,15 +92,17 @@ impl ScanVariant {
                         policy::policy(elem, output, key_bytes != 0, 0, &Tuning::default()).expect("default policy");
                     ScanVariant { input: elem, output, op, key_bytes, custom, shape: p.shape() }
                 };
+                // 16-bit floats scan into f32, their accumulator; every other type into itself.
+                let own = elem.arithmetic();
                 for op in [ScanKernelOp::Sum, ScanKernelOp::Min, ScanKernelOp::Max] {
-                    v.push(variant(elem, op, None));
+                    v.push(variant(own, op, None));
                 }
                 if let Some(wide) = wide_of(elem) {
                     v.push(variant(wide, ScanKernelOp::Sum, None));
                 }
                 if key_bytes == 0 || elem == ElementType::F32 {
                     let custom = Some(("a > b ? a : b".to_string(), "0".to_string()));
-                    v.push(variant(elem, ScanKernelOp::Custom, custom));
+                    v.push(variant(own, ScanKernelOp::Custom, custom));
                 }
             }
         }

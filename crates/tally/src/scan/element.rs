@@ -1,5 +1,6 @@
 //! The types a scan reads, writes and keys by: every reduction element type as input and
-//! output, the 64-bit outputs of integer sums (numpy's `cumsum` rule), and integer keys.
+//! output, the 64-bit outputs of integer sums (numpy's `cumsum` rule), the f32 outputs of the
+//! 16-bit floats (their accumulator type, as in CUB and PyTorch), and integer keys.
 
 use crate::reduce::ReduceElement;
 use cudarc::driver::DeviceRepr;
@@ -62,6 +63,37 @@ macro_rules! float_value {
 }
 float_value!(f32, f64);
 
+/// The 16-bit floats as values: scans read them but write f32 (see [`ScanElement`]); these are
+/// what keys and the identities of reduce-by-key need.
+macro_rules! half_value {
+    ($($t:ty),*) => {$(
+        impl ScanValue for $t {
+            const HIGHEST: Self = <$t>::INFINITY;
+            const LOWEST: Self = <$t>::NEG_INFINITY;
+            const ZERO: Self = <$t>::ZERO;
+            #[inline(always)]
+            fn add(self, b: Self) -> Self {
+                self + b
+            }
+            #[inline(always)]
+            fn sum_overflowed(_: Self, _: Self, _: Self) -> bool {
+                false
+            }
+            const CHECKED: bool = false;
+        }
+        impl ScanInto<f32> for $t {
+            #[inline(always)]
+            fn convert(self) -> f32 {
+                self.to_f32()
+            }
+        }
+        impl ScanElement for $t {
+            type Wide = f32;
+        }
+    )*};
+}
+half_value!(half::f16, half::bf16);
+
 /// An input type that scans into `O`: every type into itself, and narrow integers into the
 /// 64-bit integer of their signedness.
 pub trait ScanInto<O: ScanValue>: ScanValue {
@@ -83,7 +115,8 @@ scan_into!(u8 => u8, i8 => i8, u16 => u16, i16 => i16, u32 => u32, i32 => i32, u
            f32 => f32, f64 => f64, u8 => u64, u16 => u64, u32 => u64, i8 => i64, i16 => i64, i32 => i64);
 
 /// An input type with its default sum output: numpy's `cumsum` rule (signed integers into
-/// i64, unsigned into u64, floats into themselves).
+/// i64, unsigned into u64, f32 and f64 into themselves), and f16 and bf16 into f32 (the type
+/// they accumulate in: every partial sum is an f32 sum of exact f32 values).
 pub trait ScanElement: ScanInto<Self::Wide> {
     /// The output of a default sum.
     type Wide: ScanValue;

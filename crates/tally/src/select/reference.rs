@@ -4,7 +4,7 @@
 
 use super::SelectFlag;
 use crate::predicate::{Literal, Node, Predicate};
-use crate::reduce::{CmpOp, Compare, ElementType, ReduceElement};
+use crate::reduce::{CmpOp, Compare, ReduceElement};
 use std::cmp::Ordering;
 
 /// Whether `x` passes `p` (a custom predicate: its CPU closure).
@@ -31,7 +31,7 @@ fn eval<T: ReduceElement>(n: &Node, x: T) -> bool {
                         Literal::Int(v) => v as f64,
                         Literal::Float(f) => f,
                     };
-                    let c = if T::TYPE == ElementType::F32 { c as f32 as f64 } else { c };
+                    let c = T::from_value(c, None).to_f64();
                     x.to_f64().partial_cmp(&c)
                 }
                 (false, Literal::Int(v)) => Some(x.to_i128().cmp(&v)),

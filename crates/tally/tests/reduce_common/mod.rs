@@ -35,6 +35,20 @@ impl Gen for f64 {
     }
 }
 
+/// 16-bit floats from random bits: every finite value is as likely as any other (subnormals
+/// and -0.0 included); the all-ones exponent (infinities, NaN) is moved one binade down.
+macro_rules! gen_half {
+    ($($t:ty: $exp:expr),*) => {$(
+        impl Gen for $t {
+            fn gen(r: &mut Rng) -> Self {
+                let bits = r.next() as u16;
+                <$t>::from_bits(if bits & $exp == $exp { bits & !(1 << $exp.trailing_zeros()) } else { bits })
+            }
+        }
+    )*};
+}
+gen_half!(tally::half::f16: 0x7c00u16, tally::half::bf16: 0x7f80u16);
+
 pub fn data<T: Gen>(n: usize, seed: u64) -> Vec<T> {
     crate::common::draw(n, seed, T::gen)
 }

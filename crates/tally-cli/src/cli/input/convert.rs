@@ -80,8 +80,25 @@ macro_rules! float_from_num {
     };
 }
 
+/// A 16-bit float type's value of `n`, where it holds it exactly (NaN stays NaN).
+macro_rules! half_from_num {
+    ($t:ty, $n:expr) => {
+        match $n {
+            Num::Int(i) => {
+                let x = <$t>::from_f64(i as f64);
+                (x.is_finite() && x.to_f64() as i128 == i).then_some(x)
+            }
+            Num::Float(x) => {
+                let y = <$t>::from_f64(x);
+                (y.to_f64() == x || x.is_nan()).then_some(y)
+            }
+        }
+    };
+}
+
 elem!(Int, int_from_num: u8, u16, i32, u32, i64, u64);
 elem!(Float, float_from_num: f32, f64);
+elem!(Float, half_from_num: tally::half::f16, tally::half::bf16);
 
 pub(super) fn cast<S: Elem, T: Elem>(v: &[S]) -> Result<Vec<T>, Lossy> {
     v.iter().enumerate().map(|(index, &s)| T::from_num(s.to_num()).ok_or(Lossy { index, value: s.to_num() })).collect()

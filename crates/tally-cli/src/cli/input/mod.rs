@@ -22,7 +22,7 @@ pub use self::image::parse_channels;
 use self::npy::load_npy;
 pub use self::npy::npy_shape;
 
-/// Samples of one of the seven dtypes.
+/// Samples of one of the nine dtypes.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Samples {
     U8(Vec<u8>),
@@ -32,6 +32,8 @@ pub enum Samples {
     I64(Vec<i64>),
     F32(Vec<f32>),
     F64(Vec<f64>),
+    F16(Vec<tally::half::f16>),
+    BF16(Vec<tally::half::bf16>),
 }
 
 /// Runs `$body` with `$v` bound to the inner `Vec`, whatever its element type.
@@ -45,6 +47,8 @@ macro_rules! with_vec {
             Samples::I64($v) => $body,
             Samples::F32($v) => $body,
             Samples::F64($v) => $body,
+            Samples::F16($v) => $body,
+            Samples::BF16($v) => $body,
         }
     };
 }
@@ -54,7 +58,8 @@ pub(crate) use with_vec;
 macro_rules! with_type {
     ($dtype:expr, $T:ident => $body:expr) => {
         $crate::cli::input::with_type!(@arms $dtype, $T, $body;
-            U8 u8, U16 u16, I32 i32, U32 u32, I64 i64, F32 f32, F64 f64)
+            U8 u8, U16 u16, I32 i32, U32 u32, I64 i64, F32 f32, F64 f64, F16 tally::half::f16,
+            BF16 tally::half::bf16)
     };
     (@arms $dtype:expr, $T:ident, $body:expr; $($variant:ident $t:ty),*) => {
         match $dtype {
@@ -81,6 +86,8 @@ impl Samples {
             Samples::I64(_) => DType::I64,
             Samples::F32(_) => DType::F32,
             Samples::F64(_) => DType::F64,
+            Samples::F16(_) => DType::F16,
+            Samples::BF16(_) => DType::BF16,
         }
     }
 
@@ -316,7 +323,17 @@ macro_rules! samples_from {
         }
     )*};
 }
-samples_from!(U8(u8), U16(u16), I32(i32), U32(u32), I64(i64), F32(f32), F64(f64));
+samples_from!(
+    U8(u8),
+    U16(u16),
+    I32(i32),
+    U32(u32),
+    I64(i64),
+    F32(f32),
+    F64(f64),
+    F16(tally::half::f16),
+    BF16(tally::half::bf16)
+);
 
 #[cfg(test)]
 mod tests;

@@ -134,8 +134,9 @@ pub(super) fn load_npy(path: &Path, bytes: &[u8]) -> anyhow::Result<Samples> {
         }
         (Float, Some(4)) => Samples::F32(npy.into_vec().map_err(bad)?),
         (Float, Some(8)) => Samples::F64(npy.into_vec().map_err(bad)?),
+        (Float, Some(2)) => Samples::F16(npy.into_vec().map_err(bad)?),
         _ => bail!(
-            "{}: unsupported .npy dtype {ts} (supported: signed and unsigned integers, float32, float64)",
+            "{}: unsupported .npy dtype {ts} (supported: signed and unsigned integers, float16, float32, float64)",
             path.display()
         ),
     };

@@ -19,7 +19,7 @@ mod sealed {
 
 /// Element types for which every bit pattern is a value (the primitive numbers), so that bytes
 /// read from a file may be viewed as elements. Sealed: implemented for `u8`, `i8`, `u16`,
-/// `i16`, `u32`, `i32`, `u64`, `i64`, `f32` and `f64`.
+/// `i16`, `u32`, `i32`, `u64`, `i64`, `f32`, `f64`, `half::f16` and `half::bf16`.
 pub trait PlainData: DeviceRepr + ValidAsZeroBits + Copy + Default + Send + Sync + 'static + sealed::Sealed {}
 
 macro_rules! plain_data {
@@ -28,7 +28,7 @@ macro_rules! plain_data {
         impl PlainData for $t {}
     )*};
 }
-plain_data!(u8, i8, u16, i16, u32, i32, u64, i64, f32, f64);
+plain_data!(u8, i8, u16, i16, u32, i32, u64, i64, f32, f64, half::f16, half::bf16);
 
 /// The bytes of `xs`, for reading into.
 pub(crate) fn as_bytes_mut<T: PlainData>(xs: &mut [T]) -> &mut [u8] {
