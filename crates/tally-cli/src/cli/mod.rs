@@ -10,6 +10,8 @@ pub mod bench_select;
 mod cub;
 pub mod hist;
 pub mod hist2d;
+mod hist_range;
+mod hist_stream;
 pub mod info;
 pub mod input;
 pub mod lab;

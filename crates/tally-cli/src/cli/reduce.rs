@@ -3,7 +3,7 @@
 
 use super::input::{with_type, with_vec, Samples};
 use super::output::{json_integer, json_number};
-use super::stream::Progress;
+use super::stream::{self, Progress};
 use super::{BackendArg, ValuesArg};
 use anyhow::bail;
 use serde_json::{json, Value};
@@ -94,18 +94,21 @@ pub fn run(a: ReduceArgs) -> anyhow::Result<()> {
         bail!("--exact goes with --op sum or mean");
     }
     let options = ReduceOptions { skip_nan: a.skip_nan, exact: a.exact };
-    let (r, nan) = match super::stream::raw_file(&a.values.input, a.values.dtype) {
-        // A raw file is streamed through the pipeline, never held whole.
-        Some(dtype) if a.values.column.is_none() => {
+    let streamed = match a.values.column {
+        None => stream::streamed_file(&a.values.input, a.values.dtype)?,
+        Some(_) => None,
+    };
+    let (r, nan) = match streamed {
+        // A raw or plain .npy file is streamed through the pipeline, never held whole.
+        Some(file) => {
             let backend = a.backend.open()?;
-            let path = &a.values.input;
-            with_type!(dtype, T => {
-                let r = backend.reduce_stream(&mut Progress::<T>::open(path, a.json)?, op, options)?;
+            with_type!(file.dtype, T => {
+                let r = stream::reduce(&backend, &mut Progress::<T>::open(&file, a.json)?, op, options)?;
                 let nan = if options.skip_nan || !r.dtype.is_float() {
                     r.nan_skipped
                 } else {
                     let nans = ReduceOptions::skip_nan();
-                    backend.reduce_stream(&mut Progress::<T>::open(path, true)?, ReduceOp::Sum, nans)?.nan_skipped
+                    stream::reduce(&backend, &mut Progress::<T>::open(&file, true)?, ReduceOp::Sum, nans)?.nan_skipped
                 };
                 (r, nan)
             })

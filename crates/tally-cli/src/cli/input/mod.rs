@@ -20,7 +20,7 @@ use self::csv::load_csv;
 use self::image::load_image;
 pub use self::image::parse_channels;
 use self::npy::load_npy;
-pub use self::npy::npy_shape;
+pub use self::npy::{npy_plain_data, npy_shape};
 
 /// Samples of one of the seven dtypes.
 #[derive(Clone, Debug, PartialEq)]
