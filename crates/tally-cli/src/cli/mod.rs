@@ -7,6 +7,7 @@ pub mod bench_report;
 pub mod bench_runs;
 pub mod bench_scan;
 pub mod bench_select;
+pub mod bench_stream;
 mod cub;
 pub mod hist;
 pub mod hist2d;

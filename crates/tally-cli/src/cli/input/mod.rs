@@ -291,19 +291,24 @@ macro_rules! with_weights {
 }
 pub(crate) use with_weights;
 
+/// That a raw file of `len` bytes holds whole elements of `dtype`.
+pub fn check_raw_length(path: &Path, len: u64, dtype: DType, flag: &str) -> anyhow::Result<()> {
+    if !len.is_multiple_of(dtype.size() as u64) {
+        bail!(
+            "{}: file length {len} bytes is not a multiple of the {dtype} size ({} bytes); give its type with {flag}",
+            path.display(),
+            dtype.size()
+        );
+    }
+    Ok(())
+}
+
 /// Raw little-endian binary of `dtype`.
 fn load_raw(path: &Path, bytes: &[u8], dtype: Option<DType>, flag: &str) -> anyhow::Result<Samples> {
     let Some(dtype) = dtype else {
         bail!("{}: raw binary input needs {flag} (u8, u16, i32, u32, i64, f32, f64)", path.display());
     };
-    if !bytes.len().is_multiple_of(dtype.size()) {
-        bail!(
-            "{}: file length {} bytes is not a multiple of the {dtype} size ({} bytes); give its type with {flag}",
-            path.display(),
-            bytes.len(),
-            dtype.size()
-        );
-    }
+    check_raw_length(path, bytes.len() as u64, dtype, flag)?;
     Ok(with_type!(dtype, T => Samples::from(T::vec_from_le(bytes))))
 }
 
