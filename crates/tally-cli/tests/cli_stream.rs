@@ -130,3 +130,25 @@ fn streamed_reductions_of_npy_files_equal_the_whole_file() {
     let f64s: Vec<f64> = s.iter().map(|&x| x as f64 / 3.0).collect();
     check("reduce", "f64", "<f8", 8, &bytes(&f64s), &["reduce", "FILE", "--op", "sum", "--exact", "--json"]);
 }
+
+#[test]
+fn devices_without_gpus_or_with_the_cpu_are_one_line_errors() {
+    let f = tmp_in("cli-stream", "devices.i32");
+    std::fs::write(&f, bytes(&[1i32, 2, 3])).unwrap();
+    let f = f.display().to_string();
+    let has_gpu = std::path::Path::new("/dev/nvidiactl").exists();
+    for cmd in [
+        vec!["hist", &f, "--dtype", "i32"],
+        vec!["hist2d", "--demo"],
+        vec!["reduce", &f, "--dtype", "i32"],
+        vec!["scan", &f, "--dtype", "i32", "--out", "/dev/null"],
+        vec!["select", &f, "--dtype", "i32", "--where", "x > 1", "--out", "/dev/null"],
+    ] {
+        common::fails_with(&[&cmd[..], &["--devices", "0,1", "--backend", "cpu"]].concat(), "--devices");
+        common::fails_with(&[&cmd[..], &["--devices", "0,x"]].concat(), "--devices");
+        if !has_gpu {
+            // No driver here: the device set cannot start, and says so on one line.
+            common::fails_with(&[&cmd[..], &["--devices", "all"]].concat(), "--devices");
+        }
+    }
+}

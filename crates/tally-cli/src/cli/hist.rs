@@ -1,5 +1,6 @@
 //! `tally hist`: one histogram of a file or of generated data.
 
+use super::devices::{DevicesArg, Engine};
 pub use super::hist_range::default_bins_of;
 use super::input::{self, with_type, with_vec, with_weights, InputOptions, Loaded, Samples, Weights};
 use super::output::{self, Format};
@@ -69,6 +70,8 @@ pub struct HistArgs {
 pub struct OutputArgs {
     #[command(flatten)]
     pub backend: BackendArg,
+    #[command(flatten)]
+    pub devices: DevicesArg,
     /// Print JSON instead of a table.
     #[arg(long, conflicts_with = "csv")]
     pub json: bool,
@@ -166,7 +169,8 @@ pub fn run(a: HistArgs) -> anyhow::Result<()> {
     {
         bail!("the samples and the weights cannot both come from standard input ('-')");
     }
-    if a.weights.weights.is_none() {
+    // A device set takes the file whole, split over its devices.
+    if a.weights.weights.is_none() && a.out.devices.devices.is_none() {
         if let Some(file) = super::hist_stream::streamed(&a)? {
             return super::hist_stream::run(&a, &file);
         }
@@ -198,7 +202,7 @@ pub fn run(a: HistArgs) -> anyhow::Result<()> {
         None => None,
     };
     let opened = std::time::Instant::now();
-    let backend = a.out.backend.open()?;
+    let backend = Engine::open(&a.out.backend, &a.out.devices)?;
     let format = a.out.format();
     output::check_plot_path(a.out.plot.as_deref())?;
     if let Some(weights) = weights {

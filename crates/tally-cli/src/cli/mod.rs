@@ -9,6 +9,7 @@ pub mod bench_scan;
 pub mod bench_select;
 pub mod bench_stream;
 mod cub;
+pub mod devices;
 pub mod hist;
 pub mod hist2d;
 mod hist_range;

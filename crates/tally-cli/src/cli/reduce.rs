@@ -1,6 +1,7 @@
 //! `tally reduce`: one reduction of a file's values (sum, min, max, minmax, argmin, argmax,
 //! mean, count of values passing a comparison), as text or JSON.
 
+use super::devices::{DevicesArg, Engine};
 use super::input::{with_type, with_vec, Samples};
 use super::output::{json_integer, json_number};
 use super::stream::{self, Progress};
@@ -8,7 +9,6 @@ use super::{BackendArg, ValuesArg};
 use anyhow::bail;
 use serde_json::{json, Value};
 use tally::reduce::{CmpOp, Compare, ReduceElement, ReduceOp, ReduceOptions, Reduction};
-use tally::Backend;
 use tally::DType;
 
 /// Arguments of `tally reduce`.
@@ -30,6 +30,8 @@ pub struct ReduceArgs {
     pub skip_nan: bool,
     #[command(flatten)]
     pub backend: BackendArg,
+    #[command(flatten)]
+    pub devices: DevicesArg,
     /// Print JSON: op, value (minmax: min and max), index, count (elements read), nan.
     #[arg(long)]
     pub json: bool,
@@ -72,7 +74,7 @@ fn text(x: Option<i128>, v: f64) -> String {
 }
 
 fn reduce_typed<T: ReduceElement>(
-    backend: &Backend,
+    backend: &Engine,
     data: &[T],
     op: ReduceOp,
     options: ReduceOptions,
@@ -94,9 +96,10 @@ pub fn run(a: ReduceArgs) -> anyhow::Result<()> {
         bail!("--exact goes with --op sum or mean");
     }
     let options = ReduceOptions { skip_nan: a.skip_nan, exact: a.exact };
-    let streamed = match a.values.column {
-        None => stream::streamed_file(&a.values.input, a.values.dtype)?,
-        Some(_) => None,
+    // A device set takes the file whole, split over its devices.
+    let streamed = match (&a.values.column, &a.devices.devices) {
+        (None, None) => stream::streamed_file(&a.values.input, a.values.dtype)?,
+        _ => None,
     };
     let (r, nan) = match streamed {
         // A raw or plain .npy file is streamed through the pipeline, never held whole.
@@ -115,7 +118,7 @@ pub fn run(a: ReduceArgs) -> anyhow::Result<()> {
         }
         _ => {
             let samples = a.values.load()?;
-            let backend = a.backend.open()?;
+            let backend = Engine::open(&a.backend, &a.devices)?;
             with_vec!(&samples, v => reduce_typed(&backend, v, op, options))?
         }
     };

@@ -3,7 +3,7 @@
 //! whole), with a progress bar of bytes done on standard error when it is a terminal and the
 //! file is large.
 
-use super::input::{check_raw_length, npy_plain_data};
+use super::input::{check_raw_file, npy_plain_data};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -48,9 +48,8 @@ pub fn streamed_file(path: &Path, dtype: Option<DType>) -> anyhow::Result<Option
         return Ok(plain.map(|(d, offset, n)| file(d, offset, Some(n))));
     }
     let Some(dtype) = raw_file(path, dtype) else { return Ok(None) };
-    // Errors of the whole-file path first: a missing file, a length of part elements.
-    let len = std::fs::metadata(path).map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?.len();
-    check_raw_length(path, len, dtype, "--dtype")?;
+    // The whole-file path's errors: a missing file, another format, a length of part elements.
+    check_raw_file(path, dtype, "--dtype")?;
     Ok(Some(file(dtype, 0, None)))
 }
 
