@@ -48,6 +48,9 @@ pub enum BenchWhat {
     /// Out of core: 256-bin histograms and an f32 sum streamed from host memory or a file,
     /// against the pinned host-to-device bandwidth and the whole-upload path.
     Stream(super::bench_stream::BenchStreamArgs),
+    /// One GPU against a device set (`--devices all`, NCCL): 256-bin and 16M-bin histograms,
+    /// an f32 sum and scan of resident data, a histogram from host memory.
+    Multi(super::bench_multi::BenchMultiArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -147,6 +150,7 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
         BenchWhat::Rle(r) => super::bench_runs::run(super::bench_runs::RunsBench::Encode, r),
         BenchWhat::ReduceByKey(r) => super::bench_runs::run(super::bench_runs::RunsBench::ReduceByKey, r),
         BenchWhat::Stream(s) => super::bench_stream::run(s),
+        BenchWhat::Multi(m) => super::bench_multi::run(m),
     }
 }
 
@@ -174,6 +178,7 @@ fn validate(a: &BenchArgs) -> anyhow::Result<()> {
             check_memory(Some(bytes), &format!("--size-gib {}", s.size_gib))?;
             (s.reps, None, 0)
         }
+        BenchWhat::Multi(m) => (m.reps, None, 0),
     };
     check_reps(reps)?;
     if let Some(n) = size {

@@ -69,6 +69,8 @@ pub enum Yardstick {
     /// A pinned host-to-device copy of one 64 MiB chunk (None: no device): what a stream of
     /// chunks from the host reaches at best.
     Upload(Option<f64>),
+    /// None: the rows set one GPU against this many (`bench multi`).
+    Devices(usize),
 }
 
 /// One column of a bench table: its header, its width, and whether it aligns left.
@@ -155,6 +157,7 @@ impl<R: BenchRow> BenchReport<'_, R> {
                 Yardstick::Read(gbs) => (Some(gbs), None, None),
                 Yardstick::Copy(gbs) => (None, Some(gbs), None),
                 Yardstick::Upload(gbs) => (None, None, gbs),
+                Yardstick::Devices(_) => (None, None, None),
             };
             let doc = JsonReport {
                 backend: self.backend,
@@ -173,6 +176,7 @@ impl<R: BenchRow> BenchReport<'_, R> {
                 Yardstick::Copy(gbs) => format!("copy bandwidth {gbs:.1} GB/s (read + write, same run)"),
                 Yardstick::Upload(Some(gbs)) => format!("pinned upload of a 64 MiB chunk {gbs:.1} GB/s (same run)"),
                 Yardstick::Upload(None) => "no device: streamed on the host".into(),
+                Yardstick::Devices(k) => format!("one GPU against {k} through NCCL (same run)"),
             };
             println!("# tally bench {}: {}{samples}, {yardstick}", self.name, self.device);
             println!("{}", line(R::COLUMNS, R::COLUMNS.iter().map(|c| c.header.to_string()).collect()));

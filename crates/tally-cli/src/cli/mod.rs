@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod bench_general;
+pub mod bench_multi;
 pub mod bench_reduce;
 pub mod bench_report;
 pub mod bench_runs;
