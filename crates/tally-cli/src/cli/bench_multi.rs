@@ -7,6 +7,7 @@ use super::devices::{DeviceList, DevicesArg, Engine};
 use anyhow::bail;
 use rayon::prelude::*;
 use serde::Serialize;
+use tally::data::splitmix64 as mix;
 use std::sync::Arc;
 use tally::device::{CudaDevice, DeviceBuffer, Input};
 use tally::multi::{shard::split_points, DeviceSet, Shards};
@@ -74,14 +75,6 @@ impl BenchRow for MultiRow {
     fn verified(&self) -> bool {
         self.verified
     }
-}
-
-/// A 64-bit mix of `i` (splitmix64).
-fn mix(i: u64) -> u64 {
-    let mut z = i.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
 }
 
 /// `host` on the first device whole, and split evenly over every device of the set.

@@ -9,6 +9,7 @@ use super::bench_report::{
 use anyhow::{bail, Context};
 use rayon::prelude::*;
 use serde::Serialize;
+use tally::data::splitmix64 as mix;
 use std::path::PathBuf;
 use tally::device::{ChunkLayout, ChunkPipeline, ChunkSource, FileSource, PlainData, SliceSource};
 use tally::reduce::{ReduceElement, ReduceOp, ReduceOptions};
@@ -107,14 +108,6 @@ impl BenchRow for StreamRow {
     fn verified(&self) -> bool {
         self.verified
     }
-}
-
-/// A 64-bit mix of `i` (splitmix64): cheap, parallel, reproducible data.
-fn mix(i: u64) -> u64 {
-    let mut z = i.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
 }
 
 /// What a case computes, on any source.
