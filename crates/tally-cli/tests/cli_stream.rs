@@ -152,3 +152,19 @@ fn devices_without_gpus_or_with_the_cpu_are_one_line_errors() {
         }
     }
 }
+
+#[test]
+fn streamed_weighted_histograms_equal_the_whole_file() {
+    let s = skewed(1000);
+    let xs: Vec<f32> = s.iter().map(|&x| x as f32 * 0.5).collect();
+    let ws: Vec<f64> = s.iter().enumerate().map(|(i, &x)| (x as f64).powi(3) * 1e-4 + (i % 7) as f64 * 1e-3).collect();
+    let wf = tmp_in("cli-stream", "w.f64");
+    std::fs::write(&wf, bytes(&ws)).unwrap();
+    let w_npy = tmp_in("cli-stream", "w.npy");
+    std::fs::write(&w_npy, npy("<f8", &bytes(&ws), ws.len())).unwrap();
+    let (wf, w_npy) = (wf.display().to_string(), w_npy.display().to_string());
+    for weights in [["--weights", &wf, "--weights-dtype", "f64"], ["--weights", &w_npy, "--weights-dtype", "f64"]] {
+        let args = [&["hist", "FILE", "--bins", "9", "--json"][..], &weights[..]].concat();
+        check("weighted", "f32", "<f4", 4, &bytes(&xs), &args);
+    }
+}

@@ -9,8 +9,8 @@ use super::bench_report::{
 use anyhow::{bail, Context};
 use rayon::prelude::*;
 use serde::Serialize;
-use tally::data::splitmix64 as mix;
 use std::path::PathBuf;
+use tally::data::splitmix64 as mix;
 use tally::device::{ChunkLayout, ChunkPipeline, ChunkSource, FileSource, PlainData, SliceSource};
 use tally::reduce::{ReduceElement, ReduceOp, ReduceOptions};
 use tally::{Backend, Histogram, HistogramSpec, Sample, Strategy};

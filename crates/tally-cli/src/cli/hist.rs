@@ -169,11 +169,8 @@ pub fn run(a: HistArgs) -> anyhow::Result<()> {
     {
         bail!("the samples and the weights cannot both come from standard input ('-')");
     }
-    // A device set takes the file whole, split over its devices.
-    if a.weights.weights.is_none() && a.out.devices.devices.is_none() {
-        if let Some(file) = super::hist_stream::streamed(&a)? {
-            return super::hist_stream::run(&a, &file);
-        }
+    if let Some(files) = super::hist_stream::streamed(&a)? {
+        return super::hist_stream::run(&a, &files);
     }
     let loaded = if a.demo {
         demo(&a)?
@@ -257,7 +254,7 @@ pub fn run(a: HistArgs) -> anyhow::Result<()> {
 }
 
 /// The smallest nonzero weight magnitude (None: every weight is 0).
-fn smallest_nonzero<W: tally::histogram::Weight>(w: &[W]) -> Option<f64> {
+pub(super) fn smallest_nonzero<W: tally::histogram::Weight>(w: &[W]) -> Option<f64> {
     w.iter().map(|x| x.to_f64().abs()).filter(|&x| x > 0.0).min_by(f64::total_cmp)
 }
 

@@ -1,8 +1,9 @@
 //! `tally hist` of a file it streams (a raw file given `--dtype`, a `.npy` file of plain
-//! elements): counted chunk by chunk through the pipeline, never read whole, with the counts of
-//! the whole-file path. A default range takes one streamed min/max pass before the counting.
+//! elements), weighted or not: counted chunk by chunk through the pipeline, never read whole,
+//! with the result of the whole-file path. A default range takes one streamed min/max pass
+//! before the counting; fixed-point weights one streamed pass for their largest magnitude.
 
-use super::hist::HistArgs;
+use super::hist::{smallest_nonzero, HistArgs};
 use super::hist_range::{bins_for_span, Span};
 use super::input::with_type;
 use super::limits;
@@ -10,33 +11,60 @@ use super::output;
 use super::stream::{self, Progress, StreamedFile};
 use anyhow::Context;
 use tally::device::{ChunkSource, FileSource, PlainData};
+use tally::histogram::Weight;
 use tally::reduce::{ReduceElement, ReduceOp, ReduceOptions};
 use tally::{Backend, Bins, Channels, DType, HistogramSpec, Sample};
 
 /// Elements read at a time by the host pass that finds the finite extent of floats.
 const SPAN_PIECE: usize = 1 << 20;
 
-/// The file `tally hist` streams, where it streams one: a file (not standard input, not CSV, not
-/// an image) of a type read as stored.
-pub fn streamed(a: &HistArgs) -> anyhow::Result<Option<StreamedFile>> {
-    let Some(path) = a.file.as_deref().filter(|_| !a.demo && a.channels.is_none() && a.column.is_none()) else {
-        return Ok(None);
-    };
-    stream::streamed_file(path, a.dtype)
+/// The files `tally hist` streams: the samples and, where given, the weights (f32 or f64).
+pub struct StreamedFiles {
+    samples: StreamedFile,
+    weights: Option<StreamedFile>,
 }
 
-/// Runs `tally hist` over the streamed `file`.
-pub fn run(a: &HistArgs, file: &StreamedFile) -> anyhow::Result<()> {
+/// The files `tally hist` streams, where it streams them: files (not standard input, not CSV,
+/// not images) of types read as stored, weights summed in fixed point, on one device (a device
+/// set takes the files whole, split over its devices).
+pub fn streamed(a: &HistArgs) -> anyhow::Result<Option<StreamedFiles>> {
+    let one_device = a.out.devices.devices.is_none() && !a.weights.float_atomics;
+    let plain = !a.demo && a.channels.is_none() && a.column.is_none();
+    let Some(path) = a.file.as_deref().filter(|_| plain && one_device) else { return Ok(None) };
+    let Some(samples) = stream::streamed_file(path, a.dtype)? else { return Ok(None) };
+    let weights = match a.weights.weights.as_deref() {
+        None => None,
+        Some(w) if a.weights.weights_column.is_some() || w.as_os_str() == "-" => return Ok(None),
+        Some(w) => {
+            // A raw file of weights has --weights-dtype, else the samples' type; a .npy its own.
+            let npy = w.extension().is_some_and(|e| e.eq_ignore_ascii_case("npy"));
+            let dtype = if npy { None } else { a.weights.weights_dtype.or(Some(samples.dtype)) };
+            match stream::streamed_file(w, dtype)? {
+                Some(file) if file.dtype.is_float() => Some(file),
+                _ => return Ok(None),
+            }
+        }
+    };
+    Ok(Some(StreamedFiles { samples, weights }))
+}
+
+/// Runs `tally hist` over the streamed `files`.
+pub fn run(a: &HistArgs, files: &StreamedFiles) -> anyhow::Result<()> {
     output::check_plot_path(a.out.plot.as_deref())?;
     let backend = a.out.backend.open()?;
-    with_type!(file.dtype, T => run_typed::<T>(a, file, &backend))
+    with_type!(files.samples.dtype, T => match &files.weights {
+        None => run_typed::<T>(a, &files.samples, &backend),
+        Some(w) if w.dtype == DType::F32 => run_weighted::<T, f32>(a, &files.samples, w, &backend),
+        Some(w) => run_weighted::<T, f64>(a, &files.samples, w, &backend),
+    })
 }
 
-fn run_typed<T: Sample + ReduceElement + PlainData>(
+/// The bins of `a` for the samples of `file`; checks the spec and the memory of its counters.
+fn spec_of<T: Sample + ReduceElement + PlainData>(
     a: &HistArgs,
     file: &StreamedFile,
     backend: &Backend,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<HistogramSpec> {
     let bins = match (&a.edges, a.range) {
         (Some(e), _) => Bins::Edges(e.clone()),
         (None, Some((lo, hi))) => Bins::even(a.bins, lo, hi),
@@ -46,6 +74,71 @@ fn run_typed<T: Sample + ReduceElement + PlainData>(
     spec.validate()?;
     let counters = spec.bins.count() as u128;
     limits::check_memory(Some(limits::counting_bytes(counters)), &format!("a histogram of {counters} counters"))?;
+    Ok(spec)
+}
+
+/// A source of weights that notes the smallest nonzero magnitude of those it passes on (for
+/// the warning of weights too small for the fixed-point sums).
+struct NotingSmallest<W> {
+    inner: Progress<W>,
+    smallest: Option<f64>,
+}
+
+impl<W: Weight + PlainData> ChunkSource<W> for NotingSmallest<W> {
+    fn remaining(&self) -> Option<u64> {
+        self.inner.remaining()
+    }
+
+    fn fill(&mut self, out: &mut [W]) -> tally::Result<usize> {
+        let n = self.inner.fill(out)?;
+        self.smallest = match (self.smallest, smallest_nonzero(&out[..n])) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        Ok(n)
+    }
+}
+
+fn run_weighted<T: Sample + ReduceElement + PlainData, W: Weight + ReduceElement + PlainData>(
+    a: &HistArgs,
+    file: &StreamedFile,
+    weights: &StreamedFile,
+    backend: &Backend,
+) -> anyhow::Result<()> {
+    let spec = spec_of::<T>(a, file, backend)?;
+    let quiet = a.out.json || a.out.csv;
+    let mut source = Progress::<T>::open(file, quiet)?;
+    let mut ws = NotingSmallest { inner: Progress::<W>::open(weights, true)?, smallest: None };
+    let (n, m) = (source.remaining().unwrap_or(0), ws.remaining().unwrap_or(0));
+    if n != m {
+        return Err(
+            tally::Error::invalid(format!("{n} samples but {m} weights: there must be one weight per sample")).into()
+        );
+    }
+    let start = std::time::Instant::now();
+    let scale = backend.fixed_scale_stream(&mut Progress::<W>::open(weights, true)?)?;
+    let options = a.weights.options(a.strategy);
+    let h = stream::histogram_weighted(backend, &mut source, &mut ws, &spec, options, scale)?;
+    let labels = ["value".to_string()];
+    let seconds = start.elapsed().as_secs_f64();
+    let report = output::WeightedReport {
+        report: output::Report { spec: &spec, hist: &h, labels: &labels, dtype: T::DTYPE, n: n as usize, seconds },
+        weight_dtype: W::DTYPE,
+        warning: output::dynamic_range_warning(&h.weighting, ws.smallest),
+    };
+    output::print_weighted(&report, a.out.format())?;
+    if let Some(path) = &a.out.plot {
+        output::plot_weighted(&report, path).with_context(|| format!("cannot write the plot {}", path.display()))?;
+    }
+    Ok(())
+}
+
+fn run_typed<T: Sample + ReduceElement + PlainData>(
+    a: &HistArgs,
+    file: &StreamedFile,
+    backend: &Backend,
+) -> anyhow::Result<()> {
+    let spec = spec_of::<T>(a, file, backend)?;
     let quiet = a.out.json || a.out.csv;
     let mut source = Progress::<T>::open(file, quiet)?;
     let n = source.remaining().unwrap_or(0) as usize;

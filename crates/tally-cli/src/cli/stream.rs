@@ -9,8 +9,9 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use tally::device::staging::chunk_layout;
 use tally::device::{ChunkLayout, ChunkSource, FileSource, PlainData};
+use tally::histogram::{FixedScale, Weight};
 use tally::reduce::{ReduceElement, ReduceOp, ReduceOptions, Reduction};
-use tally::{Backend, DType, Histogram, HistogramSpec, Sample, Strategy};
+use tally::{Backend, DType, Histogram, HistogramSpec, Sample, Strategy, WeightedHistogram, WeightedOptions};
 
 /// Files below this size finish too soon for a progress bar.
 const PROGRESS_BYTES: u64 = 1 << 30;
@@ -128,5 +129,24 @@ pub fn reduce<T: ReduceElement>(
             tally::reduce::stream::cpu_reduce_stream(source, op, options, layout)
         }
         _ => backend.reduce_stream(source, op, options),
+    }
+}
+
+/// [`Backend::histogram_weighted_stream`], the CPU's chunks tuned as the GPU's are.
+pub fn histogram_weighted<T: Sample + PlainData, W: Weight + PlainData>(
+    backend: &Backend,
+    samples: &mut dyn ChunkSource<T>,
+    weights: &mut dyn ChunkSource<W>,
+    spec: &HistogramSpec,
+    options: WeightedOptions,
+    scale: FixedScale,
+) -> tally::Result<WeightedHistogram> {
+    match backend {
+        Backend::Cpu => {
+            let layout = cpu_layout(samples, spec.channels.interleave as usize);
+            let kind = tally::histogram::weighted::ValueKind::Fixed(scale);
+            tally::histogram::stream_weighted::cpu_histogram_weighted_stream(samples, weights, spec, kind, layout)
+        }
+        _ => backend.histogram_weighted_stream(samples, weights, spec, options, scale),
     }
 }

@@ -15,6 +15,7 @@ pub mod policy;
 pub mod reference;
 pub mod strategy;
 pub mod stream;
+pub mod stream_weighted;
 pub mod weighted;
 
 pub use cuda::HistogramPlan;
