@@ -31,7 +31,7 @@ pub fn streamed(a: &HistArgs) -> anyhow::Result<Option<StreamedFiles>> {
     let one_device = a.out.devices.devices.is_none() && !a.weights.float_atomics;
     let plain = !a.demo && a.channels.is_none() && a.column.is_none();
     let Some(path) = a.file.as_deref().filter(|_| plain && one_device) else { return Ok(None) };
-    let Some(samples) = stream::streamed_file(path, a.dtype)? else { return Ok(None) };
+    let Some(samples) = stream::streamed_file(path, a.dtype, "--dtype")? else { return Ok(None) };
     let weights = match a.weights.weights.as_deref() {
         None => None,
         Some(w) if a.weights.weights_column.is_some() || w.as_os_str() == "-" => return Ok(None),
@@ -39,7 +39,7 @@ pub fn streamed(a: &HistArgs) -> anyhow::Result<Option<StreamedFiles>> {
             // A raw file of weights has --weights-dtype, else the samples' type; a .npy its own.
             let npy = w.extension().is_some_and(|e| e.eq_ignore_ascii_case("npy"));
             let dtype = if npy { None } else { a.weights.weights_dtype.or(Some(samples.dtype)) };
-            match stream::streamed_file(w, dtype)? {
+            match stream::streamed_file(w, dtype, "--weights-dtype")? {
                 Some(file) if file.dtype.is_float() => Some(file),
                 _ => return Ok(None),
             }

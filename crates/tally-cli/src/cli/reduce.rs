@@ -98,7 +98,7 @@ pub fn run(a: ReduceArgs) -> anyhow::Result<()> {
     let options = ReduceOptions { skip_nan: a.skip_nan, exact: a.exact };
     // A device set takes the file whole, split over its devices.
     let streamed = match (&a.values.column, &a.devices.devices) {
-        (None, None) => stream::streamed_file(&a.values.input, a.values.dtype)?,
+        (None, None) => stream::streamed_file(&a.values.input, a.values.dtype, "--dtype")?,
         _ => None,
     };
     let (r, nan) = match streamed {

@@ -40,8 +40,8 @@ pub struct StreamedFile {
 
 /// How `path` streams, where it does: a raw file given its `dtype`, or a `.npy` file whose
 /// elements are stored as tally reads them (and, where `dtype` is given, of that type; anything
-/// else is decoded whole and converted as before).
-pub fn streamed_file(path: &Path, dtype: Option<DType>) -> anyhow::Result<Option<StreamedFile>> {
+/// else is decoded whole and converted as before). `flag` gives a raw file its type, for messages.
+pub fn streamed_file(path: &Path, dtype: Option<DType>, flag: &str) -> anyhow::Result<Option<StreamedFile>> {
     let ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).unwrap_or_default();
     let file = |dtype, offset, elements| StreamedFile { path: path.to_path_buf(), dtype, offset, elements };
     if ext == "npy" {
@@ -50,7 +50,7 @@ pub fn streamed_file(path: &Path, dtype: Option<DType>) -> anyhow::Result<Option
     }
     let Some(dtype) = raw_file(path, dtype) else { return Ok(None) };
     // The whole-file path's errors: a missing file, another format, a length of part elements.
-    check_raw_file(path, dtype, "--dtype")?;
+    check_raw_file(path, dtype, flag)?;
     Ok(Some(file(dtype, 0, None)))
 }
 
