@@ -108,3 +108,69 @@ fn files_and_readers_give_every_element_once() {
     let missing = FileSource::<u8>::open(std::path::Path::new("/nonexistent/tally"), 0, None);
     assert!(matches!(missing, Err(Error::Io { .. })));
 }
+
+#[test]
+fn weighted_histograms_equal_the_one_shot_call_bit_for_bit() {
+    use tally::histogram::stream_weighted::cpu_histogram_weighted_stream;
+    use tally::histogram::weighted::ValueKind;
+    for n in SIZES {
+        let xs: Vec<f32> = samples(n, 21);
+        let ws = weights(n, 22);
+        check_weighted_histograms(&xs, &ws, "f32 x f64", |xs, ws, chunk, spec| {
+            let scale = Backend::cpu().fixed_scale_stream(&mut SliceSource::new(ws))?;
+            let kind = ValueKind::Fixed(scale);
+            cpu_histogram_weighted_stream(
+                &mut SliceSource::new(xs),
+                &mut SliceSource::new(ws),
+                spec,
+                kind,
+                layout::<f32>(chunk),
+            )
+        });
+        let ws32: Vec<f32> = ws.iter().map(|&w| w as f32).collect();
+        let bytes: Vec<u8> = samples(n, 23);
+        check_weighted_histograms(&bytes, &ws32, "u8 x f32", |xs, ws, chunk, spec| {
+            let backend = Backend::cpu();
+            let scale = backend.fixed_scale_stream(&mut SliceSource::new(ws))?;
+            let _ = chunk; // the backend's own chunking
+            let options = tally::WeightedOptions::default();
+            backend.histogram_weighted_stream(
+                &mut SliceSource::new(xs),
+                &mut SliceSource::new(ws),
+                spec,
+                options,
+                scale,
+            )
+        });
+    }
+}
+
+#[test]
+fn streamed_weights_must_pair_up_and_be_finite() {
+    let spec = HistogramSpec::even(4, 0.0, 4.0);
+    let xs = [1.0f32, 2.0, 3.0];
+    let cpu = Backend::cpu();
+    let scale = cpu.fixed_scale_stream(&mut SliceSource::new(&[1.0f64, 2.0, 3.0][..])).unwrap();
+    let options = tally::WeightedOptions::default();
+    for ws in [&[1.0f64, 2.0][..], &[1.0, 2.0, 3.0, 4.0]] {
+        let r = cpu.histogram_weighted_stream(
+            &mut SliceSource::new(&xs[..]),
+            &mut SliceSource::new(ws),
+            &spec,
+            options,
+            scale,
+        );
+        assert!(matches!(r, Err(Error::InvalidArgument(ref m)) if m.contains("one weight per sample")), "{r:?}");
+    }
+    let bad = cpu.fixed_scale_stream(&mut SliceSource::new(&[1.0f64, f64::NAN][..]));
+    assert!(matches!(bad, Err(Error::InvalidArgument(_))), "{bad:?}");
+    let floats = tally::WeightedOptions { accumulation: tally::Accumulation::FloatAtomics, ..options };
+    let r = cpu.histogram_weighted_stream(
+        &mut SliceSource::new(&xs[..]),
+        &mut SliceSource::new(&[1.0f64; 3][..]),
+        &spec,
+        floats,
+        scale,
+    );
+    assert!(matches!(r, Err(Error::InvalidArgument(_))), "{r:?}");
+}

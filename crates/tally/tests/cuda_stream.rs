@@ -88,3 +88,31 @@ fn gpu_host_input_above_the_threshold_streams() {
     let got = gpu.reduce_stream(&mut SliceSource::new(&xs), ReduceOp::Sum, ReduceOptions::exact()).unwrap();
     assert_eq!(got.value.to_bits(), want.value.to_bits());
 }
+
+#[test]
+fn gpu_streamed_weighted_histograms_equal_the_cpu_bit_for_bit() {
+    let Some(dev) = common::gpu() else { return };
+    let options = tally::WeightedOptions::default();
+    for n in SIZES {
+        let xs: Vec<f32> = samples(n, 31);
+        let ws = weights(n, 32);
+        for (buffers, shared) in [(2, tally::SharedAtomics::Halves), (3, tally::SharedAtomics::Native64)] {
+            let options = tally::WeightedOptions { shared_atomics: shared, ..options };
+            check_weighted_histograms(&xs, &ws, "f32 x f64", |xs, ws, chunk, spec| {
+                let scale = Backend::Cuda(dev.clone()).fixed_scale_stream(&mut SliceSource::new(ws))?;
+                let mut p = pipeline::<f32>(&dev, chunk, buffers);
+                p.histogram_weighted(&mut SliceSource::new(xs), &mut SliceSource::new(ws), spec, options, scale)
+            });
+        }
+        let bytes: Vec<u8> = samples(n, 33);
+        let ws32: Vec<f32> = ws.iter().map(|&w| w as f32).collect();
+        for strategy in [Strategy::Auto, Strategy::GlobalAtomic, Strategy::BlockShared] {
+            let options = options.with_strategy(strategy);
+            check_weighted_histograms(&bytes, &ws32, "u8 x f32", |xs, ws, chunk, spec| {
+                let scale = Backend::Cuda(dev.clone()).fixed_scale_stream(&mut SliceSource::new(ws))?;
+                let mut p = pipeline::<u8>(&dev, chunk, 3);
+                p.histogram_weighted(&mut SliceSource::new(xs), &mut SliceSource::new(ws), spec, options, scale)
+            });
+        }
+    }
+}

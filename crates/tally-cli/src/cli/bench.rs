@@ -45,6 +45,12 @@ pub enum BenchWhat {
     Rle(super::bench_runs::BenchRunsArgs),
     /// f32 sums by 2^28 i32 keys in runs of 8 (CUB's DeviceReduce::ReduceByKey).
     ReduceByKey(super::bench_runs::BenchRunsArgs),
+    /// Out of core: 256-bin histograms and an f32 sum streamed from host memory or a file,
+    /// against the pinned host-to-device bandwidth and the whole-upload path.
+    Stream(super::bench_stream::BenchStreamArgs),
+    /// One GPU against a device set (`--devices all`, NCCL): 256-bin and 16M-bin histograms,
+    /// an f32 sum and scan of resident data, a histogram from host memory.
+    Multi(super::bench_multi::BenchMultiArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -143,6 +149,8 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
         BenchWhat::Unique(r) => super::bench_runs::run(super::bench_runs::RunsBench::Unique, r),
         BenchWhat::Rle(r) => super::bench_runs::run(super::bench_runs::RunsBench::Encode, r),
         BenchWhat::ReduceByKey(r) => super::bench_runs::run(super::bench_runs::RunsBench::ReduceByKey, r),
+        BenchWhat::Stream(s) => super::bench_stream::run(s),
+        BenchWhat::Multi(m) => super::bench_multi::run(m),
     }
 }
 
@@ -164,6 +172,13 @@ fn validate(a: &BenchArgs) -> anyhow::Result<()> {
         BenchWhat::Scan(r) => (r.reps, None, 0),
         BenchWhat::Select(r) => (r.reps, None, 0),
         BenchWhat::Unique(r) | BenchWhat::Rle(r) | BenchWhat::ReduceByKey(r) => (r.reps, None, 0),
+        BenchWhat::Stream(s) => {
+            // One case's array at a time.
+            let bytes = (s.size_gib.max(0.0) * (1u64 << 30) as f64) as u128;
+            check_memory(Some(bytes), &format!("--size-gib {}", s.size_gib))?;
+            (s.reps, None, 0)
+        }
+        BenchWhat::Multi(m) => (m.reps, None, 0),
     };
     check_reps(reps)?;
     if let Some(n) = size {

@@ -66,6 +66,11 @@ pub enum Yardstick {
     Read(f64),
     /// A device-to-device copy, read + write bytes: what a scan needs at the least.
     Copy(f64),
+    /// A pinned host-to-device copy of one 64 MiB chunk (None: no device): what a stream of
+    /// chunks from the host reaches at best.
+    Upload(Option<f64>),
+    /// None: the rows set one GPU against this many (`bench multi`).
+    Devices(usize),
 }
 
 /// One column of a bench table: its header, its width, and whether it aligns left.
@@ -139,6 +144,8 @@ struct JsonReport<'a, R> {
     read_bandwidth_gbs: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     copy_bandwidth_gbs: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    upload_bandwidth_gbs: Option<f64>,
     rows: &'a [R],
 }
 
@@ -146,9 +153,11 @@ impl<R: BenchRow> BenchReport<'_, R> {
     /// Prints the report as JSON or as a title line and a table; an error when a row disagreed.
     pub fn print(&self, json: bool) -> anyhow::Result<()> {
         if json {
-            let (read, copy) = match self.yardstick {
-                Yardstick::Read(gbs) => (Some(gbs), None),
-                Yardstick::Copy(gbs) => (None, Some(gbs)),
+            let (read, copy, upload) = match self.yardstick {
+                Yardstick::Read(gbs) => (Some(gbs), None, None),
+                Yardstick::Copy(gbs) => (None, Some(gbs), None),
+                Yardstick::Upload(gbs) => (None, None, gbs),
+                Yardstick::Devices(_) => (None, None, None),
             };
             let doc = JsonReport {
                 backend: self.backend,
@@ -156,6 +165,7 @@ impl<R: BenchRow> BenchReport<'_, R> {
                 samples: self.samples,
                 read_bandwidth_gbs: read,
                 copy_bandwidth_gbs: copy,
+                upload_bandwidth_gbs: upload,
                 rows: self.rows,
             };
             println!("{}", serde_json::to_string_pretty(&doc)?);
@@ -164,6 +174,9 @@ impl<R: BenchRow> BenchReport<'_, R> {
             let yardstick = match self.yardstick {
                 Yardstick::Read(gbs) => format!("read bandwidth {gbs:.1} GB/s (same run)"),
                 Yardstick::Copy(gbs) => format!("copy bandwidth {gbs:.1} GB/s (read + write, same run)"),
+                Yardstick::Upload(Some(gbs)) => format!("pinned upload of a 64 MiB chunk {gbs:.1} GB/s (same run)"),
+                Yardstick::Upload(None) => "no device: streamed on the host".into(),
+                Yardstick::Devices(k) => format!("one GPU against {k} through NCCL (same run)"),
             };
             println!("# tally bench {}: {}{samples}, {yardstick}", self.name, self.device);
             println!("{}", line(R::COLUMNS, R::COLUMNS.iter().map(|c| c.header.to_string()).collect()));

@@ -1,13 +1,14 @@
 //! `tally hist`: one histogram of a file or of generated data.
 
+use super::devices::{DevicesArg, Engine};
+pub use super::hist_range::default_bins_of;
 use super::input::{self, with_type, with_vec, with_weights, InputOptions, Loaded, Samples, Weights};
 use super::output::{self, Format};
 use super::{limits, parse_list, BackendArg};
 use anyhow::{bail, Context};
 use std::path::PathBuf;
 use tally::data::Distribution;
-use tally::histogram::short;
-use tally::{Accumulation, Bins, Channels, DType, HistogramSpec, Sample, SharedAtomics, Strategy, WeightedOptions};
+use tally::{Accumulation, Bins, Channels, DType, HistogramSpec, SharedAtomics, Strategy, WeightedOptions};
 
 #[derive(clap::Args, Debug)]
 pub struct HistArgs {
@@ -69,6 +70,8 @@ pub struct HistArgs {
 pub struct OutputArgs {
     #[command(flatten)]
     pub backend: BackendArg,
+    #[command(flatten)]
+    pub devices: DevicesArg,
     /// Print JSON instead of a table.
     #[arg(long, conflicts_with = "csv")]
     pub json: bool,
@@ -175,6 +178,9 @@ pub fn run(a: HistArgs) -> anyhow::Result<()> {
     {
         bail!("the samples and the weights cannot both come from standard input ('-')");
     }
+    if let Some(files) = super::hist_stream::streamed(&a)? {
+        return super::hist_stream::run(&a, &files);
+    }
     let loaded = if a.demo {
         demo(&a)?
     } else {
@@ -202,7 +208,7 @@ pub fn run(a: HistArgs) -> anyhow::Result<()> {
         None => None,
     };
     let opened = std::time::Instant::now();
-    let backend = a.out.backend.open()?;
+    let backend = Engine::open(&a.out.backend, &a.out.devices)?;
     let format = a.out.format();
     output::check_plot_path(a.out.plot.as_deref())?;
     if let Some(weights) = weights {
@@ -257,7 +263,7 @@ pub fn run(a: HistArgs) -> anyhow::Result<()> {
 }
 
 /// The smallest nonzero weight magnitude (None: every weight is 0).
-fn smallest_nonzero<W: tally::histogram::Weight>(w: &[W]) -> Option<f64> {
+pub(super) fn smallest_nonzero<W: tally::histogram::Weight>(w: &[W]) -> Option<f64> {
     w.iter().map(|x| x.to_f64().abs()).filter(|&x| x > 0.0).min_by(f64::total_cmp)
 }
 
@@ -313,66 +319,4 @@ fn demo(a: &HistArgs) -> anyhow::Result<Loaded> {
 /// Even bins over the data's default range, or an error that says the range came from the data.
 fn default_bins(s: &Samples, bins: u32) -> anyhow::Result<Bins> {
     with_vec!(s, v => default_bins_of(v.as_slice(), bins))
-}
-
-/// [`default_bins`] of one slice.
-pub fn default_bins_of<T: Sample>(v: &[T], bins: u32) -> anyhow::Result<Bins> {
-    let (lo, hi) = default_range_of(v, bins);
-    let b = Bins::even(bins, lo, hi);
-    if let Err(e) = b.validate() {
-        let (min, max) = finite_span(v).unwrap_or((lo, hi));
-        let e = e.to_string();
-        let e = e.strip_prefix("invalid argument: ").unwrap_or(&e);
-        let e = e.split("; give").next().unwrap_or(e);
-        bail!(
-            "no default range holds this data (its finite values run from {} to {}): {e}; give --range LO,HI or --edges",
-            short(min),
-            short(max)
-        );
-    }
-    Ok(b)
-}
-
-/// The smallest and largest finite value, as f64 (rounded for i64 beyond 2^53).
-fn finite_span<T: Sample>(v: &[T]) -> Option<(f64, f64)> {
-    let mut it = v.iter().map(|x| x.to_f64()).filter(|x| x.is_finite());
-    let first = it.next()?;
-    Some(it.fold((first, first), |(lo, hi), x| (lo.min(x), hi.max(x))))
-}
-
-/// A half-open range that holds every finite sample, computed exactly, with `bins` distinct
-/// edges: [0, 256) for 8-bit data; integers: the largest f64 at most the minimum to the smallest
-/// f64 above the maximum (both exact integers); floats: [min, next float above max), widened
-/// where it is too narrow for distinct bin edges ([v - 0.5, v + 0.5) for constant data, as numpy).
-pub fn default_range_of<T: Sample>(v: &[T], bins: u32) -> (f64, f64) {
-    if T::DTYPE == DType::U8 {
-        return (0.0, 256.0);
-    }
-    if !T::DTYPE.is_float() {
-        let mut it = v.iter().map(|x| x.to_i64().unwrap_or(0));
-        let Some(first) = it.next() else { return (0.0, 1.0) };
-        let (min, max) = it.fold((first, first), |(lo, hi), x| (lo.min(x), hi.max(x)));
-        let mut lo = min as f64;
-        if lo as i128 > min as i128 {
-            lo = lo.next_down();
-        }
-        let m = max as f64;
-        let mut hi = m + 1.0;
-        if hi <= m {
-            hi = m.next_up();
-        }
-        return (lo, hi);
-    }
-    let Some((min, max)) = finite_span(v) else { return (0.0, 1.0) };
-    let (lo, mut hi) = if min == max { (min - 0.5, max + 0.5) } else { (min, max.next_up()) };
-    // Distinct edges: each bin at least 8 ulps of the larger bound wide.
-    let bins = bins.max(1) as f64;
-    loop {
-        let m = lo.abs().max(hi.abs());
-        let ulp = m.next_up() - m;
-        if !hi.is_finite() || (hi - lo) / bins >= 8.0 * ulp {
-            return (lo, hi);
-        }
-        hi = lo + (hi - lo) * 2.0;
-    }
 }

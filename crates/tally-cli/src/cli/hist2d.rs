@@ -1,12 +1,13 @@
 //! `tally hist2d`: a two-dimensional histogram of (x, y) pairs from two CSV columns, two `.npy`
 //! files, one `(n, 2)` `.npy` file, or --demo data.
 
+use super::devices::Engine;
 use super::hist::{default_bins_of, parse_range, parse_strategy, OutputArgs, WeightArgs};
 use super::input::{self, with_vec, with_weights, InputOptions, Samples, Weights};
 use super::{limits, output};
 use anyhow::{bail, Context};
 use std::path::{Path, PathBuf};
-use tally::{Backend, Bins, DType, Histogram2dSpec, Pairs, Sample, Strategy};
+use tally::{Backend, Bins, DType, Histogram2dSpec, Sample, Strategy};
 
 #[derive(clap::Args, Debug)]
 pub struct Hist2dArgs {
@@ -199,11 +200,12 @@ pub fn run(a: Hist2dArgs) -> anyhow::Result<()> {
     let counters = spec.x.count() as u128 * spec.y.count() as u128;
     limits::check_memory(Some(limits::counting_bytes(counters)), &format!("a histogram of {counters} bins"))?;
     let weights = a.weights.load(a.dtype)?;
-    let backend = a.out.backend.open()?;
+    let backend = Engine::open(&a.out.backend, &a.out.devices)?;
+    let on_gpu = !matches!(backend.backend(), Some(Backend::Cpu));
     // The GPU takes f32 or f64 coordinates: integers go there as f64 where every one is exact
     // (the f64 rule then bins them); beyond 2^53 only the CPU's exact integer rule is right.
-    let coords = match (coords, &backend) {
-        (Coords::I64(x, y), Backend::Cuda(_)) => {
+    let coords = match (coords, on_gpu) {
+        (Coords::I64(x, y), true) => {
             if x.iter().chain(&y).any(|v| v.unsigned_abs() > EXACT_F64 as u64) {
                 bail!("integer coordinates beyond 2^53 are binned exactly only by the CPU backend: add --backend cpu");
             }
@@ -216,9 +218,9 @@ pub fn run(a: Hist2dArgs) -> anyhow::Result<()> {
     macro_rules! run2d {
         ($x:expr, $y:expr, $dtype:expr) => {
             match &weights {
-                None => (backend.histogram_2d(Pairs::Split($x, $y), &spec, a.strategy)?, $dtype, $x.len()),
+                None => (backend.histogram_2d::<_, f32>(($x, $y), None, &spec, opts)?, $dtype, $x.len()),
                 Some(w) => (
-                    with_weights!(w, w => backend.histogram_2d_weighted(Pairs::Split($x, $y), w, &spec, opts))?,
+                    with_weights!(w, w => backend.histogram_2d(($x, $y), Some(w), &spec, opts))?,
                     $dtype,
                     $x.len(),
                 ),

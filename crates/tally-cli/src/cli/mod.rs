@@ -2,14 +2,19 @@
 
 pub mod bench;
 pub mod bench_general;
+pub mod bench_multi;
 pub mod bench_reduce;
 pub mod bench_report;
 pub mod bench_runs;
 pub mod bench_scan;
 pub mod bench_select;
+pub mod bench_stream;
 mod cub;
+pub mod devices;
 pub mod hist;
 pub mod hist2d;
+mod hist_range;
+mod hist_stream;
 pub mod info;
 pub mod input;
 pub mod lab;

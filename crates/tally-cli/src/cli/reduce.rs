@@ -1,14 +1,14 @@
 //! `tally reduce`: one reduction of a file's values (sum, min, max, minmax, argmin, argmax,
 //! mean, count of values passing a comparison), as text or JSON.
 
+use super::devices::{DevicesArg, Engine};
 use super::input::{with_type, with_vec, Samples};
 use super::output::{json_integer, json_number};
-use super::stream::Progress;
+use super::stream::{self, Progress};
 use super::{BackendArg, ValuesArg};
 use anyhow::bail;
 use serde_json::{json, Value};
 use tally::reduce::{CmpOp, Compare, ReduceElement, ReduceOp, ReduceOptions, Reduction};
-use tally::Backend;
 use tally::DType;
 
 /// Arguments of `tally reduce`.
@@ -30,6 +30,8 @@ pub struct ReduceArgs {
     pub skip_nan: bool,
     #[command(flatten)]
     pub backend: BackendArg,
+    #[command(flatten)]
+    pub devices: DevicesArg,
     /// Print JSON: op, value (minmax: min and max), index, count (elements read), nan.
     #[arg(long)]
     pub json: bool,
@@ -72,7 +74,7 @@ fn text(x: Option<i128>, v: f64) -> String {
 }
 
 fn reduce_typed<T: ReduceElement>(
-    backend: &Backend,
+    backend: &Engine,
     data: &[T],
     op: ReduceOp,
     options: ReduceOptions,
@@ -94,25 +96,29 @@ pub fn run(a: ReduceArgs) -> anyhow::Result<()> {
         bail!("--exact goes with --op sum or mean");
     }
     let options = ReduceOptions { skip_nan: a.skip_nan, exact: a.exact };
-    let (r, nan) = match super::stream::raw_file(&a.values.input, a.values.dtype) {
-        // A raw file is streamed through the pipeline, never held whole.
-        Some(dtype) if a.values.column.is_none() => {
+    // A device set takes the file whole, split over its devices.
+    let streamed = match (&a.values.column, &a.devices.devices) {
+        (None, None) => stream::streamed_file(&a.values.input, a.values.dtype, "--dtype")?,
+        _ => None,
+    };
+    let (r, nan) = match streamed {
+        // A raw or plain .npy file is streamed through the pipeline, never held whole.
+        Some(file) => {
             let backend = a.backend.open()?;
-            let path = &a.values.input;
-            with_type!(dtype, T => {
-                let r = backend.reduce_stream(&mut Progress::<T>::open(path, a.json)?, op, options)?;
+            with_type!(file.dtype, T => {
+                let r = stream::reduce(&backend, &mut Progress::<T>::open(&file, a.json)?, op, options)?;
                 let nan = if options.skip_nan || !r.dtype.is_float() {
                     r.nan_skipped
                 } else {
                     let nans = ReduceOptions::skip_nan();
-                    backend.reduce_stream(&mut Progress::<T>::open(path, true)?, ReduceOp::Sum, nans)?.nan_skipped
+                    stream::reduce(&backend, &mut Progress::<T>::open(&file, true)?, ReduceOp::Sum, nans)?.nan_skipped
                 };
                 (r, nan)
             })
         }
         _ => {
             let samples = a.values.load()?;
-            let backend = a.backend.open()?;
+            let backend = Engine::open(&a.backend, &a.devices)?;
             with_vec!(&samples, v => reduce_typed(&backend, v, op, options))?
         }
     };

@@ -3,6 +3,7 @@
 //! with a one-line or JSON summary. Integer sums follow numpy's cumsum: signed integers into
 //! i64, unsigned ones into u64.
 
+use super::devices::{DevicesArg, Engine};
 use super::input::{with_vec, Samples};
 use super::output::{json_integer, json_number};
 use super::{BackendArg, ValuesArg};
@@ -10,7 +11,6 @@ use anyhow::{bail, Context};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use tally::scan::{ScanElement, ScanInto, ScanOp, ScanOptions, ScanValue};
-use tally::Backend;
 
 /// Arguments of `tally scan`.
 #[derive(clap::Args, Debug)]
@@ -28,6 +28,8 @@ pub struct ScanArgs {
     pub out: PathBuf,
     #[command(flatten)]
     pub backend: BackendArg,
+    #[command(flatten)]
+    pub devices: DevicesArg,
     /// Print JSON: op, exclusive, count, last (the final inclusive value), dtype, backend, out.
     #[arg(long)]
     pub json: bool,
@@ -108,7 +110,7 @@ struct Summary {
 }
 
 fn scan_into<T: ScanInto<O>, O: OutValue>(
-    backend: &Backend,
+    backend: &Engine,
     data: &[T],
     op: ScanOp,
     exclusive: bool,
@@ -125,7 +127,7 @@ fn scan_into<T: ScanInto<O>, O: OutValue>(
     Ok(Summary { count: values.len(), last, dtype: O::TYPE.name() })
 }
 
-fn scan_typed<T>(backend: &Backend, data: &[T], op: ScanOp, exclusive: bool, out: &Path) -> anyhow::Result<Summary>
+fn scan_typed<T>(backend: &Engine, data: &[T], op: ScanOp, exclusive: bool, out: &Path) -> anyhow::Result<Summary>
 where
     T: ScanElement + ScanInto<T::Extreme> + OutValue,
     T::Wide: OutValue,
@@ -143,7 +145,7 @@ pub fn run(a: ScanArgs) -> anyhow::Result<()> {
         bail!("--out needs a file name (.npy, or raw bytes for any other extension)");
     }
     let samples = a.values.load()?;
-    let backend = a.backend.open()?;
+    let backend = Engine::open(&a.backend, &a.devices)?;
     let s = with_vec!(&samples, v => scan_typed(&backend, v, op, a.exclusive, &a.out))?;
     let last = s.last.unwrap_or(Value::Null);
     if a.json {

@@ -4,13 +4,14 @@
 //! `.npy` file (or raw little-endian bytes for any other extension), with a one-line or JSON
 //! summary. A predicate that does not parse is an error that names the byte of the problem.
 
+use super::devices::{DevicesArg, Engine};
 use super::input::{with_vec, Samples};
 use super::scan::{write_values, OutValue};
 use super::{BackendArg, ValuesArg};
 use anyhow::bail;
 use serde_json::json;
 use std::path::{Path, PathBuf};
-use tally::{Backend, Predicate, SelectElement, SelectOptions};
+use tally::{Predicate, SelectElement, SelectOptions};
 
 /// Arguments of `tally select`.
 #[derive(clap::Args, Debug)]
@@ -35,6 +36,8 @@ pub struct SelectArgs {
     pub partition: bool,
     #[command(flatten)]
     pub backend: BackendArg,
+    #[command(flatten)]
+    pub devices: DevicesArg,
     /// Print JSON: where (the predicate as tally reads it), kept, count (values read), mode,
     /// dtype, backend, out.
     #[arg(long)]
@@ -50,7 +53,7 @@ enum Mode {
 }
 
 fn select_typed<T: SelectElement + OutValue>(
-    backend: &Backend,
+    backend: &Engine,
     data: &[T],
     p: &Predicate,
     mode: Mode,
@@ -64,12 +67,12 @@ fn select_typed<T: SelectElement + OutValue>(
             v.len() as u64
         }
         Mode::Indices => {
-            let v = backend.select_indices_vec(data, p)?;
+            let v = backend.one("--indices")?.select_indices_vec(data, p)?;
             write_values(out, &v)?;
             v.len() as u64
         }
         Mode::Partition => {
-            let (v, kept) = backend.partition_vec(data, p)?;
+            let (v, kept) = backend.one("--partition")?.partition_vec(data, p)?;
             write_values(out, &v)?;
             kept
         }
@@ -88,7 +91,7 @@ pub fn run(a: SelectArgs) -> anyhow::Result<()> {
         _ => Mode::Values,
     };
     let samples = a.values.load()?;
-    let backend = a.backend.open()?;
+    let backend = Engine::open(&a.backend, &a.devices)?;
     let n = samples.len();
     let kept = with_vec!(&samples, v => select_typed(&backend, v, &p, mode, a.unordered, &a.out))?;
     let dtype = samples.dtype().name();

@@ -1,22 +1,57 @@
-//! Files the CLI streams rather than loads: raw binary files of `--dtype`, read chunk by chunk
-//! into the pipeline's pinned buffers (never whole), with a progress bar of bytes done on
-//! standard error when it is a terminal and the file is large.
+//! Files the CLI streams rather than loads: raw binary files of `--dtype` and `.npy` files whose
+//! elements tally reads as stored, read chunk by chunk into the pipeline's pinned buffers (never
+//! whole), with a progress bar of bytes done on standard error when it is a terminal and the
+//! file is large.
 
+use super::input::{check_raw_file, npy_plain_data};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
-use std::path::Path;
-use tally::device::{ChunkSource, FileSource, PlainData};
-use tally::DType;
+use std::path::{Path, PathBuf};
+use tally::device::staging::chunk_layout;
+use tally::device::{ChunkLayout, ChunkSource, FileSource, PlainData};
+use tally::histogram::{FixedScale, Weight};
+use tally::reduce::{ReduceElement, ReduceOp, ReduceOptions, Reduction};
+use tally::{Backend, DType, Histogram, HistogramSpec, Sample, Strategy, WeightedHistogram, WeightedOptions};
 
 /// Files below this size finish too soon for a progress bar.
 const PROGRESS_BYTES: u64 = 1 << 30;
 
 /// The element type of `path` where the CLI streams it: a raw binary file (not standard input,
 /// not a format it decodes) given a `--dtype`.
-pub fn raw_file(path: &Path, dtype: Option<DType>) -> Option<DType> {
+fn raw_file(path: &Path, dtype: Option<DType>) -> Option<DType> {
     let ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).unwrap_or_default();
     let decoded = ["npy", "csv", "png", "jpg", "jpeg"].contains(&ext.as_str());
     (path.as_os_str() != "-" && !decoded).then_some(dtype).flatten()
+}
+
+/// A file the CLI streams: its elements' type, the byte they start at and how many there are
+/// (None: all the bytes to the end).
+#[derive(Clone, Debug)]
+pub struct StreamedFile {
+    /// The file.
+    pub path: PathBuf,
+    /// The elements' type.
+    pub dtype: DType,
+    /// The byte where the elements start (a `.npy` header's length; 0 for raw files).
+    pub offset: u64,
+    /// The elements, where a header says.
+    pub elements: Option<u64>,
+}
+
+/// How `path` streams, where it does: a raw file given its `dtype`, or a `.npy` file whose
+/// elements are stored as tally reads them (and, where `dtype` is given, of that type; anything
+/// else is decoded whole and converted as before). `flag` gives a raw file its type, for messages.
+pub fn streamed_file(path: &Path, dtype: Option<DType>, flag: &str) -> anyhow::Result<Option<StreamedFile>> {
+    let ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).unwrap_or_default();
+    let file = |dtype, offset, elements| StreamedFile { path: path.to_path_buf(), dtype, offset, elements };
+    if ext == "npy" {
+        let plain = npy_plain_data(path)?.filter(|(d, _, _)| dtype.is_none_or(|t| t == *d));
+        return Ok(plain.map(|(d, offset, n)| file(d, offset, Some(n))));
+    }
+    let Some(dtype) = raw_file(path, dtype) else { return Ok(None) };
+    // The whole-file path's errors: a missing file, another format, a length of part elements.
+    check_raw_file(path, dtype, flag)?;
+    Ok(Some(file(dtype, 0, None)))
 }
 
 /// A file's elements with the progress bar, where there is one, advanced as chunks are read.
@@ -26,9 +61,10 @@ pub struct Progress<T> {
 }
 
 impl<T: PlainData> Progress<T> {
-    /// All of `path` as elements of `T`; a bar unless `quiet` or stderr is not a terminal.
-    pub fn open(path: &Path, quiet: bool) -> anyhow::Result<Self> {
-        let file = FileSource::<T>::open(path, 0, None)?;
+    /// The elements of `file` (read as `T`, its `dtype`); a bar unless `quiet` or stderr is not
+    /// a terminal.
+    pub fn open(file: &StreamedFile, quiet: bool) -> anyhow::Result<Self> {
+        let file = FileSource::<T>::open(&file.path, file.offset, file.elements)?;
         let bytes = file.remaining().unwrap_or(0) * std::mem::size_of::<T>() as u64;
         let bar = (!quiet && bytes >= PROGRESS_BYTES && std::io::stderr().is_terminal()).then(|| {
             let bar = ProgressBar::new(bytes);
@@ -54,5 +90,63 @@ impl<T: PlainData> ChunkSource<T> for Progress<T> {
             }
         }
         Ok(n)
+    }
+}
+
+/// The chunking of a stream on the CPU backend, as `TALLY_STREAM_CHUNK` says (the library's
+/// CPU streams take the defaults): chunks of whole multiples of `align` elements.
+fn cpu_layout<T>(source: &dyn ChunkSource<T>, align: usize) -> ChunkLayout {
+    let tuning = super::device_options().tuning;
+    chunk_layout(0, source.remaining(), std::mem::size_of::<T>(), align, &tuning)
+}
+
+/// [`Backend::histogram_stream`], the CPU's chunks tuned as the GPU's are.
+pub fn histogram<T: Sample + PlainData>(
+    backend: &Backend,
+    source: &mut dyn ChunkSource<T>,
+    spec: &HistogramSpec,
+    strategy: Strategy,
+) -> tally::Result<Histogram> {
+    match backend {
+        Backend::Cpu => {
+            let layout = cpu_layout(source, spec.channels.interleave as usize);
+            tally::histogram::stream::cpu_histogram_stream(source, spec, layout)
+        }
+        _ => backend.histogram_stream(source, spec, strategy),
+    }
+}
+
+/// [`Backend::reduce_stream`], the CPU's chunks tuned as the GPU's are.
+pub fn reduce<T: ReduceElement>(
+    backend: &Backend,
+    source: &mut dyn ChunkSource<T>,
+    op: ReduceOp,
+    options: ReduceOptions,
+) -> tally::Result<Reduction> {
+    match backend {
+        Backend::Cpu => {
+            let layout = cpu_layout(source, 1);
+            tally::reduce::stream::cpu_reduce_stream(source, op, options, layout)
+        }
+        _ => backend.reduce_stream(source, op, options),
+    }
+}
+
+/// [`Backend::histogram_weighted_stream`], the CPU's chunks tuned as the GPU's are.
+pub fn histogram_weighted<T: Sample + PlainData, W: Weight + PlainData>(
+    backend: &Backend,
+    samples: &mut dyn ChunkSource<T>,
+    weights: &mut dyn ChunkSource<W>,
+    spec: &HistogramSpec,
+    options: WeightedOptions,
+    scale: FixedScale,
+) -> tally::Result<WeightedHistogram> {
+    match backend {
+        Backend::Cpu => {
+            let layout = cpu_layout(samples, spec.channels.interleave as usize);
+            let kind = tally::histogram::weighted::ValueKind::Fixed(scale);
+            tally::histogram::stream_weighted::cpu_histogram_weighted_stream(samples, weights, spec, kind, layout)
+        }
+        _ => backend.histogram_weighted_stream(samples, weights, spec, options, scale),
     }
 }

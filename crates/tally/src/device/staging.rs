@@ -176,6 +176,18 @@ impl<T: PlainData> ChunkPipeline<T> {
         self.layout
     }
 
+    /// The pinned host-to-device bandwidth of one chunk (GB/s): the median of `reps` copies of a
+    /// staging buffer into its device chunk on the copy stream, timed by events (what a stream
+    /// of chunks can reach at best).
+    pub fn upload_bandwidth(&mut self, reps: usize) -> Result<f64> {
+        let bytes = self.layout.chunk_bytes() as f64;
+        let slot = &mut self.slots[0];
+        let host = slot.host.as_slice().map_err(driver("cuEventSynchronize"))?;
+        let device = &mut slot.device;
+        let ms = self.copy.timer()?.median_ms(reps, || self.copy.copy_to_device(host, &mut device.view_mut()))?;
+        Ok(bytes / (ms * 1e6))
+    }
+
     /// Streams `source` through the device. For each chunk in order, `on_chunk(stream, chunk,
     /// first)` queues work on `stream` (the device's default stream) that reads `chunk`, whose
     /// first element is element `first` of the input; it must not wait for that work unless it

@@ -17,6 +17,7 @@ pub mod reference;
 pub mod reference_exact;
 pub mod strategy;
 pub mod stream;
+pub mod stream_weighted;
 pub mod weighted;
 pub mod weighted_exact;
 

@@ -38,7 +38,7 @@ const ADD_THREADS: u32 = 256;
 const ADD_MAX_BLOCKS: u64 = 4096;
 
 /// Queues `into[i] += from[i]` for the `into.len()` counters of `from` (4 or 8 bytes each).
-fn add_counters(
+pub(super) fn add_counters(
     stream: &Stream,
     kernel: &Kernel<AccumulateParams>,
     from: DevPtr<u8>,
@@ -59,7 +59,7 @@ fn add_counters(
 
 /// The layout a histogram of `spec` streams with on `dev` (None: the CPU backend): chunks of
 /// whole interleaved samples.
-fn layout_for<T>(dev: Option<&CudaDevice>, spec: &HistogramSpec, input: Option<u64>) -> ChunkLayout {
+pub(super) fn layout_for<T>(dev: Option<&CudaDevice>, spec: &HistogramSpec, input: Option<u64>) -> ChunkLayout {
     let (memory, tuning) = match dev {
         Some(d) => (d.info().total_memory, d.tuning().clone()),
         None => (0, super::Tuning::default()),

@@ -448,19 +448,30 @@ pub fn cpu_histogram_weighted<T: Sample, W: Weight>(
     spec.validate()?;
     let scale = prepare(samples.len(), weights, accumulation)?;
     let kind = ValueKind::new(accumulation, scale);
+    let raw = cpu_weighted_raw(samples, weights, spec, kind);
+    Ok(weighted_from_raw(spec, &raw, kind, "cpu", Strategy::ThreadPrivate, None))
+}
+
+/// The CPU backend's raw accumulators of a weighted 1-D histogram summed as `kind` says (one
+/// weight per sample, checked by the caller).
+pub(crate) fn cpu_weighted_raw<T: Sample, W: Weight>(
+    samples: &[T],
+    weights: &[W],
+    spec: &HistogramSpec,
+    kind: ValueKind,
+) -> Raw {
     let rule = BinRule::new::<T>(spec);
     let slots = spec.channels.slots();
     let bins = spec.bins.count();
     let keys = KeySpace { width: bins * spec.channels.selected.len(), outs: 3 * spec.channels.selected.len() };
     let trash = keys.width + keys.outs;
-    let raw = cpu_accumulate(
+    cpu_accumulate(
         samples.len(),
         &keys,
         kind,
         |i| key_1d(&rule, &slots, bins, keys.width, trash, i, samples[i]),
         |i| weights[i].to_f64(),
-    );
-    Ok(weighted_from_raw(spec, &raw, kind, "cpu", Strategy::ThreadPrivate, None))
+    )
 }
 
 /// 2-D outlier keys, in the kernel's order.

@@ -68,6 +68,30 @@ impl DeviceSet {
         Ok(h)
     }
 
+    /// Milliseconds of the all-reduce that combines `counters` 32-bit histogram counters across
+    /// the set (the median of `reps`, after one warm-up), on zeroed buffers of that size: what the
+    /// combine of a histogram of that many bins costs at the least.
+    pub fn time_counter_all_reduce(&self, counters: usize, reps: usize) -> Result<f64> {
+        let devs = self.devices();
+        let mut buffers = devs
+            .iter()
+            .map(|d| d.stream().alloc_zeros::<u32>(counters.max(1), "all-reduce timing"))
+            .collect::<Result<Vec<_>>>()?;
+        let ptrs: Vec<DevPtr<u8>> = buffers.iter_mut().zip(&devs).map(|(b, d)| address(d, b)).collect();
+        let mut times = Vec::with_capacity(reps.max(1));
+        for rep in 0..=reps.max(1) {
+            self.synchronize()?;
+            let start = std::time::Instant::now();
+            self.all_reduce_in_place(&ptrs, counters.max(1), Word::U32, Combine::Sum, "ncclAllReduce(timing)")?;
+            self.synchronize()?;
+            if rep > 0 {
+                times.push(start.elapsed().as_secs_f64() * 1e3);
+            }
+        }
+        times.sort_by(f64::total_cmp);
+        Ok(times[times.len() / 2])
+    }
+
     /// The combine where the devices' counters differ in width (shards on both sides of 2^32
     /// samples) or 32-bit counters could overflow: every device's counts as 64-bit words on the
     /// host, gathered and added in rank order.

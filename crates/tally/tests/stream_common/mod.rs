@@ -140,3 +140,50 @@ pub fn samples<T: Sample + From<u8>>(n: usize, seed: u64) -> Vec<T> {
         })
         .collect()
 }
+
+/// Weights for `n` samples: both signs, magnitudes from 2^-20 to 2^20, some zero.
+#[allow(dead_code)]
+pub fn weights(n: usize, seed: u64) -> Vec<f64> {
+    let mut s = seed;
+    (0..n)
+        .map(|i| {
+            s = tally::data::splitmix64(s);
+            let m = ((s >> 11) as f64 / (1u64 << 53) as f64) * 2f64.powi((s % 41) as i32 - 20);
+            if i % 5 == 0 {
+                0.0
+            } else if s & 1 == 1 {
+                -m
+            } else {
+                m
+            }
+        })
+        .collect()
+}
+
+/// Weighted histograms of `xs` and `ws` streamed by `stream(xs, ws, chunk, spec, scale)`, the
+/// scale from a streamed pass, against the one-shot CPU call: the same bits, for plain and
+/// interleaved samples.
+#[allow(dead_code)]
+pub fn check_weighted_histograms<T: Sample, W: tally::histogram::Weight + tally::device::PlainData>(
+    xs: &[T],
+    ws: &[W],
+    what: &str,
+    mut stream: impl FnMut(&[T], &[W], usize, &HistogramSpec) -> Result<tally::WeightedHistogram>,
+) {
+    let specs = [
+        HistogramSpec::even(256, 0.0, 256.0),
+        HistogramSpec::even(7, 10.0, 200.0),
+        HistogramSpec::even(16, 0.0, 256.0).with_channels(tally::Channels { interleave: 3, selected: vec![2, 0] }),
+    ];
+    for spec in &specs {
+        let k = spec.channels.interleave as usize;
+        let n = xs.len() / k * k;
+        let (xs, ws) = (&xs[..n], &ws[..n]);
+        let want = Backend::cpu().histogram_weighted(xs, ws, spec, tally::WeightedOptions::default()).unwrap();
+        for chunk in chunkings(n) {
+            let chunk = chunk.next_multiple_of(k);
+            let got = stream(xs, ws, chunk, spec).unwrap();
+            assert!(got.same_bits(&want), "{what} n={n} chunk={chunk} {spec:?}:\n got {got:?}\nwant {want:?}");
+        }
+    }
+}

@@ -20,7 +20,7 @@ use self::csv::load_csv;
 use self::image::load_image;
 pub use self::image::parse_channels;
 use self::npy::load_npy;
-pub use self::npy::npy_shape;
+pub use self::npy::{npy_plain_data, npy_shape};
 
 /// Samples of one of the nine dtypes.
 #[derive(Clone, Debug, PartialEq)]
@@ -144,8 +144,8 @@ const OTHER_IMAGES: [(&str, &[&str]); 5] = [
     ("WebP", &["webp"]),
 ];
 
-/// What the first bytes say the content is, where they say it clearly.
-fn sniff(bytes: &[u8]) -> Option<&'static str> {
+/// What the first bytes of a file of `total` bytes say the content is, where they say it clearly.
+fn sniff(bytes: &[u8], total: u64) -> Option<&'static str> {
     let b = bytes;
     if b.starts_with(b"\x93NUMPY") {
         Some("npy")
@@ -159,11 +159,50 @@ fn sniff(bytes: &[u8]) -> Option<&'static str> {
         Some("TIFF")
     } else if b.len() >= 12 && &b[..4] == b"RIFF" && &b[8..12] == b"WEBP" {
         Some("WebP")
-    } else if b.len() >= 14 && &b[..2] == b"BM" && u32::from_le_bytes([b[2], b[3], b[4], b[5]]) as usize == b.len() {
+    } else if b.len() >= 14 && &b[..2] == b"BM" && u32::from_le_bytes([b[2], b[3], b[4], b[5]]) as u64 == total {
         Some("BMP")
     } else {
         None
     }
+}
+
+/// An error where the extension `ext` names an image format tally does not decode.
+fn refuse_other_image_name(path: &Path, ext: &str) -> anyhow::Result<()> {
+    if let Some((name, _)) = OTHER_IMAGES.iter().find(|(_, exts)| exts.contains(&ext)) {
+        bail!("{}: {name} images are not supported (PNG and JPEG are); convert it to PNG", path.display());
+    }
+    Ok(())
+}
+
+/// An error where a file taken as raw numbers (its first bytes `head`, `total` bytes in all) is
+/// plainly something else.
+fn refuse_other_content(path: &Path, head: &[u8], total: u64) -> anyhow::Result<()> {
+    match sniff(head, total) {
+        Some(kind @ ("npy" | "png" | "jpeg")) => bail!(
+            "{}: the content is {kind} but the name does not say so; name it .{}",
+            path.display(),
+            if kind == "jpeg" { "jpg" } else { kind }
+        ),
+        Some(kind) => {
+            bail!("{}: {kind} images are not supported (PNG and JPEG are); convert it to PNG", path.display())
+        }
+        None => Ok(()),
+    }
+}
+
+/// The checks [`load`] makes of a raw file of `dtype` before reading it as numbers, for a
+/// reader that streams it: its name, its first bytes, its length.
+pub fn check_raw_file(path: &Path, dtype: DType, flag: &str) -> anyhow::Result<()> {
+    use std::io::Read;
+    let ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).unwrap_or_default();
+    refuse_other_image_name(path, &ext)?;
+    let cannot = |e: std::io::Error| anyhow!("cannot read {}: {e}", path.display());
+    let file = std::fs::File::open(path).map_err(cannot)?;
+    let len = file.metadata().map_err(cannot)?.len();
+    let mut head = Vec::new();
+    file.take(16).read_to_end(&mut head).map_err(cannot)?;
+    refuse_other_content(path, &head, len)?;
+    check_raw_length(path, len, dtype, flag)
 }
 
 /// Reads `path`, or standard input for `-`.
@@ -184,12 +223,10 @@ fn read_input(path: &Path) -> anyhow::Result<Vec<u8>> {
 pub fn load(path: &Path, opts: &InputOptions) -> anyhow::Result<Loaded> {
     let stdin = path.as_os_str() == "-";
     let mut ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).unwrap_or_default();
-    if let Some((name, _)) = OTHER_IMAGES.iter().find(|(_, exts)| exts.contains(&ext.as_str())) {
-        bail!("{}: {name} images are not supported (PNG and JPEG are); convert it to PNG", path.display());
-    }
+    refuse_other_image_name(path, &ext)?;
     let bytes = read_input(path)?;
     if stdin {
-        ext = match sniff(&bytes) {
+        ext = match sniff(&bytes, bytes.len() as u64) {
             Some("npy") => "npy".into(),
             Some("png") => "png".into(),
             Some("jpeg") => "jpg".into(),
@@ -210,18 +247,7 @@ pub fn load(path: &Path, opts: &InputOptions) -> anyhow::Result<Loaded> {
         "csv" => Loaded::values(load_csv(path, &bytes, opts)?),
         _ if is_image => load_image(path, &bytes, opts.channels.as_deref())?,
         _ => {
-            // A file that is plainly something else is not read as raw numbers.
-            match sniff(&bytes) {
-                Some(kind @ ("npy" | "png" | "jpeg")) => bail!(
-                    "{}: the content is {kind} but the name does not say so; name it .{}",
-                    path.display(),
-                    if kind == "jpeg" { "jpg" } else { kind }
-                ),
-                Some(kind) => {
-                    bail!("{}: {kind} images are not supported (PNG and JPEG are); convert it to PNG", path.display())
-                }
-                None => {}
-            }
+            refuse_other_content(path, &bytes, bytes.len() as u64)?;
             let flag = opts.raw_flag.unwrap_or("--dtype");
             Loaded::values(load_raw(path, &bytes, opts.dtype.or(opts.raw_dtype), flag)?)
         }
@@ -298,19 +324,24 @@ macro_rules! with_weights {
 }
 pub(crate) use with_weights;
 
+/// That a raw file of `len` bytes holds whole elements of `dtype`.
+fn check_raw_length(path: &Path, len: u64, dtype: DType, flag: &str) -> anyhow::Result<()> {
+    if !len.is_multiple_of(dtype.size() as u64) {
+        bail!(
+            "{}: file length {len} bytes is not a multiple of the {dtype} size ({} bytes); give its type with {flag}",
+            path.display(),
+            dtype.size()
+        );
+    }
+    Ok(())
+}
+
 /// Raw little-endian binary of `dtype`.
 fn load_raw(path: &Path, bytes: &[u8], dtype: Option<DType>, flag: &str) -> anyhow::Result<Samples> {
     let Some(dtype) = dtype else {
         bail!("{}: raw binary input needs {flag} (u8, u16, i32, u32, i64, f32, f64)", path.display());
     };
-    if !bytes.len().is_multiple_of(dtype.size()) {
-        bail!(
-            "{}: file length {} bytes is not a multiple of the {dtype} size ({} bytes); give its type with {flag}",
-            path.display(),
-            bytes.len(),
-            dtype.size()
-        );
-    }
+    check_raw_length(path, bytes.len() as u64, dtype, flag)?;
     Ok(with_type!(dtype, T => Samples::from(T::vec_from_le(bytes))))
 }
 

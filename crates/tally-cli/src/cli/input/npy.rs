@@ -7,22 +7,75 @@ use anyhow::{anyhow, bail};
 
 use super::convert::cast;
 use super::{read_input, with_vec, Samples};
+use tally::DType;
 
 /// The shape of a `.npy` file (for `(n, 2)` arrays of pairs).
 pub fn npy_shape(path: &Path) -> anyhow::Result<Vec<u64>> {
     let bytes = read_input(path)?;
-    Ok(npy_header(path, &bytes)?.shape)
+    Ok(npy_header(path, &bytes, bytes.len() as u64)?.shape)
+}
+
+/// Bytes of a `.npy` file read for its header before the header's own length is known.
+const HEADER_PROBE: usize = 4096;
+
+/// Where a `.npy` file's elements lie, for a reader that takes them straight from the file
+/// (never decoding it whole): their type, the byte they start at, and how many there are.
+/// None where the file needs decoding: a type tally widens or converts, big-endian data, a
+/// Fortran-order array of more than one dimension.
+pub fn npy_plain_data(path: &Path) -> anyhow::Result<Option<(DType, u64, u64)>> {
+    use std::io::Read;
+    let cannot = |e: std::io::Error| anyhow!("cannot read {}: {e}", path.display());
+    let mut file = std::fs::File::open(path).map_err(cannot)?;
+    let len = file.metadata().map_err(cannot)?.len();
+    let mut head = Vec::new();
+    (&mut file).take(HEADER_PROBE as u64).read_to_end(&mut head).map_err(cannot)?;
+    if let Some(at) = header_end(&head).filter(|&at| at > head.len()) {
+        (&mut file).take((at - head.len()) as u64).read_to_end(&mut head).map_err(cannot)?;
+    }
+    let h = npy_header(path, &head, len)?;
+    let code = h.descr.as_deref().unwrap_or("");
+    let (order, code) = code.split_at(code.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(0));
+    let little = matches!(order, "<" | "|" | "=" | "") && cfg!(target_endian = "little");
+    let dtype = match code {
+        "u1" | "B" => Some(DType::U8),
+        "u2" => Some(DType::U16),
+        "i4" => Some(DType::I32),
+        "u4" => Some(DType::U32),
+        "i8" => Some(DType::I64),
+        "f4" => Some(DType::F32),
+        "f8" => Some(DType::F64),
+        _ => None,
+    };
+    let reordered = h.fortran && h.shape.len() > 1;
+    Ok(dtype.filter(|_| little && !reordered).map(|d| (d, h.data_at, h.shape.iter().product())))
+}
+
+/// The byte where a `.npy` header ends, once enough of it is read to say.
+fn header_end(bytes: &[u8]) -> Option<usize> {
+    let len_size = match bytes.get(6)? {
+        1 => 2,
+        _ => 4,
+    };
+    let len = bytes.get(8..8 + len_size)?.iter().rev().fold(0usize, |acc, &b| acc << 8 | b as usize);
+    Some(8 + len_size + len)
 }
 
 /// What tally reads of a `.npy` header before handing the file to the decoder: the shape, and
 /// that the data is as long as the shape and the item size say.
 struct NpyHeader {
     shape: Vec<u64>,
+    /// The dtype string, such as `<f8` (None: a structured dtype).
+    descr: Option<String>,
+    /// Whether the array is stored in Fortran order.
+    fortran: bool,
+    /// The byte where the data start.
+    data_at: u64,
 }
 
 /// Checks a `.npy` header: magic, version, header length, dtype (not Python objects), shape (a
 /// tuple of integers whose product fits), and the data's length against shape x item size.
-fn npy_header(path: &Path, bytes: &[u8]) -> anyhow::Result<NpyHeader> {
+/// `bytes` holds at least the header; the file is `file_len` bytes long.
+fn npy_header(path: &Path, bytes: &[u8], file_len: u64) -> anyhow::Result<NpyHeader> {
     let bad = |why: String| anyhow!("{}: not a readable .npy file: {why}", path.display());
     if !bytes.starts_with(b"\x93NUMPY") {
         return Err(bad("it does not begin with the .npy magic bytes".into()));
@@ -51,7 +104,7 @@ fn npy_header(path: &Path, bytes: &[u8]) -> anyhow::Result<NpyHeader> {
     };
     // The dtype: a string such as '<f8' (a list is a structured array, left to the decoder).
     let descr = value_of("descr").ok_or_else(|| bad("the header has no 'descr'".into()))?;
-    let item_size = match descr.chars().next() {
+    let (item_size, descr) = match descr.chars().next() {
         Some(q @ ('\'' | '"')) => {
             let inner: String = descr[1..].chars().take_while(|&c| c != q).collect();
             let code = inner.trim_start_matches(['<', '>', '|', '=']);
@@ -61,10 +114,11 @@ fn npy_header(path: &Path, bytes: &[u8]) -> anyhow::Result<NpyHeader> {
                     path.display()
                 );
             }
-            code.trim_start_matches(|c: char| c.is_ascii_alphabetic()).parse::<u64>().ok()
+            (code.trim_start_matches(|c: char| c.is_ascii_alphabetic()).parse::<u64>().ok(), Some(inner))
         }
-        _ => None,
+        _ => (None, None),
     };
+    let fortran = value_of("fortran_order").is_some_and(|v| v.starts_with("True"));
     let shape_text = value_of("shape").ok_or_else(|| bad("the header has no 'shape'".into()))?;
     let inside =
         shape_text.strip_prefix('(').and_then(|r| r.split_once(')')).map(|(t, _)| t).ok_or_else(|| {
@@ -89,7 +143,7 @@ fn npy_header(path: &Path, bytes: &[u8]) -> anyhow::Result<NpyHeader> {
         .ok_or_else(|| bad(format!("the shape {shown} has more elements than any file can hold")))?;
     let elements: u64 = shape.iter().product();
     if let Some(size) = item_size {
-        let have = (bytes.len() - data_at) as u64;
+        let have = file_len.saturating_sub(data_at as u64);
         let need = elements.checked_mul(size);
         match need {
             Some(need) if need == have => {}
@@ -106,14 +160,14 @@ fn npy_header(path: &Path, bytes: &[u8]) -> anyhow::Result<NpyHeader> {
             None => return Err(bad(format!("the shape {shown} has more bytes than any file can hold"))),
         }
     }
-    Ok(NpyHeader { shape })
+    Ok(NpyHeader { shape, descr, fortran, data_at: data_at as u64 })
 }
 
 pub(super) fn load_npy(path: &Path, bytes: &[u8]) -> anyhow::Result<Samples> {
     use npyz::TypeChar::{Float, Int, Uint};
 
     let bad = |e: std::io::Error| anyhow!("{}: not a readable .npy file: {e}", path.display());
-    npy_header(path, bytes)?;
+    npy_header(path, bytes, bytes.len() as u64)?;
     let npy = npyz::NpyFile::new(bytes).map_err(bad)?;
     let header = npy.header().clone();
     let npyz::DType::Plain(ts) = header.dtype() else {

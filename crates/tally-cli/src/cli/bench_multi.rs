@@ -1,0 +1,163 @@
+//! `tally bench multi --devices all`: each case on one GPU and on the device set, timed end to
+//! end in the same run (the set's time includes the combine through NCCL), with the scaling;
+//! for the 16M-bin histogram also the NCCL all-reduce of its counters alone.
+
+use super::bench_report::{host_median_ms, ok_cell, BenchOutputArgs, BenchReport, BenchRow, Column, Yardstick};
+use super::devices::{DeviceList, DevicesArg, Engine};
+use anyhow::bail;
+use rayon::prelude::*;
+use serde::Serialize;
+use std::sync::Arc;
+use tally::data::splitmix64 as mix;
+use tally::device::{CudaDevice, DeviceBuffer, Input};
+use tally::multi::{shard::split_points, DeviceSet, Shards};
+use tally::reduce::{ReduceOp, ReduceOptions};
+use tally::{Backend, HistogramSpec, ScanOp, ScanOptions, Strategy};
+
+/// Arguments of `tally bench multi`.
+#[derive(clap::Args, Debug)]
+pub struct BenchMultiArgs {
+    /// log2 of the elements per case.
+    #[arg(long, default_value_t = 30)]
+    pub log2_size: u32,
+    /// Timed repetitions per case.
+    #[arg(long, default_value_t = 5)]
+    pub reps: usize,
+    #[command(flatten)]
+    pub devices: DevicesArg,
+    #[command(flatten)]
+    pub out: BenchOutputArgs,
+}
+
+/// One case, on one GPU and on the set.
+#[derive(Serialize, Debug)]
+pub struct MultiRow {
+    pub case: &'static str,
+    pub n: usize,
+    pub devices: usize,
+    /// One GPU, end to end (median).
+    pub one_ms: f64,
+    /// The device set, end to end with the combine (median).
+    pub set_ms: f64,
+    /// `one_ms / set_ms`.
+    pub scaling: f64,
+    /// The NCCL all-reduce of the histogram's counters alone (large-bin rows).
+    pub all_reduce_ms: Option<f64>,
+    /// The set's result equals one GPU's (counts exactly; float sums and scans to 1e-5).
+    pub verified: bool,
+}
+
+impl BenchRow for MultiRow {
+    const COLUMNS: &'static [Column] = &[
+        Column::left("case", 22),
+        Column::right("n", 11),
+        Column::right("GPUs", 4),
+        Column::right("one ms", 9),
+        Column::right("set ms", 9),
+        Column::right("scaling", 7),
+        Column::right("allreduce ms", 12),
+        Column::right("ok", 3),
+    ];
+
+    fn cells(&self) -> Vec<String> {
+        vec![
+            self.case.into(),
+            self.n.to_string(),
+            self.devices.to_string(),
+            format!("{:.3}", self.one_ms),
+            format!("{:.3}", self.set_ms),
+            format!("{:.2}x", self.scaling),
+            self.all_reduce_ms.map_or("-".into(), |t| format!("{t:.3}")),
+            ok_cell(self.verified),
+        ]
+    }
+
+    fn verified(&self) -> bool {
+        self.verified
+    }
+}
+
+/// `host` on the first device whole, and split evenly over every device of the set.
+struct Resident<T> {
+    whole: DeviceBuffer<T>,
+    shards: Vec<DeviceBuffer<T>>,
+}
+
+impl<T: tally::device::PlainData> Resident<T> {
+    fn new(set: &DeviceSet, host: &[T]) -> anyhow::Result<Self> {
+        let devs: Vec<&Arc<CudaDevice>> = set.devices();
+        let whole = devs[0].stream().upload(host, "benchmark input")?;
+        let points = split_points(host.len(), devs.len());
+        let shards = devs
+            .iter()
+            .enumerate()
+            .map(|(i, d)| d.stream().upload(&host[points[i]..points[i + 1]], "benchmark shard"))
+            .collect::<tally::Result<Vec<_>>>()?;
+        set.synchronize()?;
+        Ok(Resident { whole, shards })
+    }
+
+    fn shards(&self) -> Shards<'_, T> {
+        Shards::Local(self.shards.iter().map(|b| Input::Device(b.view())).collect())
+    }
+}
+
+/// Whether two float results agree to a relative 1e-5.
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-5 * a.abs().max(b.abs()).max(1.0)
+}
+
+/// Runs `tally bench multi`.
+pub fn run(a: BenchMultiArgs) -> anyhow::Result<()> {
+    if a.reps == 0 || a.log2_size > 32 {
+        bail!("--reps must be at least 1 and --log2-size at most 32");
+    }
+    let devices = DevicesArg { devices: Some(a.devices.devices.clone().unwrap_or(DeviceList::All)) };
+    let Engine::Set(set) = Engine::open(&a.out.backend, &devices)? else { bail!("bench multi needs --devices") };
+    let one = Backend::Cuda(set.devices()[0].clone());
+    let k = set.devices().len();
+    let n = 1usize << a.log2_size;
+    let reps = a.reps;
+    let mut rows = Vec::new();
+    let mut push = |case, one_ms: f64, set_ms: f64, all_reduce_ms, verified| {
+        rows.push(MultiRow { case, n, devices: k, one_ms, set_ms, scaling: one_ms / set_ms, all_reduce_ms, verified });
+    };
+    for (case, bins) in [("hist256 i32 resident", 256u32), ("hist16M i32 resident", 1 << 24)] {
+        let host: Vec<i32> = (0..n as u64).into_par_iter().map(|i| (mix(i) % bins as u64) as i32).collect();
+        let spec = HistogramSpec::even(bins, 0.0, bins as f64);
+        let data = Resident::new(&set, &host)?;
+        let (one_ms, h1) = host_median_ms(reps, || Ok(one.histogram(data.whole.view(), &spec, Strategy::Auto)?))?;
+        let (set_ms, hk) = host_median_ms(reps, || Ok(set.histogram(data.shards(), &spec, Strategy::Auto)?))?;
+        let all_reduce = (bins > 256).then(|| set.time_counter_all_reduce(bins as usize, reps)).transpose()?;
+        push(case, one_ms, set_ms, all_reduce, h1.counts == hk.counts);
+    }
+    let host: Vec<f32> = (0..n as u64).into_par_iter().map(|i| (mix(i) >> 40) as f32 / (1u64 << 24) as f32).collect();
+    {
+        let data = Resident::new(&set, &host)?;
+        let sum = (ReduceOp::Sum, ReduceOptions::default());
+        let (one_ms, r1) = host_median_ms(reps, || Ok(one.reduce(data.whole.view(), sum.0, sum.1)?))?;
+        let (set_ms, rk) = host_median_ms(reps, || Ok(set.reduce(data.shards(), sum.0, sum.1)?))?;
+        push("sum f32 resident", one_ms, set_ms, None, close(r1.value, rk.value));
+        let opts = ScanOptions::default();
+        let (one_ms, s1) =
+            host_median_ms(reps, || Ok(one.scan_vec::<f32, f32>(data.whole.view(), ScanOp::Sum, opts)?))?;
+        let (set_ms, sk) = host_median_ms(reps, || Ok(set.scan::<f32, f32>(data.shards(), ScanOp::Sum, opts)?))?;
+        let same = s1.len() == sk.len() && s1.iter().zip(&sk).step_by(4099).all(|(&x, &y)| close(x as f64, y as f64));
+        push("scan f32 resident", one_ms, set_ms, None, same);
+    }
+    let host: Vec<i32> = (0..n as u64).into_par_iter().map(|i| (mix(i) % 256) as i32).collect();
+    let spec = HistogramSpec::even(256, 0.0, 256.0);
+    let (one_ms, h1) = host_median_ms(reps, || Ok(one.histogram(host.as_slice(), &spec, Strategy::Auto)?))?;
+    let (set_ms, hk) = host_median_ms(reps, || Ok(set.histogram(host.as_slice(), &spec, Strategy::Auto)?))?;
+    push("hist256 i32 from host", one_ms, set_ms, None, h1.counts == hk.counts);
+    let device = format!("{} x {k}", set.devices()[0].info().name);
+    let report = BenchReport {
+        name: "multi",
+        backend: "cuda",
+        device: &device,
+        samples: Some(n),
+        yardstick: Yardstick::Devices(k),
+        rows: &rows,
+    };
+    report.print(a.out.json)
+}

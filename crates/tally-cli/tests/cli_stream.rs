@@ -1,0 +1,170 @@
+//! Files that `tally hist` and `tally reduce` stream (raw files, plain `.npy` files), on the CPU:
+//! chunk by chunk, in chunks as small as one element (`TALLY_STREAM_CHUNK`), the output equals
+//! that of the same bytes read whole from standard input.
+
+mod common;
+use common::{stderr, stdout, tally_bin, tally_within, tmp_in};
+use std::process::Command;
+
+/// The bytes of `values`, little-endian.
+fn bytes<T: Copy>(values: &[T]) -> Vec<u8> {
+    // SAFETY: the tests pass primitive numbers, which have no padding.
+    let raw = unsafe { std::slice::from_raw_parts(values.as_ptr().cast::<u8>(), std::mem::size_of_val(values)) };
+    raw.to_vec()
+}
+
+/// A version 1 `.npy` file of `data`, elements of type `descr` (such as `<f4`).
+fn npy(descr: &str, data: &[u8], elements: usize) -> Vec<u8> {
+    let mut header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': ({elements},), }}");
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut file = b"\x93NUMPY\x01\x00".to_vec();
+    file.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    file.extend_from_slice(header.as_bytes());
+    file.extend_from_slice(data);
+    file
+}
+
+/// What tally prints for `args` with `TALLY_STREAM_CHUNK` at `chunk` bytes, the line of timings
+/// taken out (the JSON "seconds", the table's first line).
+fn run_chunked(args: &[&str], chunk: Option<usize>) -> String {
+    let mut command = Command::new(tally_bin());
+    command.args(args).args(["--backend", "cpu"]);
+    if let Some(bytes) = chunk {
+        command.env("TALLY_STREAM_CHUNK", bytes.to_string());
+    }
+    let out = command.output().expect("run tally");
+    assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+    without_timing(&stdout(&out))
+}
+
+/// `text` without what depends on the clock.
+fn without_timing(text: &str) -> String {
+    match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(mut doc) => {
+            doc.as_object_mut().map(|m| m.remove("seconds"));
+            doc.to_string()
+        }
+        Err(_) => text.lines().filter(|l| !l.starts_with("# ") || !l.contains(" ms")).collect::<Vec<_>>().join("\n"),
+    }
+}
+
+/// What tally prints for `args` with `FILE` replaced by `-` and `content` on standard input (the
+/// whole-file path: standard input is read whole).
+fn run_whole(args: &[&str], content: &[u8]) -> String {
+    let args: Vec<&str> = args.iter().map(|&a| if a == "FILE" { "-" } else { a }).collect();
+    let (code, out, err, _) = tally_within(&[&args[..], &["--backend", "cpu"]].concat(), content, 60);
+    assert_eq!(code, Some(0), "{args:?}: {err}");
+    without_timing(&out)
+}
+
+/// Checks `args` (FILE standing for the file) over `raw` written as a raw file (given `dtype`)
+/// and as a `.npy` of `descr`: streamed in chunks of 1, 3 and 64 elements and whole, the output
+/// equals the whole-file path's.
+fn check(name: &str, dtype: &str, descr: &str, size: usize, raw: &[u8], args: &[&str]) {
+    let elements = raw.len() / size;
+    let raw_path = tmp_in("cli-stream", &format!("{name}.{dtype}"));
+    let npy_path = tmp_in("cli-stream", &format!("{name}.npy"));
+    let npy_bytes = npy(descr, raw, elements);
+    std::fs::write(&raw_path, raw).unwrap();
+    std::fs::write(&npy_path, &npy_bytes).unwrap();
+    let (raw_path, npy_path) = (raw_path.display().to_string(), npy_path.display().to_string());
+    for (path, content, typed) in [(&raw_path, raw, true), (&npy_path, &npy_bytes[..], false)] {
+        let mut args: Vec<&str> = args.to_vec();
+        if typed {
+            args.extend(["--dtype", dtype]);
+        }
+        let whole = run_whole(&args, content);
+        let file_args: Vec<&str> = args.iter().map(|&a| if a == "FILE" { path.as_str() } else { a }).collect();
+        for chunk in [Some(size), Some(3 * size), Some(64 * size), None] {
+            assert_eq!(run_chunked(&file_args, chunk), whole, "{file_args:?} in chunks of {chunk:?} bytes");
+        }
+    }
+}
+
+/// Samples with a hot value, both signs, and `n` of them.
+fn skewed(n: usize) -> Vec<i64> {
+    (0..n as i64).map(|i| if i % 3 == 0 { 5 } else { (i * 7919) % 1013 - 500 }).collect()
+}
+
+#[test]
+fn streamed_histograms_equal_the_whole_file() {
+    for n in [0, 1, 2, 63, 64, 65, 1000] {
+        let s = skewed(n);
+        let i32s: Vec<i32> = s.iter().map(|&x| x as i32).collect();
+        let f32s: Vec<f32> = s.iter().map(|&x| x as f32 * 0.37).collect();
+        let u8s: Vec<u8> = s.iter().map(|&x| x as u8).collect();
+        let name = format!("n{n}");
+        for args in [&["hist", "FILE", "--json"][..], &["hist", "FILE", "--bins", "7", "--csv"], &["hist", "FILE"]] {
+            check(&name, "i32", "<i4", 4, &bytes(&i32s), args);
+            check(&name, "f32", "<f4", 4, &bytes(&f32s), args);
+            check(&name, "u8", "|u1", 1, &bytes(&u8s), args);
+        }
+        let range = ["hist", "FILE", "--range", "-100,300", "--bins", "9", "--json"];
+        check(&name, "i64", "<i8", 8, &bytes(&s), &range);
+        check(&name, "f64", "<f8", 8, &bytes(&s.iter().map(|&x| x as f64).collect::<Vec<_>>()), &range);
+        let edges = ["hist", "FILE", "--edges", "-500,-1,0,1,5,6,600", "--json"];
+        check(&name, "i32", "<i4", 4, &bytes(&i32s), &edges);
+    }
+}
+
+#[test]
+fn a_default_range_over_infinities_and_nans_holds_the_finite_values() {
+    let v = [f64::NAN, 2.5, f64::INFINITY, -1.0, f64::NEG_INFINITY, 7.0, f64::NAN, 2.5];
+    check("inf", "f64", "<f8", 8, &bytes(&v), &["hist", "FILE", "--bins", "5", "--json"]);
+    let nans = [f32::NAN; 5];
+    check("nans", "f32", "<f4", 4, &bytes(&nans), &["hist", "FILE", "--bins", "3", "--json"]);
+    let extremes = [i64::MIN, 0, i64::MAX, -3];
+    check("extremes", "i64", "<i8", 8, &bytes(&extremes), &["hist", "FILE", "--bins", "4", "--json"]);
+}
+
+#[test]
+fn streamed_reductions_of_npy_files_equal_the_whole_file() {
+    let s = skewed(777);
+    let i32s: Vec<i32> = s.iter().map(|&x| x as i32).collect();
+    for op in ["sum", "minmax", "argmax", "argmin"] {
+        check("reduce", "i32", "<i4", 4, &bytes(&i32s), &["reduce", "FILE", "--op", op, "--json"]);
+    }
+    let f64s: Vec<f64> = s.iter().map(|&x| x as f64 / 3.0).collect();
+    check("reduce", "f64", "<f8", 8, &bytes(&f64s), &["reduce", "FILE", "--op", "sum", "--exact", "--json"]);
+}
+
+#[test]
+fn devices_without_gpus_or_with_the_cpu_are_one_line_errors() {
+    let f = tmp_in("cli-stream", "devices.i32");
+    std::fs::write(&f, bytes(&[1i32, 2, 3])).unwrap();
+    let f = f.display().to_string();
+    let has_gpu = std::path::Path::new("/dev/nvidiactl").exists();
+    for cmd in [
+        vec!["hist", &f, "--dtype", "i32"],
+        vec!["hist2d", "--demo"],
+        vec!["reduce", &f, "--dtype", "i32"],
+        vec!["scan", &f, "--dtype", "i32", "--out", "/dev/null"],
+        vec!["select", &f, "--dtype", "i32", "--where", "x > 1", "--out", "/dev/null"],
+    ] {
+        common::fails_with(&[&cmd[..], &["--devices", "0,1", "--backend", "cpu"]].concat(), "--devices");
+        common::fails_with(&[&cmd[..], &["--devices", "0,x"]].concat(), "--devices");
+        if !has_gpu {
+            // No driver here: the device set cannot start, and says so on one line.
+            common::fails_with(&[&cmd[..], &["--devices", "all"]].concat(), "--devices");
+        }
+    }
+}
+
+#[test]
+fn streamed_weighted_histograms_equal_the_whole_file() {
+    let s = skewed(1000);
+    let xs: Vec<f32> = s.iter().map(|&x| x as f32 * 0.5).collect();
+    let ws: Vec<f64> = s.iter().enumerate().map(|(i, &x)| (x as f64).powi(3) * 1e-4 + (i % 7) as f64 * 1e-3).collect();
+    let wf = tmp_in("cli-stream", "w.f64");
+    std::fs::write(&wf, bytes(&ws)).unwrap();
+    let w_npy = tmp_in("cli-stream", "w.npy");
+    std::fs::write(&w_npy, npy("<f8", &bytes(&ws), ws.len())).unwrap();
+    let (wf, w_npy) = (wf.display().to_string(), w_npy.display().to_string());
+    for weights in [["--weights", &wf, "--weights-dtype", "f64"], ["--weights", &w_npy, "--weights-dtype", "f64"]] {
+        let args = [&["hist", "FILE", "--bins", "9", "--json"][..], &weights[..]].concat();
+        check("weighted", "f32", "<f4", 4, &bytes(&xs), &args);
+    }
+}
