@@ -168,3 +168,39 @@ fn streamed_weighted_histograms_equal_the_whole_file() {
         check("weighted", "f32", "<f4", 4, &bytes(&xs), &args);
     }
 }
+
+/// The JSON that tally prints for `args` with `env` set, or None (with a line on stderr) where it
+/// fails for want of a GPU or of `want` GPUs (a failure under `TALLY_REQUIRE_GPU` asking for them).
+fn gpu_json(args: &[&str], env: &[(&str, &str)], want: &str) -> Option<serde_json::Value> {
+    let out = Command::new(tally_bin()).args(args).envs(env.iter().copied()).output().expect("run tally");
+    if !out.status.success() {
+        let err = stderr(&out);
+        let required = std::env::var("TALLY_REQUIRE_GPU").is_ok_and(|v| v.as_str() >= want);
+        assert!(!required, "TALLY_REQUIRE_GPU asks for {want} GPU(s): {args:?}: {err}");
+        eprintln!("skipping: {args:?}: {err}");
+        return None;
+    }
+    serde_json::from_str(&stdout(&out)).ok()
+}
+
+/// The fields of a histogram's JSON that the backend and the device count must not change.
+fn counts_of(doc: &serde_json::Value) -> Vec<serde_json::Value> {
+    ["counts", "below", "above", "nan", "edges", "samples", "dtype"].iter().map(|k| doc[*k].clone()).collect()
+}
+
+#[test]
+fn gpu_streamed_and_device_set_histograms_equal_the_cpu() {
+    let s = skewed(300_007);
+    let f = tmp_in("cli-stream", "gpu.npy");
+    let xs: Vec<f32> = s.iter().map(|&x| x as f32 * 0.25).collect();
+    std::fs::write(&f, npy("<f4", &bytes(&xs), xs.len())).unwrap();
+    let f = f.display().to_string();
+    let cpu = gpu_json(&["hist", &f, "--bins", "33", "--json", "--backend", "cpu"], &[], "0").unwrap();
+    for chunk in ["4096", "1000000000"] {
+        let args = ["hist", &f, "--bins", "33", "--json", "--backend", "cuda"];
+        let Some(gpu) = gpu_json(&args, &[("TALLY_STREAM_CHUNK", chunk)], "1") else { return };
+        assert_eq!(counts_of(&gpu), counts_of(&cpu), "streamed on the GPU in chunks of {chunk} bytes");
+    }
+    let Some(set) = gpu_json(&["hist", &f, "--bins", "33", "--json", "--devices", "all"], &[], "2") else { return };
+    assert_eq!(counts_of(&set), counts_of(&cpu), "on every GPU of the host");
+}
