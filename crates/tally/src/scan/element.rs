@@ -89,6 +89,7 @@ macro_rules! half_value {
         }
         impl ScanElement for $t {
             type Wide = f32;
+            type Extreme = f32;
         }
     )*};
 }
@@ -117,15 +118,19 @@ scan_into!(u8 => u8, i8 => i8, u16 => u16, i16 => i16, u32 => u32, i32 => i32, u
 /// An input type with its default sum output: numpy's `cumsum` rule (signed integers into
 /// i64, unsigned into u64, f32 and f64 into themselves), and f16 and bf16 into f32 (the type
 /// they accumulate in: every partial sum is an f32 sum of exact f32 values).
-pub trait ScanElement: ScanInto<Self::Wide> {
+pub trait ScanElement: ScanInto<Self::Wide> + ScanInto<Self::Extreme> {
     /// The output of a default sum.
     type Wide: ScanValue;
+    /// The output of a default minimum or maximum: the type itself, f32 for f16 and bf16 (the
+    /// type every 16-bit scan writes).
+    type Extreme: ScanValue;
 }
 
 macro_rules! scan_element {
     ($($t:ty => $o:ty),*) => {$(
         impl ScanElement for $t {
             type Wide = $o;
+            type Extreme = $t;
         }
     )*};
 }
