@@ -81,6 +81,20 @@ fn plot_writes_an_svg() {
 }
 
 #[test]
+fn plot_writes_a_png() {
+    let path = tmp("plot.png");
+    let _ = std::fs::remove_file(&path);
+    let o = demo(&["--size", "5000", "--bins", "32", "--plot", path.to_str().unwrap(), "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    common::assert_plot(&path, (900, 500));
+    // Upper case is the same format.
+    let upper = tmp("PLOT.PNG");
+    let o = demo(&["--size", "100", "--plot", upper.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    common::assert_plot(&upper, (900, 500));
+}
+
+#[test]
 fn image_channels() {
     let path = tmp("pic.png");
     let img = image::RgbImage::from_fn(4, 2, |x, y| image::Rgb([(x * 60) as u8, (y * 200) as u8, 7]));

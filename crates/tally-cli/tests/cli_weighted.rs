@@ -64,6 +64,9 @@ fn weighted_hist_sums_weights_and_says_how() {
     assert!(o.status.success());
     assert!(String::from_utf8_lossy(&o.stdout).contains("fixed point 2^"));
     assert!(std::fs::read_to_string(&plot).unwrap().contains("<svg"));
+    let png = tmp("w.png");
+    assert!(weighted(&["--plot", png.to_str().unwrap()]).status.success());
+    common::assert_plot(&png, (900, 500));
     let o = weighted(&["--csv"]);
     assert!(String::from_utf8_lossy(&o.stdout).starts_with("bin,lower,upper,value\n0,0,1,1\n"));
 }
@@ -128,6 +131,10 @@ fn hist2d_demo_heat_map_csv_and_weights() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let svg = std::fs::read_to_string(&plot).unwrap();
     assert!(svg.contains("<svg") && svg.contains("count per cell"));
+    let png = tmp("heat.png");
+    let o = demo(&["--size", "20000", "--bins-x", "300", "--bins-y", "300", "--plot", png.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    common::assert_plot(&png, (900, 760));
     let o = demo(&["--distribution", "uniform", "--size", "1000", "--bins-x", "2", "--bins-y", "3", "--csv"]);
     let out = String::from_utf8_lossy(&o.stdout).into_owned();
     assert!(out.starts_with("ix,iy,x_lower,x_upper,y_lower,y_upper,count\n"), "{out}");
@@ -154,4 +161,28 @@ fn hist2d_errors_are_one_line() {
     std::fs::write(&csv, "a,b\n1,2\n").unwrap();
     fails_with(&["hist2d", csv.to_str().unwrap(), "--columns", "a,c", "--backend", "cpu"], "no column 'c'");
     fails_with(&["hist2d", "--demo", "--bins-x", "0", "--backend", "cpu"], "x axis");
+}
+
+#[test]
+fn exact_sums_keep_small_weights_and_the_warning_points_to_them() {
+    let (x, w) = (tmp("ex.npy"), tmp("ew.npy"));
+    npyz::to_file_1d(&x, [0.5f64, 0.5, 0.5, 1.5, 1.5]).unwrap();
+    npyz::to_file_1d(&w, [1e300f64, 1.0, -1e300, f64::INFINITY, 2.0]).unwrap();
+    let base = ["hist", x.to_str().unwrap(), "--weights", w.to_str().unwrap(), "--range", "0,2", "--bins", "2"];
+    // Fixed point refuses the infinite weight; exact sums take it as IEEE does.
+    let o = tally(&[&base[..], &["--backend", "cpu", "--json"]].concat());
+    assert_eq!(o.status.code(), Some(2));
+    let v = json(&tally(&[&base[..], &["--backend", "cpu", "--json", "--exact"]].concat()));
+    assert_eq!(v["sums"], serde_json::json!([1.0, "inf"]), "{v}");
+    assert_eq!(v["weighting"]["accumulation"], "exact");
+    assert_eq!(v["weighting"]["deterministic"], true);
+    assert!(v.get("warning").is_none(), "{v}");
+    let o = tally(&[&base[..], &["--backend", "cpu", "--exact"]].concat());
+    assert!(String::from_utf8_lossy(&o.stdout).contains("exact sums, rounded once"));
+    // With finite weights, fixed point loses the 1.0 and says so, pointing to --exact.
+    npyz::to_file_1d(&w, [1e300f64, 1.0, -1e300, 3.0, 2.0]).unwrap();
+    let v = json(&tally(&[&base[..], &["--backend", "cpu", "--json"]].concat()));
+    assert_eq!(v["sums"][0], 0.0, "{v}");
+    assert!(v["warning"].as_str().unwrap().contains("--exact"), "{v}");
+    fails_with(&[&base[..], &["--exact", "--float-atomics"]].concat(), "cannot be used with");
 }

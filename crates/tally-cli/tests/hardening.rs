@@ -70,8 +70,14 @@ fn json_of(args: &[&str]) -> serde_json::Value {
 
 #[test]
 fn plots_of_huge_ranges_finish_within_seconds() {
+    for ext in ["svg", "png"] {
+        huge_range_plots(ext);
+    }
+}
+
+fn huge_range_plots(ext: &str) {
     let huge = npy_f64("huge.npy", &[1e308, 1.5e308, 1.7e308]);
-    let plot = tmp("huge.svg");
+    let plot = tmp(&format!("huge.{ext}"));
     // Too wide for the default 256 bins: a clear error, at once.
     refused(&["hist", s(&huge), "--plot", s(&plot), "--backend", "cpu"], &["default range", "--range"]);
     let small = npy_f64("small.npy", &[0.0, 1e305, 5e305, 9e305]);
@@ -87,7 +93,8 @@ fn plots_of_huge_ranges_finish_within_seconds() {
         let (code, _, err, killed) = tally_within(&a, b"", 30);
         assert!(!killed, "{a:?} hangs");
         assert_eq!(code, Some(0), "{a:?}: {err}");
-        assert!(std::fs::read_to_string(&plot).unwrap().contains("<svg"), "{a:?}");
+        let size = if a[0] == "hist2d" { (900, 760) } else { (900, 500) };
+        common::assert_plot(&plot, size);
     }
     refused(
         &["hist2d", "--demo", "--size", "10", "--range-x", "0,1e308", "--plot", s(&plot), "--backend", "cpu"],
@@ -98,9 +105,11 @@ fn plots_of_huge_ranges_finish_within_seconds() {
     let w = npy_f64("ww.npy", &[1e308, 1.7e308, -1.7e308]);
     let a =
         ["hist", s(&x), "--weights", s(&w), "--range", "0,2", "--bins", "2", "--plot", s(&plot), "--backend", "cpu"];
+    let _ = std::fs::remove_file(&plot);
     let (code, out, err, killed) = tally_within(&a, b"", 30);
     assert!(!killed && code == Some(0), "{err}");
     assert!(out.contains("inf"), "{out}");
+    common::assert_plot(&plot, (900, 500));
 }
 
 #[test]
@@ -379,10 +388,15 @@ fn channels_run_together_and_weights_per_pixel() {
 }
 
 #[test]
-fn plot_files_must_be_svg() {
-    refused(&["hist", "--demo", "--size", "10", "--plot", "p.png", "--backend", "cpu"], &["PNG", ".svg"]);
-    refused(&["hist", "--demo", "--size", "10", "--plot", "p.pdf", "--backend", "cpu"], &[".svg"]);
-    refused(&["hist2d", "--demo", "--size", "10", "--plot", "p.png", "--backend", "cpu"], &["PNG"]);
+fn plot_files_must_be_svg_or_png() {
+    for ext in ["pdf", "jpg", "svgz", ""] {
+        let p = format!("p.{ext}");
+        refused(&["hist", "--demo", "--size", "10", "--plot", &p, "--backend", "cpu"], &[".svg", ".png"]);
+        refused(&["hist2d", "--demo", "--size", "10", "--plot", &p, "--backend", "cpu"], &[".svg", ".png"]);
+    }
+    // A refused plot is refused before anything is counted: no table either.
+    let o = tally(&["hist", "--demo", "--size", "10", "--plot", "p", "--backend", "cpu"]);
+    assert!(stdout(&o).is_empty() && stderr(&o).lines().count() == 1, "{}", stderr(&o));
 }
 
 #[test]

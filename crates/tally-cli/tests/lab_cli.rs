@@ -81,6 +81,18 @@ fn lab_global_cpu_table_json_file_and_plot() {
     }
     // One panel per operation count.
     assert!(s.contains("2^14 operations"));
+    let png = tmp("global.png");
+    let mut args = SMALL.to_vec();
+    args.extend(["--plot", png.to_str().unwrap()]);
+    let o = tally(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    common::assert_plot(&png, (560 * 2, 520));
+    // Other extensions are refused before anything runs.
+    let mut args = SMALL.to_vec();
+    args.extend(["--plot", "chart.pdf"]);
+    let o = tally(&args);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains(".svg") && stderr(&o).contains(".png"), "{}", stderr(&o));
 }
 
 #[test]

@@ -70,6 +70,23 @@ pub enum Error {
     /// The input is empty and the operation has no value for an empty input.
     #[error("empty input: {0}")]
     EmptyInput(String),
+    /// An NCCL call failed (the collectives of a [`crate::multi::DeviceSet`]).
+    #[error("NCCL error in {call}: {message}")]
+    Nccl {
+        /// The NCCL call, and what it was for.
+        call: String,
+        /// NCCL's result code and its meaning.
+        message: String,
+    },
+    /// Reading an input failed (a streamed file or pipe).
+    #[error("I/O error ({what}): {source}")]
+    Io {
+        /// What was being read.
+        what: String,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
     /// A result checked against the value it must have was wrong (the lab's final counters).
     #[error("wrong result: {0}")]
     WrongResult(String),

@@ -22,6 +22,7 @@ pub mod error;
 pub mod histogram;
 pub mod kernels;
 pub mod lab;
+pub mod multi;
 pub mod predicate;
 pub mod reduce;
 pub mod runs;

@@ -1,5 +1,6 @@
 //! Sample types a primitive accepts, and how each one appears to the CUDA kernels.
 
+use crate::device::PlainData;
 use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
 use std::fmt;
 
@@ -100,7 +101,7 @@ impl fmt::Display for DType {
 /// A sample element. Integer types expose their exact value so that binning of integers can
 /// be exact rational arithmetic rather than floating point.
 pub trait Sample:
-    Copy + Send + Sync + Default + PartialOrd + fmt::Debug + DeviceRepr + ValidAsZeroBits + 'static
+    Copy + Send + Sync + Default + PartialOrd + fmt::Debug + DeviceRepr + ValidAsZeroBits + PlainData + 'static
 {
     /// This type's [`DType`].
     const DTYPE: DType;

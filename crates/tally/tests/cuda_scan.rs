@@ -6,6 +6,7 @@ mod common;
 mod scan_common;
 
 use scan_common::*;
+use tally::scan::policy::policy as scan_policy;
 use tally::scan::reference;
 use tally::{Backend, CustomOp, DeviceViewMut, Error, ScanOp, ScanOptions, ScanPlan};
 
@@ -13,17 +14,29 @@ fn cuda() -> Option<Backend> {
     common::gpu().map(Backend::Cuda)
 }
 
-/// Sizes around the tile (`tile` elements) and many tiles.
-fn sizes(tile: usize) -> Vec<usize> {
-    vec![0, 1, 33, tile - 1, tile, tile + 1, 31 * tile + 5, 33 * tile - 1, 1100 * tile + 17]
+/// Sizes around the tiles of the scans of `T` (into itself, widened, by key: each policy's
+/// tile) and many tiles.
+fn sizes<T: tally::ReduceElement, W: tally::ReduceElement>() -> Vec<usize> {
+    let tuning = tally::Tuning::default();
+    let tile = |out, keyed| scan_policy(T::TYPE, out, keyed, 0, &tuning).expect("policy").tile as usize;
+    let mut tiles = vec![tile(T::TYPE, false), tile(W::TYPE, false), tile(T::TYPE, true)];
+    tiles.sort();
+    tiles.dedup();
+    let mut v = vec![0, 1, 33];
+    for t in tiles {
+        v.extend([t - 1, t, t + 1, 31 * t + 5, 33 * t - 1]);
+    }
+    let largest = tile(T::TYPE, false).max(tile(W::TYPE, false));
+    v.push(1100 * largest + 17);
+    v
 }
 
 macro_rules! every_type_on_the_gpu {
-    ($($name:ident: $t:ty => $w:ty, $tile:expr),*) => {$(
+    ($($name:ident: $t:ty => $w:ty),*) => {$(
         #[test]
         fn $name() {
             let Some(gpu) = cuda() else { return };
-            for (k, n) in sizes($tile).into_iter().enumerate() {
+            for (k, n) in sizes::<$t, $w>().into_iter().enumerate() {
                 let xs: Vec<$t> = data(n, 11 + k as u64);
                 check_ops::<$t, $w>(&gpu, &xs, stringify!($t));
                 let keys = runs(n, 5000, k as u64);
@@ -34,11 +47,10 @@ macro_rules! every_type_on_the_gpu {
         }
     )*};
 }
-every_type_on_the_gpu!(gpu_u8_scans: u8 => u64, 4096, gpu_i8_scans: i8 => i64, 4096, gpu_u16_scans: u16 => u64, 4096,
-                       gpu_i16_scans: i16 => i64, 4096, gpu_u32_scans: u32 => u64, 4096,
-                       gpu_i32_scans: i32 => i64, 4096, gpu_u64_scans: u64 => u64, 2048,
-                       gpu_i64_scans: i64 => i64, 2048, gpu_f32_scans: f32 => f32, 4096,
-                       gpu_f64_scans: f64 => f64, 2048);
+every_type_on_the_gpu!(gpu_u8_scans: u8 => u64, gpu_i8_scans: i8 => i64, gpu_u16_scans: u16 => u64,
+                       gpu_i16_scans: i16 => i64, gpu_u32_scans: u32 => u64, gpu_i32_scans: i32 => i64,
+                       gpu_u64_scans: u64 => u64, gpu_i64_scans: i64 => i64, gpu_f32_scans: f32 => f32,
+                       gpu_f64_scans: f64 => f64);
 
 #[test]
 fn gpu_both_look_backs_agree_on_integers_and_floats_repeat_bit_for_bit() {

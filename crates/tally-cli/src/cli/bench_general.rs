@@ -29,8 +29,8 @@ pub struct BenchWeightedArgs {
     #[arg(long, default_value = "auto,global-atomic", value_delimiter = ',', value_parser = parse_strategy)]
     pub strategies: Vec<Strategy>,
     /// Accumulations: halves and native64 (fixed point, the shared atomics of the block
-    /// strategy), float (float atomics).
-    #[arg(long, default_value = "halves,native64,float", value_delimiter = ',')]
+    /// strategy), float (float atomics), exact (exact sums).
+    #[arg(long, default_value = "halves,native64,float,exact", value_delimiter = ',')]
     pub accumulations: Vec<String>,
     #[arg(long, default_value_t = 20)]
     pub reps: usize,
@@ -119,13 +119,15 @@ fn accumulation_of(name: &str) -> anyhow::Result<(Accumulation, SharedAtomics)> 
         "halves" => (Accumulation::FixedPoint, SharedAtomics::Halves),
         "native64" => (Accumulation::FixedPoint, SharedAtomics::Native64),
         "float" => (Accumulation::FloatAtomics, SharedAtomics::Halves),
-        _ => bail!("unknown accumulation '{name}' (expected halves, native64 or float)"),
+        "exact" => (Accumulation::Exact, SharedAtomics::Halves),
+        _ => bail!("unknown accumulation '{name}' (expected halves, native64, float or exact)"),
     })
 }
 
 fn accumulation_name(a: Accumulation, s: SharedAtomics, ran: Strategy) -> String {
     match a {
         Accumulation::FloatAtomics => "float".into(),
+        Accumulation::Exact => "exact".into(),
         // Only the block strategy has shared-memory bins; elsewhere the flavours are one kernel.
         Accumulation::FixedPoint if ran == Strategy::BlockShared => format!("fixed-{}", s.name()),
         Accumulation::FixedPoint => "fixed".into(),
@@ -234,6 +236,22 @@ pub(crate) fn weighted(a: BenchWeightedArgs) -> anyhow::Result<()> {
             let spec = HistogramSpec::even(bins, 0.0, bins as f64);
             let reference =
                 tally::histogram::weighted::cpu_histogram_weighted(&xs, &ws, &spec, Accumulation::FixedPoint)?;
+            // Fixed point and exact sums: the CPU backend's bits; float atomics: close to them.
+            let exact = std::cell::OnceCell::new();
+            let verify = |acc: Accumulation, h: &tally::WeightedHistogram| -> anyhow::Result<bool> {
+                Ok(match acc {
+                    Accumulation::FixedPoint => h.same_bits(&reference),
+                    Accumulation::Exact => h.same_bits(
+                        exact
+                            .get_or_init(|| {
+                                tally::histogram::weighted::cpu_histogram_weighted(&xs, &ws, &spec, Accumulation::Exact)
+                            })
+                            .as_ref()
+                            .map_err(|e| anyhow::anyhow!("{e}"))?,
+                    ),
+                    Accumulation::FloatAtomics => close(&h.sums[0], &reference.sums[0]),
+                })
+            };
             let case = GeneralCase {
                 case: "weighted",
                 distribution: dist.name().into(),
@@ -251,11 +269,7 @@ pub(crate) fn weighted(a: BenchWeightedArgs) -> anyhow::Result<()> {
                         let (ms, h) = host_median_ms(a.reps.min(5), || {
                             Ok(Backend::Cpu.histogram_weighted(&xs, &ws, &spec, opts)?)
                         })?;
-                        let ok = if acc == Accumulation::FixedPoint {
-                            h.same_bits(&reference)
-                        } else {
-                            close(&h.sums[0], &reference.sums[0])
-                        };
+                        let ok = verify(acc, &h)?;
                         let cpu = Strategy::ThreadPrivate;
                         let name = accumulation_name(acc, SharedAtomics::Halves, cpu);
                         rows.push(case.row((cpu, cpu), name, ms, ok, 1));
@@ -277,11 +291,7 @@ pub(crate) fn weighted(a: BenchWeightedArgs) -> anyhow::Result<()> {
                             }
                             let ms = time_general(dev, &mut plan, &input, a.reps)?;
                             let h = plan.read_weighted(dev.stream(), &spec)?;
-                            let ok = if acc == Accumulation::FixedPoint {
-                                h.same_bits(&reference)
-                            } else {
-                                close(&h.sums[0], &reference.sums[0])
-                            };
+                            let ok = verify(acc, &h)?;
                             let name = accumulation_name(acc, flavour, plan.strategy());
                             rows.push(case.row((s, plan.strategy()), name, ms, ok, plan.passes()));
                         }

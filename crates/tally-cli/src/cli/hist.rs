@@ -106,8 +106,12 @@ pub struct WeightArgs {
     #[arg(long, requires = "weights")]
     pub weights_column: Option<String>,
     /// Add weights with plain float atomics instead of fixed point (not deterministic).
-    #[arg(long, requires = "weights")]
+    #[arg(long, requires = "weights", conflicts_with = "exact")]
     pub float_atomics: bool,
+    /// Sum each bin's weights exactly, rounded once (NaN and infinite weights as IEEE says);
+    /// slower than fixed point, the same bits everywhere.
+    #[arg(long, requires = "weights")]
+    pub exact: bool,
     /// GPU block strategy, fixed point: halves (32-bit halves with a carry) or native64.
     #[arg(long, default_value = "halves", value_parser = parse_shared_atomics, requires = "weights")]
     pub shared_atomics: SharedAtomics,
@@ -130,7 +134,11 @@ impl WeightArgs {
     pub fn options(&self, strategy: Strategy) -> WeightedOptions {
         WeightedOptions {
             strategy,
-            accumulation: if self.float_atomics { Accumulation::FloatAtomics } else { Accumulation::FixedPoint },
+            accumulation: match (self.float_atomics, self.exact) {
+                (true, _) => Accumulation::FloatAtomics,
+                (_, true) => Accumulation::Exact,
+                _ => Accumulation::FixedPoint,
+            },
             shared_atomics: self.shared_atomics,
         }
     }

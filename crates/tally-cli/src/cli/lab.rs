@@ -1,5 +1,5 @@
 //! `tally lab global|shared|histogram`: the atomics lab. Each prints a table (or `--json`),
-//! draws `--plot FILE.svg`, shows a progress bar on a terminal, and on a machine without a GPU
+//! draws `--plot FILE.svg` or `FILE.png`, shows a progress bar on a terminal, and on a machine without a GPU
 //! says so and exits 0 without a table; `lab global --backend cpu` runs the CPU version.
 
 use super::lab_histogram::{HistogramConfig, HistogramReport};
@@ -40,8 +40,8 @@ pub struct Common {
     /// stdout instead of the table.
     #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
     pub json: Option<PathBuf>,
-    /// Draw the results as an SVG chart into FILE.
-    #[arg(long, value_name = "FILE.svg")]
+    /// Draw the results as a chart into FILE.svg (SVG) or FILE.png (PNG).
+    #[arg(long, value_name = "FILE")]
     pub plot: Option<PathBuf>,
 }
 
@@ -186,6 +186,12 @@ fn write_outputs<R: Serialize>(
 }
 
 pub fn run(a: LabArgs) -> anyhow::Result<()> {
+    let common = match &a.what {
+        LabWhat::Global(g) => &g.common,
+        LabWhat::Shared(s) => &s.common,
+        LabWhat::Histogram(h) => &h.common,
+    };
+    super::plot::check_plot_path(common.plot.as_deref())?;
     match a.what {
         LabWhat::Global(g) => global(g),
         LabWhat::Shared(s) => shared(s),

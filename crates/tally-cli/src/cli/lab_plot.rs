@@ -1,9 +1,9 @@
-//! The lab's SVG charts: log-log lines of the global and shared labs, and the histogram lab's
+//! The lab's charts (SVG or PNG): log-log lines of the global and shared labs, and the histogram lab's
 //! throughput panels.
 
 use super::lab::{pow2, same_hot};
 use super::lab_histogram::HistogramReport;
-use super::plot::PALETTE;
+use super::plot::{render, PALETTE};
 use anyhow::Context;
 use plotters::coord::ranged1d::{Ranged, ValueFormatter};
 use plotters::coord::Shift;
@@ -30,8 +30,8 @@ enum Stroke {
 }
 
 /// One line with round markers and a legend entry, in a chart over any coordinates.
-fn draw_line<'a, X, Y>(
-    chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, Y>>,
+fn draw_line<'a, DB: DrawingBackend, X, Y>(
+    chart: &mut ChartContext<'a, DB, Cartesian2d<X, Y>>,
     points: Vec<(f64, f64)>,
     colour: RGBColor,
     stroke: Stroke,
@@ -40,6 +40,7 @@ fn draw_line<'a, X, Y>(
 where
     X: Ranged<ValueType = f64> + ValueFormatter<f64>,
     Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
+    DB::ErrorType: 'static,
 {
     if points.is_empty() {
         return Ok(());
@@ -57,14 +58,17 @@ where
 
 type LogLog = Cartesian2d<LogCoord<f64>, LogCoord<f64>>;
 
-fn log_log_chart<'a>(
-    area: &DrawingArea<SVGBackend<'a>, Shift>,
+fn log_log_chart<'a, DB: DrawingBackend>(
+    area: &'a DrawingArea<DB, Shift>,
     caption: &str,
     x: (f64, f64),
     y: (f64, f64),
     x_desc: &str,
     y_desc: &str,
-) -> anyhow::Result<ChartContext<'a, SVGBackend<'a>, LogLog>> {
+) -> anyhow::Result<ChartContext<'a, DB, LogLog>>
+where
+    DB::ErrorType: 'static,
+{
     let mut chart = ChartBuilder::on(area)
         .caption(caption, ("sans-serif", 18))
         .margin(12)
@@ -103,10 +107,13 @@ fn short(v: f64) -> String {
     format!("{s}{suffix}")
 }
 
-fn legend<'a, C: plotters::coord::CoordTranslate>(
-    chart: &mut ChartContext<'a, SVGBackend<'a>, C>,
+fn legend<'a, DB: DrawingBackend + 'a, C: plotters::coord::CoordTranslate>(
+    chart: &mut ChartContext<'a, DB, C>,
     pos: SeriesLabelPosition,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<()>
+where
+    DB::ErrorType: 'static,
+{
     chart
         .configure_series_labels()
         .position(pos)
@@ -119,8 +126,14 @@ fn legend<'a, C: plotters::coord::CoordTranslate>(
 
 pub(super) fn plot_global(r: &GlobalReport, path: &Path) -> anyhow::Result<()> {
     let panels = r.config.ops.len().max(1);
-    let root = SVGBackend::new(path, (560 * panels as u32, 520)).into_drawing_area();
-    root.fill(&WHITE).context("drawing")?;
+    render!(path, (560 * panels as u32, 520), |root| draw_global(r, root))
+}
+
+fn draw_global<DB: DrawingBackend>(r: &GlobalReport, root: &DrawingArea<DB, Shift>) -> anyhow::Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    let panels = r.config.ops.len().max(1);
     let areas = root.split_evenly((1, panels));
     let x = log_bounds(r.rows.iter().map(|x| x.addresses as f64), 1.6);
     let y = log_bounds(r.rows.iter().filter_map(|x| x.ops_per_second), 2.0);
@@ -152,17 +165,21 @@ pub(super) fn plot_global(r: &GlobalReport, path: &Path) -> anyhow::Result<()> {
         }
         legend(&mut chart, SeriesLabelPosition::LowerRight)?;
     }
-    root.present().context("writing the SVG")?;
     Ok(())
 }
 
 pub(super) fn plot_shared(r: &SharedReport, path: &Path) -> anyhow::Result<()> {
-    let root = SVGBackend::new(path, (900, 560)).into_drawing_area();
-    root.fill(&WHITE).context("drawing")?;
+    render!(path, (900, 560), |root| draw_shared(r, root))
+}
+
+fn draw_shared<DB: DrawingBackend>(r: &SharedReport, root: &DrawingArea<DB, Shift>) -> anyhow::Result<()>
+where
+    DB::ErrorType: 'static,
+{
     let x = log_bounds(r.rows.iter().map(|x| x.threads_per_address as f64), 1.4);
     let y = log_bounds(r.rows.iter().filter_map(|x| x.cycles_per_op), 1.6);
     let caption = format!("shared-memory atomics ({}, {} threads per block)", r.device, r.block_threads);
-    let mut chart = log_log_chart(&root, &caption, x, y, "threads per address", "cycles per warp-wide atomic")?;
+    let mut chart = log_log_chart(root, &caption, x, y, "threads per address", "cycles per warp-wide atomic")?;
     for (i, &op) in r.config.ops.iter().enumerate() {
         let pts: Vec<(f64, f64)> = r
             .rows
@@ -178,19 +195,19 @@ pub(super) fn plot_shared(r: &SharedReport, path: &Path) -> anyhow::Result<()> {
         draw_line(&mut chart, pts, PALETTE[i % PALETTE.len()], stroke, op.description().to_string())?;
     }
     legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
-    root.present().context("writing the SVG")?;
     Ok(())
 }
 
 /// One line per strategy (a colour each) and CUB's (`None`: black, dashed), with the legend.
-fn draw_strategies<'a, X, Y>(
-    chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, Y>>,
+fn draw_strategies<'a, DB: DrawingBackend + 'a, X, Y>(
+    chart: &mut ChartContext<'a, DB, Cartesian2d<X, Y>>,
     series: &[(Option<Strategy>, String)],
     points: impl Fn(Option<Strategy>) -> Vec<(f64, f64)>,
 ) -> anyhow::Result<()>
 where
     X: Ranged<ValueType = f64> + ValueFormatter<f64>,
     Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
+    DB::ErrorType: 'static,
 {
     for (i, (s, name)) in series.iter().cloned().enumerate() {
         let (colour, stroke) = match s {
@@ -203,9 +220,14 @@ where
 }
 
 pub(super) fn plot_histogram(r: &HistogramReport, path: &Path) -> anyhow::Result<()> {
+    render!(path, (1200, 540), |root| draw_histogram_lab(r, root))
+}
+
+fn draw_histogram_lab<DB: DrawingBackend>(r: &HistogramReport, root: &DrawingArea<DB, Shift>) -> anyhow::Result<()>
+where
+    DB::ErrorType: 'static,
+{
     let c = &r.config;
-    let root = SVGBackend::new(path, (1200, 540)).into_drawing_area();
-    root.fill(&WHITE).context("drawing")?;
     let (left, right) = root.split_horizontally(600);
     let y = log_bounds(r.rows.iter().filter_map(|x| x.gbs).chain(r.cub.iter().filter_map(|x| x.gbs)), 1.8);
     // One line per strategy, and CUB's (black, dashed) where it ran.
@@ -251,7 +273,6 @@ pub(super) fn plot_histogram(r: &HistogramReport, path: &Path) -> anyhow::Result
     draw_strategies(&mut chart, &series, |s| {
         c.sweep_hot.iter().filter_map(|&h| gbs(s, c.table_bins, h).map(|g| (h, g))).collect()
     })?;
-    root.present().context("writing the SVG")?;
     Ok(())
 }
 

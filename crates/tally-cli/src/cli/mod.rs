@@ -23,6 +23,7 @@ pub mod reduce_by_key;
 pub mod rle;
 pub mod scan;
 pub mod select;
+pub mod stream;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;

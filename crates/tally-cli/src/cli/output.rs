@@ -263,7 +263,7 @@ pub fn dynamic_range_warning(w: &Weighting, smallest_nonzero: Option<f64>) -> Op
     (bound > smallest).then(|| {
         format!(
             "the weights span a wide range: the error bound {} exceeds the smallest nonzero weight {}, \
-             so the smallest weights may be lost from the sums",
+             so the smallest weights may be lost from the sums (--exact sums them exactly)",
             short(bound),
             short(smallest)
         )
@@ -298,6 +298,9 @@ pub fn write_weighted_json(out: &mut impl Write, w: &WeightedReport) -> std::io:
 }
 
 fn weighting_line(w: &Weighting) -> String {
+    if w.accumulation == tally::Accumulation::Exact {
+        return "exact sums, rounded once (deterministic)".to_string();
+    }
     match (w.fixed, w.error_bound) {
         (Some(f), Some(b)) => format!(
             "fixed point 2^{} (deterministic), per-bin error at most {} + 2^-53 relative{}",

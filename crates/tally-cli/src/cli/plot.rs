@@ -1,27 +1,104 @@
-//! SVG charts of histograms (`--plot FILE.svg`): bars or outlines per channel, summed weights,
-//! and 2-D heat maps.
+//! Charts of histograms (`--plot FILE.svg` or `FILE.png`): bars or outlines per channel, summed
+//! weights, and 2-D heat maps; and the one place that turns a drawing into an SVG or PNG file.
 
 use super::output::{Report, Report2d, WeightedReport};
 use anyhow::{bail, Context};
 use plotters::chart::MeshStyle;
 use plotters::coord::ranged1d::Ranged;
+use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::path::Path;
+use std::sync::OnceLock;
 use tally::histogram::bin_edges;
 
-/// `--plot` writes SVG; other names are refused before anything is counted.
-pub fn check_plot_path(path: Option<&Path>) -> anyhow::Result<()> {
-    let Some(path) = path else { return Ok(()) };
+/// The file formats `--plot` writes, chosen by the file name's extension.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PlotFormat {
+    /// `.svg`: text and shapes, for any size.
+    Svg,
+    /// `.png`: pixels, drawn with the font compiled into tally.
+    Png,
+}
+
+/// The format of a `--plot` file, or a one-line error naming the accepted extensions.
+pub fn plot_format(path: &Path) -> anyhow::Result<PlotFormat> {
     let ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).unwrap_or_default();
     match ext.as_str() {
-        "svg" => Ok(()),
-        "png" => bail!(
-            "--plot {}: PNG output is not built into tally (it would need a font rasteriser); write an .svg file",
-            path.display()
-        ),
-        _ => bail!("--plot {}: the plot is written as SVG; name the file .svg", path.display()),
+        "svg" => Ok(PlotFormat::Svg),
+        "png" => Ok(PlotFormat::Png),
+        _ => bail!("--plot {}: plots are written as .svg (SVG) or .png (PNG); name the file so", path.display()),
     }
 }
+
+/// Checks a `--plot` file name before anything is counted.
+pub fn check_plot_path(path: Option<&Path>) -> anyhow::Result<()> {
+    path.map_or(Ok(()), |p| plot_format(p).map(|_| ()))
+}
+
+/// DejaVu Sans, cut down to Latin-1 and a few symbols (crates/tally-cli/fonts/README.md): PNG
+/// text needs a font rasteriser and a font, and machines without fonts installed (CI, servers)
+/// must draw the same pictures.
+static FONT: &[u8] = include_bytes!("../../fonts/DejaVuSans-subset.ttf");
+
+/// Registers the built-in font as "sans-serif", once. Both backends need it: the SVG one to
+/// measure text for the layout.
+fn register_font() -> anyhow::Result<()> {
+    static REGISTERED: OnceLock<bool> = OnceLock::new();
+    let ok = *REGISTERED.get_or_init(|| plotters::style::register_font("sans-serif", FontStyle::Normal, FONT).is_ok());
+    if !ok {
+        bail!("the font built into tally cannot be read");
+    }
+    Ok(())
+}
+
+/// Draws a chart of `size` pixels into `path`, as SVG or PNG by its extension. `svg` and `png`
+/// are the same drawing code for the two backends; [`render!`] writes it once.
+pub fn render_with(
+    path: &Path,
+    size: (u32, u32),
+    svg: impl FnOnce(&DrawingArea<SVGBackend<'_>, Shift>) -> anyhow::Result<()>,
+    png: impl FnOnce(&DrawingArea<BitMapBackend<'_>, Shift>) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let format = plot_format(path)?;
+    register_font()?;
+    match format {
+        PlotFormat::Svg => {
+            let root = SVGBackend::new(path, size).into_drawing_area();
+            root.fill(&WHITE).context("drawing")?;
+            svg(&root)?;
+            root.present().context("writing the SVG")?;
+        }
+        PlotFormat::Png => {
+            let (w, h) = size;
+            let mut pixels = vec![0u8; w as usize * h as usize * 3];
+            {
+                let root = BitMapBackend::with_buffer(&mut pixels, size).into_drawing_area();
+                root.fill(&WHITE).context("drawing")?;
+                png(&root)?;
+                root.present().context("drawing")?;
+            }
+            image::save_buffer_with_format(
+                path,
+                &pixels,
+                w,
+                h,
+                image::ExtendedColorType::Rgb8,
+                image::ImageFormat::Png,
+            )
+            .context("writing the PNG")?;
+        }
+    }
+    Ok(())
+}
+
+/// `render!(path, (width, height), |root| draw(root))`: [`render_with`] with one drawing
+/// expression, generic over the backend, instantiated for SVG and for PNG.
+macro_rules! render {
+    ($path:expr, $size:expr, |$root:ident| $draw:expr) => {
+        $crate::cli::plot::render_with($path, $size, |$root| $draw, |$root| $draw)
+    };
+}
+pub(super) use render;
 
 /// One axis of a plot. Plotting libraries search for tick positions in the data's own units,
 /// which fails (or never ends) for huge, tiny or extremely narrow ranges; such an axis is drawn
@@ -117,13 +194,17 @@ pub(super) const PALETTE: [RGBColor; 8] = [
 
 /// Bars for one channel, one outline per channel for several; counts on a linear axis.
 pub fn plot(r: &Report, path: &Path) -> anyhow::Result<()> {
-    check_plot_path(Some(path))?;
+    render!(path, (900, 500), |root| draw_counts(r, root))
+}
+
+fn draw_counts<DB: DrawingBackend>(r: &Report, root: &DrawingArea<DB, Shift>) -> anyhow::Result<()>
+where
+    DB::ErrorType: 'static,
+{
     let edges = bin_edges(&r.spec.bins);
     let xa = Axis::new(edges[0], edges[edges.len() - 1]);
     let ya = value_axis(r.hist.counts.iter().flatten().map(|&c| c as f64));
-    let root = SVGBackend::new(path, (900, 500)).into_drawing_area();
-    root.fill(&WHITE).context("drawing")?;
-    let mut chart = ChartBuilder::on(&root)
+    let mut chart = ChartBuilder::on(root)
         .caption(format!("{} samples ({}), {} bins", r.n, r.dtype, r.spec.bins.count()), ("sans-serif", 20))
         .margin(10)
         .x_label_area_size(40)
@@ -162,23 +243,26 @@ pub fn plot(r: &Report, path: &Path) -> anyhow::Result<()> {
         }
     }
     chart.configure_series_labels().border_style(BLACK).background_style(WHITE.mix(0.8)).draw().context("drawing")?;
-    root.present().context("writing the SVG")?;
     Ok(())
 }
 
 /// Bars of the summed weights (first channel; negative sums below the axis; infinite sums
 /// clamped to the axis' end).
 pub fn plot_weighted(w: &WeightedReport, path: &Path) -> anyhow::Result<()> {
+    render!(path, (900, 500), |root| draw_sums(w, root))
+}
+
+fn draw_sums<DB: DrawingBackend>(w: &WeightedReport, root: &DrawingArea<DB, Shift>) -> anyhow::Result<()>
+where
+    DB::ErrorType: 'static,
+{
     let r = &w.report;
-    check_plot_path(Some(path))?;
     let edges = bin_edges(&r.spec.bins);
     let xa = Axis::new(edges[0], edges[edges.len() - 1]);
     let sums = &r.hist.sums[0];
     let ya = value_axis(sums.iter().copied());
     let clamped = if sums.iter().any(|s| !s.is_finite()) { " (infinite sums clamped)" } else { "" };
-    let root = SVGBackend::new(path, (900, 500)).into_drawing_area();
-    root.fill(&WHITE).context("drawing")?;
-    let mut chart = ChartBuilder::on(&root)
+    let mut chart = ChartBuilder::on(root)
         .caption(
             format!("{} samples ({}), {} weights, {} bins{clamped}", r.n, r.dtype, w.weight_dtype, r.spec.bins.count()),
             ("sans-serif", 20),
@@ -198,7 +282,6 @@ pub fn plot_weighted(w: &WeightedReport, path: &Path) -> anyhow::Result<()> {
             Rectangle::new([(xa.at(edges[b]), ya.at(0.0)), (xa.at(edges[b + 1]), ya.at(s))], PALETTE[0].filled())
         }))
         .context("drawing")?;
-    root.present().context("writing the SVG")?;
     Ok(())
 }
 
@@ -220,7 +303,13 @@ const MAX_CELLS: usize = 256;
 
 /// A heat map of the matrix, with a colour scale legend and axis labels.
 pub fn plot_heatmap(r: &Report2d, path: &Path) -> anyhow::Result<()> {
-    check_plot_path(Some(path))?;
+    render!(path, (900, 760), |root| draw_heatmap(r, root))
+}
+
+fn draw_heatmap<DB: DrawingBackend>(r: &Report2d, root: &DrawingArea<DB, Shift>) -> anyhow::Result<()>
+where
+    DB::ErrorType: 'static,
+{
     let h = r.hist;
     let (ex, ey) = (bin_edges(&r.spec.x), bin_edges(&r.spec.y));
     let (fx, fy) = (h.bins_x.div_ceil(MAX_CELLS).max(1), h.bins_y.div_ceil(MAX_CELLS).max(1));
@@ -237,8 +326,6 @@ pub fn plot_heatmap(r: &Report2d, path: &Path) -> anyhow::Result<()> {
     let hi = finite().fold(f64::NEG_INFINITY, f64::max).max(lo);
     let scale = Axis::new(lo, if hi > lo { hi } else { lo + 1.0 });
     let (xa, ya) = (Axis::new(ex[0], ex[h.bins_x]), Axis::new(ey[0], ey[h.bins_y]));
-    let root = SVGBackend::new(path, (900, 760)).into_drawing_area();
-    root.fill(&WHITE).context("drawing")?;
     let (plot, legend) = root.split_horizontally(780);
     let merged = if fx > 1 || fy > 1 { format!(" (drawn {fx} x {fy} bins per cell)") } else { String::new() };
     let mut chart = ChartBuilder::on(&plot)
@@ -285,6 +372,5 @@ pub fn plot_heatmap(r: &Report2d, path: &Path) -> anyhow::Result<()> {
         Rectangle::new([(0.0, a), (1.0, b)], viridis((s as f64 + 0.5) / steps as f64).filled())
     }))
     .context("drawing")?;
-    root.present().context("writing the SVG")?;
     Ok(())
 }

@@ -1,13 +1,15 @@
 //! `tally reduce`: one reduction of a file's values (sum, min, max, minmax, argmin, argmax,
 //! mean, count of values passing a comparison), as text or JSON.
 
-use super::input::{with_vec, Samples};
+use super::input::{with_type, with_vec, Samples};
 use super::output::{json_integer, json_number};
+use super::stream::Progress;
 use super::{BackendArg, ValuesArg};
 use anyhow::bail;
 use serde_json::{json, Value};
 use tally::reduce::{CmpOp, Compare, ReduceElement, ReduceOp, ReduceOptions, Reduction};
 use tally::Backend;
+use tally::DType;
 
 /// Arguments of `tally reduce`.
 #[derive(clap::Args, Debug)]
@@ -91,10 +93,29 @@ pub fn run(a: ReduceArgs) -> anyhow::Result<()> {
     if a.exact && !matches!(op, ReduceOp::Sum | ReduceOp::Mean) {
         bail!("--exact goes with --op sum or mean");
     }
-    let samples = a.values.load()?;
-    let backend = a.backend.open()?;
     let options = ReduceOptions { skip_nan: a.skip_nan, exact: a.exact };
-    let (r, nan) = with_vec!(&samples, v => reduce_typed(&backend, v, op, options))?;
+    let (r, nan) = match super::stream::raw_file(&a.values.input, a.values.dtype) {
+        // A raw file is streamed through the pipeline, never held whole.
+        Some(dtype) if a.values.column.is_none() => {
+            let backend = a.backend.open()?;
+            let path = &a.values.input;
+            with_type!(dtype, T => {
+                let r = backend.reduce_stream(&mut Progress::<T>::open(path, a.json)?, op, options)?;
+                let nan = if options.skip_nan || !r.dtype.is_float() {
+                    r.nan_skipped
+                } else {
+                    let nans = ReduceOptions::skip_nan();
+                    backend.reduce_stream(&mut Progress::<T>::open(path, true)?, ReduceOp::Sum, nans)?.nan_skipped
+                };
+                (r, nan)
+            })
+        }
+        _ => {
+            let samples = a.values.load()?;
+            let backend = a.backend.open()?;
+            with_vec!(&samples, v => reduce_typed(&backend, v, op, options))?
+        }
+    };
     if a.json {
         let mut doc =
             json!({ "op": op.name(), "count": r.n, "nan": nan, "backend": r.backend, "dtype": r.dtype.name() });

@@ -113,3 +113,23 @@ pub fn read_npy<T: npyz::Deserialize>(path: &str) -> Vec<T> {
     let bytes = std::fs::read(path).unwrap();
     npyz::NpyFile::new(&bytes[..]).unwrap().into_vec().unwrap()
 }
+
+/// Checks that `path` is a drawn picture: an SVG document, or a PNG of `size` pixels (width,
+/// height) that is neither blank nor one colour, with dark pixels (axes and text) and coloured
+/// ones (bars, lines or cells).
+pub fn assert_plot(path: &std::path::Path, size: (u32, u32)) {
+    if path.extension().is_some_and(|e| e == "svg") {
+        let svg = std::fs::read_to_string(path).unwrap();
+        assert!(svg.contains("<svg") && svg.len() > 1000, "{}: not an SVG chart", path.display());
+        return;
+    }
+    let img = image::open(path).unwrap_or_else(|e| panic!("{}: not a readable PNG: {e}", path.display())).to_rgb8();
+    assert_eq!(img.dimensions(), size, "{}", path.display());
+    let pixels = img.pixels().count();
+    let white = img.pixels().filter(|p| p.0 == [255, 255, 255]).count();
+    let dark = img.pixels().filter(|p| p.0.iter().all(|&c| c < 80)).count();
+    let coloured = img.pixels().filter(|p| p.0.iter().max().unwrap() - p.0.iter().min().unwrap() > 60).count();
+    assert!(white < pixels && white > pixels / 10, "{}: blank or filled ({white} of {pixels} white)", path.display());
+    assert!(dark > 500, "{}: no axes or text ({dark} dark pixels)", path.display());
+    assert!(coloured > 100, "{}: nothing drawn in colour ({coloured} pixels)", path.display());
+}

@@ -146,6 +146,11 @@ impl<'a, T> DeviceViewMut<'a, T> {
         DeviceView { inner: self.inner.as_view() }
     }
 
+    /// A sub-range of this view, for writing, or None where it reaches past the end.
+    pub fn slice_mut(&mut self, range: impl RangeBounds<usize>) -> Option<DeviceViewMut<'_, T>> {
+        self.inner.try_slice_mut(range).map(|inner| DeviceViewMut { inner })
+    }
+
     pub(crate) fn inner_mut(&mut self) -> &mut CudaViewMut<'a, T> {
         &mut self.inner
     }
@@ -186,6 +191,11 @@ impl<T> DevPtr<T> {
     /// through two pointers.
     pub(crate) fn offset(self, elements: u64) -> Self {
         DevPtr::new(self.address + elements * std::mem::size_of::<T>() as u64)
+    }
+
+    /// The address as a number, for libraries that take untyped device pointers (NCCL).
+    pub(crate) fn address(self) -> u64 {
+        self.address
     }
 
     /// The same address seen as elements of another type (byte buffers carved into typed

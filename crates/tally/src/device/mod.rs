@@ -10,10 +10,12 @@ pub mod memory;
 pub mod nvrtc;
 pub mod params;
 pub mod registry;
+pub mod staging;
 pub mod workspace;
 
 pub use cuda::{CudaDevice, DeviceInfo, DeviceOptions, EventTimer, ExternalBuffer, Kernel, LaunchShape, Stream};
 pub use memory::{DevPtr, DeviceBuffer, DeviceView, DeviceViewMut, Input};
+pub use staging::{ChunkLayout, ChunkPipeline, ChunkSource, FileSource, PlainData, ReadSource, SliceSource};
 
 use crate::error::{Error, Result};
 use crate::sample::Sample;
@@ -25,7 +27,8 @@ impl DeviceOptions {
     /// `TALLY_NVRTC_OPTIONS` (extra NVRTC options, space-separated) and the [`crate::Tuning`]
     /// knobs `TALLY_HOT_SLOTS`, `TALLY_PASS_KEYS`, `TALLY_CLUSTER`, `TALLY_AGGREGATE`,
     /// `TALLY_SCAN_BLOCK_THREADS`, `TALLY_SCAN_VECS`, `TALLY_PARTITION_SLICE`, `TALLY_PARTITION_THREADS`,
-    /// `TALLY_PARTITION_ITEMS`, `TALLY_PARTITION_BLOCKS_PER_SM`, `TALLY_PARTITION_MATCH` (0 or 1). Empty or
+    /// `TALLY_PARTITION_ITEMS`, `TALLY_PARTITION_BLOCKS_PER_SM`, `TALLY_PARTITION_MATCH` (0 or 1),
+    /// `TALLY_STREAM_CHUNK`, `TALLY_STREAM_BUFFERS`, `TALLY_STREAM_THRESHOLD` (bytes). Empty or
     /// unparsable values are ignored.
     pub fn from_env() -> DeviceOptions {
         let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
@@ -49,6 +52,9 @@ impl DeviceOptions {
             partition_items: number("TALLY_PARTITION_ITEMS").map(|v| v.min(u32::MAX as u64) as u32),
             partition_blocks_per_sm: number("TALLY_PARTITION_BLOCKS_PER_SM").map(|v| v.min(u32::MAX as u64) as u32),
             partition_match: number("TALLY_PARTITION_MATCH").map(|v| v != 0),
+            stream_chunk_bytes: number("TALLY_STREAM_CHUNK").map(|v| v as usize),
+            stream_buffers: number("TALLY_STREAM_BUFFERS").map(|v| v as usize),
+            stream_threshold: number("TALLY_STREAM_THRESHOLD").map(|v| v as usize),
         };
         options
     }

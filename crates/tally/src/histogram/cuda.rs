@@ -388,6 +388,12 @@ impl<T: Sample> HistogramPlan<T> {
         stream.copy_on_device(&self.counts.view(), out)
     }
 
+    /// The counters and outlier counters of the last launch, in place (a streamed histogram
+    /// adds them into its totals on the device).
+    pub(crate) fn counters(&self) -> (DeviceView<'_, u8>, DeviceView<'_, u64>) {
+        (self.counts.view(), self.outliers.view())
+    }
+
     /// Waits for `stream` and reads the last launch's samples outside the bins: below, above
     /// and NaN for each selected channel.
     pub fn read_outliers(&self, stream: &Stream) -> Result<Vec<u64>> {
@@ -399,6 +405,11 @@ impl<T: Sample> HistogramPlan<T> {
     pub fn fill_outputs(&mut self, stream: &Stream, byte: u8) -> Result<()> {
         stream.copy_to_device(&vec![byte; self.counts.len()], &mut self.counts.view_mut())?;
         stream.copy_to_device(&vec![u64::from_ne_bytes([byte; 8]); self.outliers.len()], &mut self.outliers.view_mut())
+    }
+
+    /// The counters and the outlier counters, for combining plans of several devices in place.
+    pub(crate) fn counters_mut(&mut self) -> (&mut DeviceBuffer<u8>, &mut DeviceBuffer<u64>) {
+        (&mut self.counts, &mut self.outliers)
     }
 
     /// Launches on the device's default stream and reads the result.

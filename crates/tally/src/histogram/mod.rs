@@ -9,12 +9,16 @@ pub mod binning;
 pub mod cpu;
 pub mod cuda;
 pub mod cuda_general;
+pub mod fixed_scale;
 pub mod hist2d;
 pub mod partition;
 pub mod policy;
 pub mod reference;
+pub mod reference_exact;
 pub mod strategy;
+pub mod stream;
 pub mod weighted;
+pub mod weighted_exact;
 
 pub use cuda::HistogramPlan;
 pub use cuda_general::{GeneralInput, GeneralPlan, GeneralSpec};
@@ -23,6 +27,7 @@ pub use policy::{SwitchOver, Tuning};
 pub use strategy::Strategy;
 pub use weighted::{Accumulation, FixedScale, SharedAtomics, Weight, WeightedHistogram, WeightedOptions, Weighting};
 
+use crate::device::staging::streams_host_input;
 use crate::device::{Backend, CudaDevice, DeviceInput, Input};
 use crate::error::{Error, Result};
 use crate::sample::{DType, Sample};
@@ -443,6 +448,11 @@ impl Backend {
         match (self, input.into()) {
             (Backend::Cpu, Input::Host(s)) => cpu::histogram(s, spec),
             (Backend::Cpu, Input::Device(_)) => Err(Error::WrongBackend { buffer: "cuda", backend: "cpu" }),
+            (Backend::Cuda(dev), Input::Host(s))
+                if streams_host_input(dev.info().total_memory, std::mem::size_of_val(s), dev.tuning()) =>
+            {
+                stream::host_histogram(dev, s, spec, strategy)
+            }
             (Backend::Cuda(dev), input) => {
                 let data = DeviceInput::new(dev.stream(), input, "samples")?;
                 let view = data.view();

@@ -42,6 +42,14 @@ pub struct Tuning {
     /// (`__match_any_sync`) instead of one shared atomic per key; default
     /// `partition::PARTITION_MATCH`.
     pub partition_match: Option<bool>,
+    /// Bytes of one chunk of a streamed input; default `device::staging::DEFAULT_CHUNK_BYTES`.
+    pub stream_chunk_bytes: Option<usize>,
+    /// Chunks of a streamed input in flight at once (2..=8); default
+    /// `device::staging::DEFAULT_BUFFERS`.
+    pub stream_buffers: Option<usize>,
+    /// Host inputs above this many bytes are streamed through pinned chunks rather than
+    /// uploaded whole; default a quarter of device memory.
+    pub stream_threshold: Option<usize>,
 }
 
 impl Tuning {

@@ -112,6 +112,23 @@ impl Sums {
     }
 }
 
+/// The key of sample `i` in the weighted references' layout (per selected channel: the bins,
+/// then below, above, NaN), or None for a channel not selected.
+pub(crate) fn weighted_key<T: Sample>(spec: &HistogramSpec, slots: &[i32], i: usize, x: T) -> Option<usize> {
+    let slot = slots[i % spec.channels.interleave as usize];
+    if slot < 0 {
+        return None;
+    }
+    let bins = spec.bins.count();
+    let base = slot as usize * (bins + 3);
+    Some(match place(&spec.bins, x) {
+        Place::Bin(b) => base + b,
+        Place::Below => base + bins,
+        Place::Above => base + bins + 1,
+        Place::Nan => base + bins + 2,
+    })
+}
+
 fn fixed_weighting(scale: FixedScale) -> Weighting {
     Weighting {
         accumulation: Accumulation::FixedPoint,
@@ -131,25 +148,15 @@ pub fn histogram_weighted<T: Sample, W: Weight>(
     spec.validate()?;
     let scale = super::weighted::prepare(samples.len(), weights, Accumulation::FixedPoint)?.expect("fixed point");
     let slots = spec.channels.slots();
-    let c = spec.channels.interleave as usize;
     let nslots = spec.channels.selected.len();
     let bins = spec.bins.count();
     // Per slot: bins, then below, above, NaN.
     let stride = bins + 3;
     let mut s = Sums::new(nslots * stride);
     for (i, (&x, &w)) in samples.iter().zip(weights).enumerate() {
-        let slot = slots[i % c];
-        if slot < 0 {
-            continue;
+        if let Some(key) = weighted_key(spec, &slots, i, x) {
+            s.add(key, w.to_f64(), &scale);
         }
-        let base = slot as usize * stride;
-        let key = match place(&spec.bins, x) {
-            Place::Bin(b) => base + b,
-            Place::Below => base + bins,
-            Place::Above => base + bins + 1,
-            Place::Nan => base + bins + 2,
-        };
-        s.add(key, w.to_f64(), &scale);
     }
     let per = |off: usize| (0..nslots).map(|k| s.value(k * stride + bins + off, &scale)).collect::<Vec<_>>();
     let per_count = |off: usize| (0..nslots).map(|k| s.counts[k * stride + bins + off]).collect::<Vec<_>>();

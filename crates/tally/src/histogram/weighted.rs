@@ -23,6 +23,8 @@ use rayon::prelude::*;
 use serde::Serialize;
 use std::sync::Arc;
 
+pub use super::fixed_scale::FixedScale;
+
 /// A weight element: f32 or f64.
 pub trait Weight: Copy + Send + Sync + Default + std::fmt::Debug + DeviceRepr + ValidAsZeroBits + 'static {
     /// This type's [`DType`] (F32 or F64).
@@ -68,6 +70,9 @@ pub enum Accumulation {
     FixedPoint,
     /// Plain float atomics: the order of the additions, and so the result, changes from run to run.
     FloatAtomics,
+    /// The exact sum of each bin's weights, rounded once to f64 (half to even): bitwise the same
+    /// on every run, strategy and backend. NaN and infinite weights follow IEEE (docs/WEIGHTED.md).
+    Exact,
 }
 
 /// GPU only: how a block adds 64-bit fixed-point values in shared memory.
@@ -96,7 +101,7 @@ impl SharedAtomics {
 pub struct WeightedOptions {
     /// The strategy (`auto`: the policy's choice).
     pub strategy: Strategy,
-    /// Fixed point (deterministic, the default) or float atomics.
+    /// Fixed point (deterministic, the default), exact sums, or float atomics.
     pub accumulation: Accumulation,
     /// GPU block strategies, fixed point: how shared memory adds 64-bit values.
     pub shared_atomics: SharedAtomics,
@@ -117,109 +122,14 @@ impl WeightedOptions {
     pub fn float_atomics() -> Self {
         WeightedOptions { accumulation: Accumulation::FloatAtomics, ..Default::default() }
     }
+    /// The defaults, but with exact sums (each bin's exact sum, rounded once).
+    pub fn exact() -> Self {
+        WeightedOptions { accumulation: Accumulation::Exact, ..Default::default() }
+    }
     /// These options with `strategy`.
     pub fn with_strategy(mut self, strategy: Strategy) -> Self {
         self.strategy = strategy;
         self
-    }
-}
-
-/// The fixed-point scale 2^k of one histogram, and what it guarantees.
-///
-/// With `n` weights, `n <= 2^b`, and the largest |weight| `M < 2^e`:
-/// `k = min(62 - b - e, 1023)`. Every converted weight is at most `2^(e+k)` in magnitude, so any
-/// sum of at most `n` of them is at most `2^(b+e+k) <= 2^62`: no sum overflows an i64. `k >= 0`
-/// (integer weights exact) whenever `n * 2^e <= 2^62`.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-pub struct FixedScale {
-    /// k: a weight w is counted as round_half_even(w * 2^k).
-    pub log2: i32,
-    /// The largest |weight|.
-    pub max_abs_weight: f64,
-    /// Weights the bound was computed for.
-    pub samples: u64,
-}
-
-/// 2^e as an f64, for any e in [-1074, 1023].
-pub(crate) fn pow2(e: i32) -> f64 {
-    assert!((-1074..=1023).contains(&e), "2^{e} is not an f64");
-    if e >= -1022 {
-        f64::from_bits(((e + 1023) as u64) << 52)
-    } else {
-        f64::from_bits(1u64 << (e + 1074))
-    }
-}
-
-/// The smallest e with |m| < 2^e, for finite m != 0.
-fn exponent_above(m: f64) -> i32 {
-    let m = m.abs();
-    let bits = m.to_bits();
-    let biased = (bits >> 52) as i32;
-    if biased == 0 {
-        // Subnormal: m = mantissa * 2^-1074, mantissa < 2^52.
-        let mant = bits & ((1u64 << 52) - 1);
-        -1074 + (64 - mant.leading_zeros() as i32)
-    } else {
-        biased - 1023 + 1
-    }
-}
-
-impl FixedScale {
-    /// The scale for `samples` weights whose largest magnitude is `max_abs_weight` (finite).
-    pub fn new(max_abs_weight: f64, samples: u64) -> FixedScale {
-        let b = if samples <= 1 { 0 } else { 64 - (samples - 1).leading_zeros() as i32 };
-        let log2 = if max_abs_weight == 0.0 { 0 } else { (62 - b - exponent_above(max_abs_weight)).min(1023) };
-        FixedScale { log2, max_abs_weight: max_abs_weight.abs(), samples }
-    }
-
-    /// The scale for these weights; NaN and infinite weights are refused.
-    pub fn of<W: Weight>(weights: &[W]) -> Result<FixedScale> {
-        let max = weights
-            .par_iter()
-            .with_min_len(1 << 16)
-            .map(|w| w.to_f64().abs())
-            .reduce(|| 0.0, |a, b| if a.is_nan() || b.is_nan() { f64::NAN } else { a.max(b) });
-        if !max.is_finite() {
-            let i = weights.iter().position(|w| !w.to_f64().is_finite()).unwrap_or(0);
-            return Err(Error::invalid(format!("weight {i} is {:?}; weights must be finite", weights[i])));
-        }
-        Ok(FixedScale::new(max, weights.len() as u64))
-    }
-
-    /// 2^k, the factor a weight is multiplied by before rounding.
-    pub fn scale(&self) -> f64 {
-        pow2(self.log2)
-    }
-
-    /// One weight in fixed point: exact product (a power of two), one rounding, half to even.
-    #[inline(always)]
-    pub fn to_fixed(&self, w: f64, scale: f64) -> i64 {
-        (w * scale).round_ties_even() as i64
-    }
-
-    /// A fixed-point sum as f64: one rounding (the i64 to f64 conversion), then an exact power
-    /// of two (unless the result is subnormal).
-    pub fn to_f64(&self, sum: i64) -> f64 {
-        let x = sum as f64;
-        let e = -self.log2;
-        if (-1022..=1023).contains(&e) {
-            x * pow2(e)
-        } else {
-            let half = e / 2;
-            x * pow2(half) * pow2(e - half)
-        }
-    }
-
-    /// Bound on |result - exact sum| per bin from converting each weight: half a unit of 2^-k
-    /// per sample in the bin. This is the bound for a bin holding all `samples`; the final
-    /// conversion adds at most 2^-53 relative.
-    pub fn conversion_bound(&self) -> f64 {
-        self.samples as f64 * 2f64.powi(-(self.log2 + 1))
-    }
-
-    /// The bound for a bin holding `count` samples (plus 2^-53 relative).
-    pub fn bound_for(&self, count: u64) -> f64 {
-        count as f64 * 2f64.powi(-(self.log2 + 1))
     }
 }
 
@@ -291,6 +201,9 @@ pub enum ValueKind {
     Fixed(FixedScale),
     /// The weight as a float.
     Float,
+    /// The weight into an exact sum ([`crate::reduce::ExactSum`]); the raw value of a key is
+    /// its rounded sum's f64 bits.
+    Exact,
 }
 
 impl ValueKind {
@@ -300,6 +213,7 @@ impl ValueKind {
             (Accumulation::FixedPoint, Some(s)) => ValueKind::Fixed(s),
             (Accumulation::FixedPoint, None) => ValueKind::Count,
             (Accumulation::FloatAtomics, _) => ValueKind::Float,
+            (Accumulation::Exact, _) => ValueKind::Exact,
         }
     }
 
@@ -320,6 +234,14 @@ impl ValueKind {
                 deterministic: false,
                 shared_atomics: None,
             }),
+            // Correctly rounded: nothing besides the final rounding.
+            ValueKind::Exact => Some(Weighting {
+                accumulation: Accumulation::Exact,
+                fixed: None,
+                error_bound: Some(0.0),
+                deterministic: true,
+                shared_atomics: None,
+            }),
         }
     }
 
@@ -328,7 +250,7 @@ impl ValueKind {
         match self {
             ValueKind::Count => raw as f64,
             ValueKind::Fixed(s) => s.to_f64(raw as i64),
-            ValueKind::Float => f64::from_bits(raw),
+            ValueKind::Float | ValueKind::Exact => f64::from_bits(raw),
         }
     }
 }
@@ -367,6 +289,9 @@ pub(crate) fn cpu_accumulate(
     key: impl Fn(usize) -> usize + Sync,
     weight: impl Fn(usize) -> f64 + Sync,
 ) -> Raw {
+    if kind == ValueKind::Exact {
+        return super::weighted_exact::cpu_accumulate_exact(n, keys, key, weight);
+    }
     let total = keys.width + keys.outs + 1;
     let float = matches!(kind, ValueKind::Float);
     let new = || Acc {
@@ -392,7 +317,7 @@ pub(crate) fn cpu_accumulate(
                         a.counts[k] += 1;
                     }
                 }
-                ValueKind::Float => {
+                ValueKind::Float | ValueKind::Exact => {
                     for i in range {
                         let k = key(i);
                         a.floats[k] += weight(i);
@@ -447,14 +372,18 @@ pub(crate) fn key_1d<T: Sample>(
     }
 }
 
-/// Checks that there is one weight per sample and that every weight is finite, and finds the
-/// fixed-point scale (None for float accumulation).
+/// Checks that there is one weight per sample and, but for exact sums (which take NaN and
+/// infinities as IEEE does), that every weight is finite; finds the fixed-point scale (None for
+/// float and exact accumulation).
 pub fn prepare<W: Weight>(samples: usize, weights: &[W], accumulation: Accumulation) -> Result<Option<FixedScale>> {
     if samples != weights.len() {
         return Err(Error::invalid(format!(
             "{samples} samples but {} weights: there must be one weight per sample",
             weights.len()
         )));
+    }
+    if accumulation == Accumulation::Exact {
+        return super::weighted_exact::check_samples(samples).map(|_| None);
     }
     let scale = FixedScale::of(weights)?;
     Ok((accumulation == Accumulation::FixedPoint).then_some(scale))
@@ -469,6 +398,9 @@ pub fn prepare_device<W: Weight>(
     weights: &DeviceView<'_, W>,
     accumulation: Accumulation,
 ) -> Result<Option<FixedScale>> {
+    if samples == weights.len() && accumulation == Accumulation::Exact {
+        return super::weighted_exact::check_samples(samples).map(|_| None);
+    }
     if samples != weights.len() || weights.is_empty() {
         return prepare::<W>(samples, &vec![W::default(); weights.len()], accumulation);
     }

@@ -7,7 +7,8 @@
 //   TALLY_WEIGHT     NONE (counts), F32 or F64 weights
 //   TALLY_ACCUM      weighted only: HALVES = 64-bit fixed point in shared memory as 32-bit halves
 //                    with a carry, NATIVE64 = 64-bit fixed point with native 64-bit shared atomics,
-//                    FLOAT = float atomics in the weight's type (not deterministic)
+//                    FLOAT = float atomics in the weight's type (not deterministic), EXACT = exact
+//                    sums (tally_histogram_exact, below; global atomics only)
 //   TALLY_STRATEGY   GLOBAL_ATOMIC, BLOCK_SHARED, or GLOBAL_L2 (global atomics on an L2-sized range
 //                    of keys per pass)
 // (the values are the names of codes.cuh, generated from the Rust side)
@@ -119,6 +120,33 @@ struct Keys {
 };
 #endif
 
+// The keys of the launch: the binning set up from the parameters (the 1-D 256-entry table in
+// shared memory at `cursor`, which moves past it).
+TALLY_DEVICE Keys make_keys(const GeneralParams& p, unsigned char*& cursor, u32 width) {
+  Keys keys;
+  keys.width = width;
+#if TALLY_DIMS == 1
+  const int* table = nullptr;
+#if TALLY_BINNING == TALLY_BINNING_TABLE8
+  {
+    int* t = reinterpret_cast<int*>(cursor);
+    cursor += 256 * sizeof(int);
+    for (u32 i = threadIdx.x; i < 256; i += BLOCK_THREADS) t[i] = p.ax.lut[i];
+    table = t;
+  }
+#endif
+  setup(keys.bin, p.ax, table);
+  keys.bins = p.bins;
+  for (int c = 0; c < CHANNELS; ++c) keys.slot[c] = p.slot[c];
+#else
+  setup(keys.bin_x, p.ax, nullptr);
+  setup(keys.bin_y, p.ay, nullptr);
+  keys.bins_y = p.bins_y;
+#endif
+  return keys;
+}
+
+#if TALLY_ACCUM != TALLY_ACCUM_EXACT
 // ---- what one sample adds --------------------------------------------------------------------
 
 #if TALLY_FIXED
@@ -246,26 +274,7 @@ tally_histogram_general(const GeneralParams p) {
   const u32 width = TALLY_DIMS == 2 ? p.bins : p.nslots * p.bins;
   const u32 outs = OUT * p.nslots;
 
-  Keys keys;
-  keys.width = width;
-#if TALLY_DIMS == 1
-  const int* table = nullptr;
-#if TALLY_BINNING == TALLY_BINNING_TABLE8
-  {
-    int* t = reinterpret_cast<int*>(cursor);
-    cursor += 256 * sizeof(int);
-    for (u32 i = threadIdx.x; i < 256; i += BLOCK_THREADS) t[i] = p.ax.lut[i];
-    table = t;
-  }
-#endif
-  setup(keys.bin, p.ax, table);
-  keys.bins = p.bins;
-  for (int c = 0; c < CHANNELS; ++c) keys.slot[c] = p.slot[c];
-#else
-  setup(keys.bin_x, p.ax, nullptr);
-  setup(keys.bin_y, p.ay, nullptr);
-  keys.bins_y = p.bins_y;
-#endif
+  const Keys keys = make_keys(p, cursor, width);
 
   Sink sink;
   sink.outlier_counts = reinterpret_cast<u32*>(cursor);
@@ -350,3 +359,50 @@ tally_histogram_general(const GeneralParams p) {
 #endif
   }
 }
+#else
+// ---- exact sums ---------------------------------------------------------------------------------
+// Every key (bins and outlier keys; the trash key is dropped) has, in global memory (`values`),
+// EXACT_DIGITS signed 128-bit digit sums of its weights (exact.cuh's digits, from digit
+// EXACT_FIRST on), then its counts of NaN, +inf and -inf weights and of samples: KEY_WORDS words
+// (ExactLayout in src/histogram/weighted_exact.rs). Each sample adds its weight's three chunks
+// with 128-bit atomics; integer adds commute, so the sums are the same in every order. The host
+// turns each key's digits into the exact sum and rounds it once.
+#include "exact.cuh"
+#if !TALLY_WEIGHT
+#error "exact sums need weights"
+#endif
+constexpr u32 EXACT_FIRST = TALLY_WEIGHT == TALLY_WEIGHT_F32 ? 27 : 0;
+constexpr u32 EXACT_DIGITS = TALLY_WEIGHT == TALLY_WEIGHT_F32 ? 11 : 66;
+constexpr u32 KEY_WORDS = 2 * EXACT_DIGITS + 4;
+
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
+tally_histogram_exact(const GeneralParams p) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  unsigned char* cursor = smem_raw;
+  const u32 width = TALLY_DIMS == 2 ? p.bins : p.nslots * p.bins;
+  const u32 keys_used = width + OUT * p.nslots;
+  const Keys keys = make_keys(p, cursor, width);
+  __syncthreads();
+  unsigned long long* acc = reinterpret_cast<unsigned long long*>(p.values);
+  const u64 threads = (u64)gridDim.x * BLOCK_THREADS;
+  for (u64 i = (u64)blockIdx.x * BLOCK_THREADS + threadIdx.x; i < p.n; i += threads) {
+    const Sample x = __ldg(p.x + i * p.stride);
+    const Sample y = TALLY_DIMS == 2 ? __ldg(p.y + i * p.stride) : x;
+    const int key = keys.key(p, x, y, i);
+    if ((u32)key >= keys_used) continue;  // an unselected channel
+    unsigned long long* k = acc + (u64)key * KEY_WORDS;
+    const ExactChunks c = exact_chunks((double)__ldg(p.weights + i));
+    if (c.kind != EXACT_FINITE) {
+      atomicAdd(k + 2 * EXACT_DIGITS + (c.kind - 1), 1ull);
+    } else {
+#pragma unroll
+      for (u32 j = 0; j < 3; ++j) {
+        if (c.c[j] == 0) continue;  // zeros (and a zero weight's digit, below EXACT_FIRST for f32)
+        const u32 d = c.digit + j - EXACT_FIRST;
+        atomic_add_i128(k + 2 * d, k + 2 * d + 1, c.c[j]);
+      }
+    }
+    atomicAdd(k + 2 * EXACT_DIGITS + 3, 1ull);
+  }
+}
+#endif

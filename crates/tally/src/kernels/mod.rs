@@ -18,6 +18,7 @@ pub const HEADERS: &[(&str, &str)] = &[
     ("binning.cuh", include_str!("binning.cuh")),
     ("lookback.cuh", include_str!("lookback.cuh")),
     ("compact.cuh", include_str!("compact.cuh")),
+    ("exact.cuh", include_str!("exact.cuh")),
 ];
 
 /// Declares a Rust enum whose values select kernel variants, together with the C++ names the
@@ -147,6 +148,7 @@ pub fn families() -> Vec<&'static KernelFamily> {
         &crate::scan::cuda::FAMILY,
         &crate::select::cuda::FAMILY,
         &crate::runs::cuda::FAMILY,
+        &crate::histogram::stream::FAMILY,
     ]
 }
 

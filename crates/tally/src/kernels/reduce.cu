@@ -15,6 +15,7 @@
 #include "warp.cuh"
 #include "block.cuh"
 #include "codes.cuh"
+#include "exact.cuh"
 
 #ifndef TALLY_ELEM
 #error "TALLY_ELEM must be defined"
@@ -344,8 +345,8 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS) tally_reduce(const R
 //   f32 (and f16, bf16 as their f32): x = m * 2^(p - 149), m < 2^24, p = max(e, 1) - 1 <= 253. Digit p >> 3 gets
 //        m << (p & 7) < 2^31 as a double: an integer-valued double, exact while the thread's
 //        sum stays below 2^53 (the host keeps each thread below 2^21 elements).
-//   f64: x = m * 2^(p - 1074), m < 2^53, p <= 2045. m << (p & 31) spans three 32-bit digits
-//        from p >> 5; each gets its chunk (< 2^32) as a signed 64-bit add.
+//   f64: exact.cuh's digits: m << (p & 31) spans three 32-bit digits from p >> 5; each gets its
+//        chunk (< 2^32) as a signed 64-bit add.
 // Blocks sum their threads' digits in 128 bits; the last block sums the blocks' and writes
 // them with the counts of NaN, +inf and -inf. The host carries and rounds once (exact.rs).
 #if TALLY_ELEM_FLOAT == 0
@@ -386,30 +387,17 @@ TALLY_DEVICE void exact_add(i64* mine, T x, Specials& s) {
     double* slot = reinterpret_cast<double*>(mine + (q >> 3) * BLOCK_THREADS);
     *slot += (bits >> 31) ? -v : v;
   } else {
-    const u64 bits = (u64)__double_as_longlong((double)x);
-    const u32 e = (u32)(bits >> 52) & 0x7ff;
-    if (e == 0x7ff) {
-      if (bits & 0xfffffffffffffull) s.nan += 1;
-      else if (bits >> 63) s.neg_inf += 1;
+    const ExactChunks c = exact_chunks((double)x);
+    if (c.kind != EXACT_FINITE) {
+      if (c.kind == EXACT_NAN) s.nan += 1;
+      else if (c.kind == EXACT_NEG_INF) s.neg_inf += 1;
       else s.pos_inf += 1;
       return;
     }
-    const u64 m = (bits & 0xfffffffffffffull) | (e ? (1ull << 52) : 0ull);
-    const u32 q = e ? e - 1 : 0;
-    const u32 sh = q & 31;
-    const u64 low = m << sh;
-    const i64 c0 = (i64)(low & 0xffffffffull), c1 = (i64)(low >> 32);
-    const i64 c2 = sh ? (i64)((m >> 32) >> (32 - sh)) : 0;
-    i64* d = mine + (q >> 5) * BLOCK_THREADS;
-    if (bits >> 63) {
-      d[0] -= c0;
-      d[BLOCK_THREADS] -= c1;
-      d[2 * BLOCK_THREADS] -= c2;
-    } else {
-      d[0] += c0;
-      d[BLOCK_THREADS] += c1;
-      d[2 * BLOCK_THREADS] += c2;
-    }
+    i64* d = mine + c.digit * BLOCK_THREADS;
+    d[0] += c.c[0];
+    d[BLOCK_THREADS] += c.c[1];
+    d[2 * BLOCK_THREADS] += c.c[2];
   }
 }
 

@@ -38,7 +38,17 @@ constexpr u64 TILE = (u64)ROW * VECS;
 constexpr bool OUT_FLOAT = TALLY_OUT_FLOAT;
 constexpr bool OUT_SIGNED = TALLY_OUT_SIGNED;
 constexpr bool HAS_KEY = TALLY_KEY_BYTES != 0;
-static_assert(VECS * WARPS <= 32, "warp 0 scans the row-and-warp totals");
+// Warp 0 scans the VECS * WARPS row-and-warp totals, PER_LANE consecutive ones per lane.
+constexpr int PIECES = VECS * WARPS;
+constexpr int PER_LANE = (PIECES + 31) / 32;
+static_assert(PIECES <= 128, "at most 4 row-and-warp totals per lane of warp 0");
+#ifndef TALLY_SCAN_STAGE
+#define TALLY_SCAN_STAGE 0
+#endif
+// STAGE: a tile's input is copied into shared memory (cp.async, no registers held) and read
+// from there twice, before and after the look-back, so a block waiting for its prefix holds
+// no input in registers and more blocks fit on a multiprocessor.
+constexpr bool STAGE = TALLY_SCAN_STAGE;
 
 #if TALLY_KEY_BYTES == 8
 typedef u64 Key;
@@ -60,6 +70,8 @@ struct ScanParams {
   u32 exclusive;
   u32 deterministic;
   u32 check_overflow;
+  u32 has_carry;          // a scan of one shard of several: `carry` comes before element 0
+  u64 carry;              // the carry's bits (an O in the low bytes): the earlier shards' total
 };
 
 
@@ -147,24 +159,85 @@ TALLY_DEVICE void store_items(O* base, u64 e, const O* in) {
   for (int w = 0; w < BYTES / 16; ++w) reinterpret_cast<uint4*>(base + e)[w] = u.raw[w];
 }
 
-// ---- one tile -------------------------------------------------------------------------------------
+// The carry-in as an O (its bits in the low bytes of the 64-bit field).
+TALLY_DEVICE O carry_of(const ScanParams& p) {
+  union {
+    u64 word;
+    O value;
+  } u;
+  u.word = p.carry;
+  return u.value;
+}
+
+// ---- one tile ---------------------------------------------------------------------------------------
+// cp.async of 16 bytes (sm_80): global to shared without passing through registers.
+TALLY_DEVICE void copy_async16(void* shared, const void* global) {
+  const unsigned s = (unsigned)__cvta_generic_to_shared(shared);
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(global) : "memory");
+}
+TALLY_DEVICE void copy_async_wait_all() {
+  asm volatile("cp.async.commit_group;\ncp.async.wait_group 0;\n" ::: "memory");
+}
+
+// Row k of this thread's items: from registers, or (STAGE) from the shared copy, the
+// identity past the end of the input.
+template <bool FAST, typename Xs>
+TALLY_DEVICE void row_items(const ScanParams& p, u64 e0, int k, const Xs& x, const T* stage, O (&out)[VI]) {
+  if constexpr (STAGE) {
+    const u32 at = (u32)k * ROW + threadIdx.x * VI;
+    if constexpr (FAST) {
+      // A 16-byte vector per thread and row: consecutive threads, consecutive banks.
+      union {
+        uint4 raw[VI * sizeof(T) / 16];
+        T item[VI];
+      } u;
+#pragma unroll
+      for (int v = 0; v < (int)(VI * sizeof(T) / 16); ++v) u.raw[v] = reinterpret_cast<const uint4*>(stage + at)[v];
+#pragma unroll
+      for (int j = 0; j < VI; ++j) out[j] = (O)u.item[j];
+    } else {
+#pragma unroll
+      for (int j = 0; j < VI; ++j) out[j] = e0 + at + j < p.n ? (O)stage[at + j] : op_identity();
+    }
+  } else {
+#pragma unroll
+    for (int j = 0; j < VI; ++j) out[j] = x[k][j];
+  }
+}
+
 template <bool FAST>
-TALLY_DEVICE void scan_tile(const ScanParams& p, u32 tile, const States& st, Acc* totals) {
+TALLY_DEVICE void scan_tile(const ScanParams& p, u32 tile, const States& st, Acc* totals, T* stage) {
   const u32 w = warp_id();
   const u64 e0 = (u64)tile * TILE;
-  O x[VECS][VI];
+  O x[STAGE ? 1 : VECS][VI];
   u32 heads[VECS];
   Acc row_incl[VECS];
 #pragma unroll
   for (int k = 0; k < VECS; ++k) {
     const u64 e = e0 + (u64)k * ROW + (u64)threadIdx.x * VI;
     heads[k] = 0;
-    if constexpr (FAST) {
+    if constexpr (STAGE) {
+      const u32 at = (u32)k * ROW + threadIdx.x * VI;
+      if constexpr (FAST) {
+#pragma unroll
+        for (int v = 0; v < (int)(VI * sizeof(T) / 16); ++v)
+          copy_async16(reinterpret_cast<uint4*>(stage + at) + v, reinterpret_cast<const uint4*>(p.input + e) + v);
+      } else {
+#pragma unroll
+        for (int j = 0; j < VI; ++j)
+          if (e + j < p.n) stage[at + j] = p.input[e + j];
+      }
+    } else if constexpr (FAST) {
       T in[VI];
       load_items<T, VI>(p.input, e, in);
 #pragma unroll
       for (int j = 0; j < VI; ++j) x[k][j] = (O)in[j];
-      if constexpr (HAS_KEY) {
+    } else {
+#pragma unroll
+      for (int j = 0; j < VI; ++j) x[k][j] = e + j < p.n ? (O)p.input[e + j] : op_identity();
+    }
+    if constexpr (HAS_KEY) {
+      if constexpr (FAST) {
         Key key[VI];
         load_items<Key, VI>(p.keys, e, key);
         Key prev = e == 0 ? key[0] : __ldg(p.keys + e - 1);
@@ -174,43 +247,64 @@ TALLY_DEVICE void scan_tile(const ScanParams& p, u32 tile, const States& st, Acc
           heads[k] |= (u32)(key[j] != prev) << j;
           prev = key[j];
         }
-      }
-    } else {
+      } else {
 #pragma unroll
-      for (int j = 0; j < VI; ++j) {
-        const u64 i = e + j;
-        x[k][j] = i < p.n ? (O)p.input[i] : op_identity();
-        if constexpr (HAS_KEY) {
+        for (int j = 0; j < VI; ++j) {
+          const u64 i = e + j;
           const bool head = i < p.n && (i == 0 || p.keys[i] != p.keys[i - 1]);
           heads[k] |= (u32)head << j;
         }
       }
     }
-    Acc a = make_acc(x[k][0], heads[k] & 1);
+  }
+  if constexpr (STAGE && FAST) copy_async_wait_all();  // each thread reads back only its own copies
 #pragma unroll
-    for (int j = 1; j < VI; ++j) a = merge(a, make_acc(x[k][j], (heads[k] >> j) & 1));
+  for (int k = 0; k < VECS; ++k) {
+    O xk[VI];
+    row_items<FAST>(p, e0, k, x, stage, xk);
+    Acc a = make_acc(xk[0], heads[k] & 1);
+#pragma unroll
+    for (int j = 1; j < VI; ++j) a = merge(a, make_acc(xk[j], (heads[k] >> j) & 1));
     row_incl[k] = warp_inclusive_scan(a, merge);
     if (lane_id() == 31) totals[k * WARPS + w] = row_incl[k];
   }
   __syncthreads();
   if (w == 0) {
-    constexpr int PIECES = VECS * WARPS;
-    const Acc mine = (int)lane_id() < PIECES ? totals[lane_id()] : identity();
-    const Acc incl = warp_inclusive_scan(mine, merge);
+    // Lane l holds pieces l * PER_LANE ..; `part[q]` is the combination of its first q + 1.
+    const int lane = (int)lane_id();
+    Acc part[PER_LANE];
+#pragma unroll
+    for (int q = 0; q < PER_LANE; ++q) {
+      const int i = lane * PER_LANE + q;
+      const Acc v = i < PIECES ? totals[i] : identity();
+      part[q] = q == 0 ? v : merge(part[q - 1], v);
+    }
+    const Acc incl = warp_inclusive_scan(part[PER_LANE - 1], merge);
     const Acc agg = warp_shfl_idx(incl, 31);
     const Acc excl = warp_exclusive_from_inclusive(incl, identity());
-    const Acc prefix = lookback_prefix(st, tile, agg, p.deterministic);
+    // A carry-in is tile 0's prefix: tile 0 publishes it merged with its aggregate, so the
+    // look-back hands it on to every later tile.
+    const bool carried = tile == 0 && p.has_carry;
+    const Acc carry = make_acc(carry_of(p), 0);
+    const Acc prefix = lookback_prefix(st, tile, carried ? merge(carry, agg) : agg, p.deterministic);
     // Each row-and-warp piece's prefix, the tile's prefix first (a fixed association).
-    if ((int)lane_id() < PIECES) totals[lane_id()] = (tile > 0) ? merge(prefix, excl) : excl;
+#pragma unroll
+    for (int q = 0; q < PER_LANE; ++q) {
+      const int i = lane * PER_LANE + q;
+      const Acc before = q == 0 ? excl : (lane == 0 ? part[q - 1] : merge(excl, part[q - 1]));
+      if (i < PIECES) totals[i] = (tile > 0) ? merge(prefix, before) : (carried ? merge(carry, before) : before);
+    }
   }
   __syncthreads();
   u32 overflowed = 0;
   // Element 0 of the whole input starts the scan: its inclusive value is itself, never
   // `op(identity, x)` (a custom identity need only be neutral on what the op returns, e.g. 0 for
   // `fmaxf(fabsf(a), fabsf(b))`; the CPU backend and the reference start the same way).
-  const bool starts_input = e0 == 0 && threadIdx.x == 0;
+  const bool starts_input = e0 == 0 && threadIdx.x == 0 && !p.has_carry;
 #pragma unroll
   for (int k = 0; k < VECS; ++k) {
+    O xk[VI];
+    row_items<FAST>(p, e0, k, x, stage, xk);
     const Acc lane_excl = warp_exclusive_from_inclusive(row_incl[k], identity());
     const Acc pre = lane_id() == 0 ? totals[k * WARPS + w] : merge(totals[k * WARPS + w], lane_excl);
     O run = pre.v;
@@ -219,13 +313,13 @@ TALLY_DEVICE void scan_tile(const ScanParams& p, u32 tile, const States& st, Acc
     for (int j = 0; j < VI; ++j) {
       const O before = run;
       if ((HAS_KEY && ((heads[k] >> j) & 1)) || (k == 0 && j == 0 && starts_input)) {
-        run = x[k][j];
+        run = xk[j];
         out[j] = p.exclusive ? op_identity() : run;
       } else {
-        run = op(run, x[k][j]);
+        run = op(run, xk[j]);
         out[j] = p.exclusive ? before : run;
         if constexpr (TALLY_SCAN == TALLY_SCAN_SUM && !OUT_FLOAT && sizeof(O) == 8) {
-          if constexpr (OUT_SIGNED) overflowed |= (u32)((x[k][j] >= 0) != (run >= before));
+          if constexpr (OUT_SIGNED) overflowed |= (u32)((xk[j] >= 0) != (run >= before));
           else overflowed |= (u32)(run < before);
         }
       }
@@ -246,12 +340,13 @@ TALLY_DEVICE void scan_tile(const ScanParams& p, u32 tile, const States& st, Acc
 constexpr int MIN_BLOCKS = TALLY_MIN_BLOCKS;
 
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS) tally_scan(const ScanParams p) {
-  __shared__ Acc totals[32];
+  __shared__ Acc totals[PIECES];
   __shared__ u32 shared_tile;
+  __shared__ __align__(16) T stage[STAGE ? TILE : 1];
   const u32 tile = lookback_next_tile(p.states, &shared_tile);
   const States st = lookback_states<ScanLookback>(p.states, p.tiles, p.groups, p.supers);
   const bool full = (u64)(tile + 1) * TILE <= p.n;
   const bool aligned = (((u64)p.input | (u64)p.output | (u64)p.keys) & 15) == 0;
-  if (full && aligned) scan_tile<true>(p, tile, st, totals);
-  else scan_tile<false>(p, tile, st, totals);
+  if (full && aligned) scan_tile<true>(p, tile, st, totals, stage);
+  else scan_tile<false>(p, tile, st, totals, stage);
 }

@@ -4,7 +4,8 @@
 
 use super::element::CountBounds;
 use super::exact::ExactSum;
-use super::{all_nan_error, empty_error, ReduceElement, ReduceOp, ReduceOptions, Reduction};
+use super::partial::Partial;
+use super::{ReduceElement, ReduceOp, ReduceOptions, Reduction};
 use crate::error::Result;
 use rayon::prelude::*;
 
@@ -17,19 +18,13 @@ const LANES: usize = 8;
 
 /// `op` over `xs` on the rayon pool.
 pub fn reduce<T: ReduceElement>(xs: &[T], op: ReduceOp, options: ReduceOptions) -> Result<Reduction> {
-    let n = xs.len() as u64;
-    let mut r = Reduction::new(op, T::TYPE, n, "cpu");
-    if op.needs_elements() && xs.is_empty() {
-        return Err(empty_error(&op));
-    }
+    partial(xs, op, options, 0).finish(op, options, xs.len() as u64, "cpu")
+}
+
+/// The state `op` reaches over `xs`, whose first element has index `first` in the whole input.
+pub(crate) fn partial<T: ReduceElement>(xs: &[T], op: ReduceOp, options: ReduceOptions, first: u64) -> Partial<T> {
     match op {
-        ReduceOp::Sum | ReduceOp::Mean => {
-            let (value, kept) = sum(xs, options, &mut r);
-            r.value = if op == ReduceOp::Mean { value / kept as f64 } else { value };
-            if op == ReduceOp::Mean {
-                r.exact = None;
-            }
-        }
+        ReduceOp::Sum | ReduceOp::Mean => sum(xs, options),
         ReduceOp::Count(cmp) => {
             let bounds = CountBounds::new(cmp, T::TYPE);
             let skip = options.skip_nan;
@@ -41,79 +36,40 @@ pub fn reduce<T: ReduceElement>(xs: &[T], op: ReduceOp, options: ReduceOptions) 
                     (count, nan)
                 })
                 .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
-            r.count = Some(count);
-            r.value = count as f64;
-            r.nan_skipped = nan;
+            Partial::Count { count, nan }
         }
-        _ => {
-            let e = xs
-                .par_chunks(CHUNK)
+        _ => Partial::Extrema(
+            xs.par_chunks(CHUNK)
                 .enumerate()
-                .map(|(k, c)| Extrema::of(c, (k * CHUNK) as u64, options.skip_nan))
+                .map(|(k, c)| Extrema::of(c, first + (k * CHUNK) as u64, options.skip_nan))
                 .collect::<Vec<_>>()
                 .into_iter()
-                .fold(Extrema::empty(), |a, b| a.merge(b));
-            r.nan_skipped = e.nan;
-            let float = T::TYPE.is_float();
-            let value = |x: T, i: u64| {
-                if i == u64::MAX {
-                    (f64::NAN, None)
-                } else {
-                    (x.to_f64(), (!float).then(|| x.to_i128()))
-                }
-            };
-            match op {
-                ReduceOp::Min | ReduceOp::MinMax => {
-                    (r.value, r.exact) = value(e.min, e.imin);
-                    if op == ReduceOp::MinMax {
-                        let (v, x) = value(e.max, e.imax);
-                        (r.max, r.max_exact) = (Some(v), x);
-                    }
-                }
-                ReduceOp::Max => (r.value, r.exact) = value(e.max, e.imax),
-                ReduceOp::ArgMin | ReduceOp::ArgMax => {
-                    let (x, i) = if op == ReduceOp::ArgMin { (e.min, e.imin) } else { (e.max, e.imax) };
-                    if i == u64::MAX {
-                        return Err(all_nan_error(&op));
-                    }
-                    (r.value, r.exact) = value(x, i);
-                    r.index = Some(i);
-                }
-                _ => unreachable!(),
-            }
-        }
+                .fold(Extrema::empty(), |a, b| a.merge(b)),
+        ),
     }
-    Ok(r)
 }
 
-/// The sum of `xs` (exact where asked or an integer) and the elements summed; fills the
-/// reduction's exact and NaN fields.
-fn sum<T: ReduceElement>(xs: &[T], options: ReduceOptions, r: &mut Reduction) -> (f64, u64) {
-    let n = xs.len() as u64;
+/// The sum of `xs`: exact where asked or an integer.
+fn sum<T: ReduceElement>(xs: &[T], options: ReduceOptions) -> Partial<T> {
     if !T::TYPE.is_float() {
-        let s: i128 = xs.par_chunks(CHUNK).map(|c| c.iter().map(|x| x.to_i128()).sum::<i128>()).sum();
-        r.exact = Some(s);
-        return (s as f64, n);
+        return Partial::IntSum(xs.par_chunks(CHUNK).map(|c| c.iter().map(|x| x.to_i128()).sum::<i128>()).sum());
     }
     let skip = options.skip_nan;
     if options.exact {
-        let total = xs
-            .par_chunks(CHUNK)
-            .map(|c| {
-                let mut e = ExactSum::new();
-                for &x in c {
-                    e.add_f64(x.to_f64());
-                }
-                e
-            })
-            .reduce(ExactSum::new, |mut a, b| {
-                a.merge(&b);
-                a
-            });
-        let nan = total.nan_count();
-        r.exact_sum = true;
-        r.nan_skipped = if skip { nan } else { 0 };
-        return (total.to_f64_ignoring_nan(skip), n - if skip { nan } else { 0 });
+        return Partial::Exact(Box::new(
+            xs.par_chunks(CHUNK)
+                .map(|c| {
+                    let mut e = ExactSum::new();
+                    for &x in c {
+                        e.add_f64(x.to_f64());
+                    }
+                    e
+                })
+                .reduce(ExactSum::new, |mut a, b| {
+                    a.merge(&b);
+                    a
+                }),
+        ));
     }
     let partials: Vec<(f64, u64)> = xs
         .par_chunks(CHUNK)
@@ -148,20 +104,17 @@ fn sum<T: ReduceElement>(xs: &[T], options: ReduceOptions, r: &mut Reduction) ->
         total += s;
         nan += k;
     }
-    if skip {
-        r.nan_skipped = nan;
-    }
-    (total, n - nan)
+    Partial::FloatSum { sum: total, nan }
 }
 
 /// Min and max of a range with the indices of their first occurrences (`u64::MAX`: none).
 #[derive(Clone, Copy)]
-struct Extrema<T> {
-    min: T,
-    max: T,
-    imin: u64,
-    imax: u64,
-    nan: u64,
+pub(crate) struct Extrema<T> {
+    pub(crate) min: T,
+    pub(crate) max: T,
+    pub(crate) imin: u64,
+    pub(crate) imax: u64,
+    pub(crate) nan: u64,
 }
 
 #[inline(always)]
@@ -175,7 +128,7 @@ fn before_max<T: ReduceElement>(a: T, b: T) -> bool {
 }
 
 impl<T: ReduceElement> Extrema<T> {
-    fn empty() -> Self {
+    pub(crate) fn empty() -> Self {
         Extrema { min: T::default(), max: T::default(), imin: u64::MAX, imax: u64::MAX, nan: 0 }
     }
 
@@ -198,7 +151,7 @@ impl<T: ReduceElement> Extrema<T> {
     }
 
     /// `self` covers earlier indices than `b`: ties keep `self`'s.
-    fn merge(mut self, b: Self) -> Self {
+    pub(crate) fn merge(mut self, b: Self) -> Self {
         if b.imin != u64::MAX && (self.imin == u64::MAX || before_min(b.min, self.min)) {
             (self.min, self.imin) = (b.min, b.imin);
         }

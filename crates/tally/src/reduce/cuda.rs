@@ -7,10 +7,12 @@
 //! - count: `[count, NaNs]`; custom: `[bits]`;
 //! - exact: `[NaN, +inf, -inf, 0]`, then each digit as `[low, high]` (128 bits).
 
+use super::cpu::Extrema;
 use super::element::CountBounds;
 use super::exact::ExactSum;
+use super::partial::Partial;
 use super::policy::{self, KernelOp, ReducePolicy, OUT_WORDS};
-use super::{all_nan_error, empty_error, ElementType, ReduceElement, ReduceOp, ReduceOptions, Reduction};
+use super::{empty_error, ElementType, ReduceElement, ReduceOp, ReduceOptions, Reduction};
 use crate::device::params::KernelParams;
 use crate::device::registry::{Defines, KernelFamily};
 use crate::device::{CudaDevice, DevPtr, DeviceBuffer, DeviceView, Kernel, LaunchShape, Stream};
@@ -302,39 +304,49 @@ impl<T: ReduceElement> ReducePlan<T> {
 
     /// Waits for `stream` and reads the result of the last launch.
     pub fn read(&self, stream: &Stream) -> Result<Reduction> {
-        let op = self.op;
-        let mut r = Reduction::new(op, T::TYPE, self.n as u64, "cuda");
         if self.n == 0 {
-            if op.needs_elements() {
-                return Err(empty_error(&op));
+            if self.op.needs_elements() {
+                return Err(empty_error(&self.op));
             }
-            return super::cpu::reduce::<T>(&[], op, self.options).map(|e| Reduction { backend: "cuda", ..e });
+            return super::cpu::reduce::<T>(&[], self.op, self.options).map(|e| Reduction { backend: "cuda", ..e });
         }
-        // Only the words this op writes: a small read is a fast read.
-        let words = match self.variant.op {
+        let w = self.read_words(stream)?;
+        self.partial(&w, 0)?.finish(self.op, self.options, self.n as u64, "cuda")
+    }
+
+    /// Waits for `stream` and reads the result words of the last launch (only those this op
+    /// writes: a small read is a fast read).
+    pub(crate) fn read_words(&self, stream: &Stream) -> Result<Vec<u64>> {
+        stream.download(&self.out_words().slice(..self.result_words()).expect("the result words"))
+    }
+
+    /// The words of `out` that this op writes (a small read is a fast read).
+    pub(crate) fn result_words(&self) -> usize {
+        match self.variant.op {
             KernelOp::Exact => OUT_WORDS,
             KernelOp::Extrema => 5,
             KernelOp::Sum | KernelOp::Count | KernelOp::Custom => 2,
-        };
-        let out = self.out.view();
-        let w = stream.download(&out.slice(..words).expect("the result words"))?;
-        let float = T::TYPE.is_float();
+        }
+    }
+
+    /// The result words of the last launch, in place.
+    pub(crate) fn out_words(&self) -> DeviceView<'_, u64> {
+        self.out.view()
+    }
+
+    /// The state that result words `w` of this plan's last launch stand for, its elements
+    /// numbered from `first` in the whole input.
+    pub(crate) fn partial(&self, w: &[u64], first: u64) -> Result<Partial<T>> {
+        self.partial_of(w, first, self.n as u64)
+    }
+
+    /// The state that result words `w` of a launch of this plan's op over elements
+    /// `first..first + n` stand for (another device's words, for a device set).
+    pub(crate) fn partial_of(&self, w: &[u64], first: u64, n: u64) -> Result<Partial<T>> {
         let skip = self.options.skip_nan;
-        match self.variant.op {
-            KernelOp::Sum => {
-                let (value, kept) = if float {
-                    r.nan_skipped = if skip { w[1] } else { 0 };
-                    (f64::from_bits(w[0]), self.n as u64 - r.nan_skipped)
-                } else {
-                    let s = (w[0] as u128 | (w[1] as u128) << 64) as i128;
-                    r.exact = Some(s);
-                    (s as f64, self.n as u64)
-                };
-                r.value = if op == ReduceOp::Mean { value / kept as f64 } else { value };
-                if op == ReduceOp::Mean {
-                    r.exact = None;
-                }
-            }
+        Ok(match self.variant.op {
+            KernelOp::Sum if T::TYPE.is_float() => Partial::FloatSum { sum: f64::from_bits(w[0]), nan: w[1] },
+            KernelOp::Sum => Partial::IntSum((w[0] as u128 | (w[1] as u128) << 64) as i128),
             KernelOp::Exact => {
                 let mut e = ExactSum::new();
                 e.add_special_counts(w[0], w[1], w[2]);
@@ -346,50 +358,29 @@ impl<T: ReduceElement> ReducePlan<T> {
                         e.add_scaled(v, base + bits * d as u32);
                     }
                 }
-                r.exact_sum = true;
-                r.nan_skipped = if skip { w[0] } else { 0 };
-                let value = e.to_f64_ignoring_nan(skip);
-                let kept = self.n as u64 - r.nan_skipped;
-                r.value = if op == ReduceOp::Mean { value / kept as f64 } else { value };
+                Partial::Exact(Box::new(e))
             }
-            KernelOp::Count => {
-                r.count = Some(w[0]);
-                r.value = w[0] as f64;
-                r.nan_skipped = if skip { w[1] } else { 0 };
-            }
+            KernelOp::Count => Partial::Count { count: w[0], nan: w[1] },
             KernelOp::Extrema => {
-                r.nan_skipped = if skip { w[4] } else { 0 };
-                let all_nan = skip && r.nan_skipped == self.n as u64;
-                let value = |bits: u64| {
-                    let x = T::from_bits64(bits);
-                    if all_nan {
-                        (f64::NAN, None)
-                    } else {
-                        (x.to_f64(), (!float).then(|| x.to_i128()))
-                    }
+                let nan = if skip { w[4] } else { 0 };
+                // Every element a skipped NaN: no extremum. Without index tracking, the chunk's
+                // first index stands for "here", so that ties across chunks keep the earlier.
+                let index = |side: u32, word: u64| match () {
+                    _ if nan == n || self.variant.sides & side == 0 => u64::MAX,
+                    _ if !self.variant.want_index => first,
+                    _ if word == u64::MAX => u64::MAX,
+                    _ => first + word,
                 };
-                match op {
-                    ReduceOp::Min => (r.value, r.exact) = value(w[0]),
-                    ReduceOp::Max => (r.value, r.exact) = value(w[1]),
-                    ReduceOp::MinMax => {
-                        (r.value, r.exact) = value(w[0]);
-                        let (v, x) = value(w[1]);
-                        (r.max, r.max_exact) = (Some(v), x);
-                    }
-                    ReduceOp::ArgMin | ReduceOp::ArgMax => {
-                        let (bits, index) = if op == ReduceOp::ArgMin { (w[0], w[2]) } else { (w[1], w[3]) };
-                        if all_nan || index == u64::MAX {
-                            return Err(all_nan_error(&op));
-                        }
-                        (r.value, r.exact) = value(bits);
-                        r.index = Some(index);
-                    }
-                    _ => unreachable!("extrema ops"),
-                }
+                Partial::Extrema(Extrema {
+                    min: T::from_bits64(w[0]),
+                    max: T::from_bits64(w[1]),
+                    imin: index(1, w[2]),
+                    imax: index(2, w[3]),
+                    nan,
+                })
             }
             KernelOp::Custom => return Err(Error::invalid("a custom plan is read with read_custom")),
-        }
-        Ok(r)
+        })
     }
 
     /// Waits for `stream` and reads a custom reduction's result (the identity for no input).

@@ -170,7 +170,9 @@ impl fmt::Display for ElementType {
 }
 
 /// An element a reduction reads.
-pub trait ReduceElement: Copy + Send + Sync + Default + PartialOrd + fmt::Debug + DeviceRepr + 'static {
+pub trait ReduceElement:
+    Copy + Send + Sync + Default + PartialOrd + fmt::Debug + DeviceRepr + crate::device::PlainData + 'static
+{
     /// The element type.
     const TYPE: ElementType;
     /// What [`crate::Backend::sum`] returns: i128 (exact) for integers, f64 for floats.

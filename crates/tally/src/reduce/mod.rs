@@ -20,13 +20,16 @@ pub mod cpu;
 pub mod cuda;
 pub mod element;
 pub mod exact;
+pub(crate) mod partial;
 pub mod policy;
 pub mod reference;
+pub mod stream;
 
 pub use cuda::ReducePlan;
 pub use element::{ElementType, ReduceElement};
 pub use exact::ExactSum;
 
+use crate::device::staging::streams_host_input;
 use crate::device::{Backend, DeviceInput, Input};
 use crate::error::{Error, Result};
 use serde::Serialize;
@@ -322,6 +325,11 @@ impl Backend {
         match (self, input.into()) {
             (Backend::Cpu, Input::Host(s)) => cpu::reduce(s, op, options),
             (Backend::Cpu, Input::Device(_)) => Err(Error::WrongBackend { buffer: "cuda", backend: "cpu" }),
+            (Backend::Cuda(dev), Input::Host(s))
+                if streams_host_input(dev.info().total_memory, std::mem::size_of_val(s), dev.tuning()) =>
+            {
+                stream::host_reduce(dev, s, op, options)
+            }
             (Backend::Cuda(dev), input) => {
                 let data = DeviceInput::new(dev.stream(), input, "reduction input")?;
                 let view = data.view();

@@ -4,7 +4,7 @@
 
 use super::element::{ScanInto, ScanKey, ScanValue};
 use super::lookback::LookbackStates;
-use super::policy::{self, ScanKernelOp, ScanPolicy};
+use super::policy::{self, ScanKernelOp, ScanPolicy, ScanShape};
 use super::{overflow_error, ScanOp, ScanOptions};
 use crate::device::params::KernelParams;
 use crate::device::registry::{Defines, KernelFamily};
@@ -35,6 +35,10 @@ crate::kernel_params! {
         exclusive: u32,
         deterministic: u32,
         check_overflow: u32,
+        /// 1 where `carry` comes before element 0 (a shard of a scan over several devices).
+        has_carry: u32,
+        /// The carry's bits: a value of the output type in the low bytes.
+        carry: u64,
     }
 }
 
@@ -69,8 +73,9 @@ pub struct ScanVariant {
     pub key_bytes: u32,
     /// Custom: the expression and the identity.
     pub custom: Option<(String, String)>,
-    /// The launch policy's shape of a tile: threads per block, rows, blocks per multiprocessor.
-    pub shape: (u32, u32, u32),
+    /// The launch policy's shape of a tile: threads per block, rows, blocks per multiprocessor,
+    /// staging.
+    pub shape: ScanShape,
 }
 
 impl ScanVariant {
@@ -106,7 +111,7 @@ impl ScanVariant {
 
     /// The defines that select this specialisation.
     pub fn defines(&self) -> Defines {
-        let (block_threads, vecs, min_blocks) = self.shape;
+        let ScanShape { block_threads, vecs, min_blocks, staged } = self.shape;
         let mut d: Defines = vec![
             ("TALLY_ELEM", self.input.cuda_type().to_string()),
             ("TALLY_OUT", self.output.cuda_type().to_string()),
@@ -117,6 +122,7 @@ impl ScanVariant {
             ("TALLY_BLOCK_THREADS", block_threads.to_string()),
             ("TALLY_VECS", vecs.to_string()),
             ("TALLY_MIN_BLOCKS", min_blocks.to_string()),
+            ("TALLY_SCAN_STAGE", (staged as u32).to_string()),
         ];
         if let Some((expr, identity)) = &self.custom {
             d.push(("TALLY_CUSTOM_EXPR", expr.clone()));
@@ -141,6 +147,8 @@ pub struct ScanPlan<T, O> {
     checked: bool,
     n: usize,
     overflow: DeviceBuffer<u32>,
+    /// The carry-in's bits, where the plan scans a shard that continues earlier ones.
+    carry: Option<u64>,
     _types: PhantomData<fn(T) -> O>,
 }
 
@@ -193,6 +201,7 @@ impl<T: ScanInto<O>, O: ScanValue> ScanPlan<T, O> {
             checked: op == ScanKernelOp::Sum && O::CHECKED && !options.wrapping,
             n,
             overflow,
+            carry: None,
             _types: PhantomData,
         })
     }
@@ -298,6 +307,8 @@ impl<T: ScanInto<O>, O: ScanValue> ScanPlan<T, O> {
             exclusive: self.options.exclusive as u32,
             deterministic: self.deterministic as u32,
             check_overflow: self.checked as u32,
+            has_carry: self.carry.is_some() as u32,
+            carry: self.carry.unwrap_or(0),
         };
         stream.launch(kernel, self.launch_shape(), &params)
     }
@@ -312,6 +323,26 @@ impl<T: ScanInto<O>, O: ScanValue> ScanPlan<T, O> {
         if self.checked && flag[0] != 0 {
             return Err(overflow_error::<O>());
         }
+        Ok(())
+    }
+
+    /// Starts the scan from `carry` (None: from the first element): the result is that of
+    /// the scan of `carry` followed by the input, less its first element, as a shard that
+    /// continues the shards before it needs (the exclusive scan's first output is `carry`).
+    /// Not for scans by key.
+    pub fn set_carry(&mut self, carry: Option<O>) -> Result<()> {
+        if self.variant.key_bytes != 0 && carry.is_some() {
+            return Err(Error::invalid("a scan by key takes no carry-in"));
+        }
+        self.carry = carry.map(|c| {
+            let mut bytes = [0u8; 8];
+            // SAFETY: O is a plain value of at most 8 bytes (a scan's element type), copied out
+            // byte for byte into the low bytes of the word, as the kernel reads them back.
+            unsafe {
+                std::ptr::copy_nonoverlapping(&c as *const O as *const u8, bytes.as_mut_ptr(), std::mem::size_of::<O>())
+            };
+            u64::from_le_bytes(bytes)
+        });
         Ok(())
     }
 
@@ -390,7 +421,7 @@ mod tests {
 
     #[test]
     fn params_layout_and_variants() {
-        assert!(FAMILY.full_source().contains("sizeof(ScanParams) == 72"));
+        assert!(FAMILY.full_source().contains("sizeof(ScanParams) == 88"));
         let all = ScanVariant::all();
         assert_eq!(all.len(), 3 * (36 + 6) + 12 + 2);
         assert!(all.iter().all(|v| (v.op == ScanKernelOp::Custom) == v.custom.is_some()));

@@ -32,6 +32,9 @@ pub struct ScanPolicy {
     pub vecs: u32,
     /// Blocks per multiprocessor the kernel is compiled for (`__launch_bounds__`).
     pub min_blocks: u32,
+    /// Whether a tile's input is staged in shared memory (`TALLY_SCAN_STAGE`) rather than held
+    /// in registers through the look-back.
+    pub staged: bool,
     /// Elements per tile.
     pub tile: u64,
     /// The tiles (= blocks) of the launch and their look-back states in the workspace.
@@ -40,10 +43,28 @@ pub struct ScanPolicy {
 
 impl ScanPolicy {
     /// What the kernel is specialised for: threads per block, rows per tile, blocks per
-    /// multiprocessor.
-    pub fn shape(&self) -> (u32, u32, u32) {
-        (self.block_threads, self.vecs, self.min_blocks)
+    /// multiprocessor, staged in shared memory.
+    pub fn shape(&self) -> ScanShape {
+        ScanShape {
+            block_threads: self.block_threads,
+            vecs: self.vecs,
+            min_blocks: self.min_blocks,
+            staged: self.staged,
+        }
     }
+}
+
+/// The shape a scan kernel is compiled for (part of its specialisation).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ScanShape {
+    /// Threads per block.
+    pub block_threads: u32,
+    /// Rows per tile.
+    pub vecs: u32,
+    /// Blocks per multiprocessor (`__launch_bounds__`).
+    pub min_blocks: u32,
+    /// Input staged in shared memory.
+    pub staged: bool,
 }
 
 /// Rows per tile for inputs of `size` bytes in blocks of 256 threads: about 16 items per thread
@@ -58,9 +79,9 @@ pub fn vecs_for(size: usize) -> u32 {
     }
 }
 
-/// Rows per scan tile for inputs of `size` bytes with the scans' 128 threads: 128 bytes of input
-/// per thread for 4- and 8-byte inputs (32 f32, 16 f64), tiles of 4096 one- and two-byte items.
-/// Larger tiles mean fewer tiles in flight for the look-back to cross (docs/PERF.md, v11).
+/// Rows per scan tile for inputs of `size` bytes with the scans' 128 threads, as v11 had them: 32
+/// items per thread (tiles of 4096 items; 16 for 8-byte inputs). Same-width scans take more
+/// (`same_width_vecs`).
 pub fn scan_vecs_for(size: usize) -> u32 {
     match size {
         1 => 2,
@@ -68,6 +89,23 @@ pub fn scan_vecs_for(size: usize) -> u32 {
         _ => 8,
     }
 }
+
+/// Rows per tile of same-width scans (f32 into f32, ...): they hold 96 items per thread in
+/// registers through the look-back, three times v11's tiles (two times for 8-byte items, whose
+/// running values take two registers each). Fewer, larger tiles leave fewer look-backs and
+/// shorter chains of them; measured on the H200 at 2^28 f32, 128 x 24 rows: 0.614 ms fast,
+/// 0.686 ms fixed, against 0.735 / 0.840 ms at 128 x 8 (docs/PERF.md, v13).
+pub fn same_width_vecs(size: usize) -> u32 {
+    scan_vecs_for(size) * if size == 8 { 2 } else { 3 }
+}
+/// Threads per multiprocessor of a same-width scan (at most 168 registers a thread).
+const SAME_WIDTH_THREADS_PER_SM: u32 = 384;
+/// Widening scans (u8 to i32 into 64 bits) stage their tile in shared memory: their items take
+/// twice the registers as outputs, so holding them left 4 blocks a multiprocessor; staged, 8 fit
+/// (i32 into i64 at 2^28: 1.510 ms against 1.634 ms, docs/PERF.md, v13).
+const WIDENING_THREADS_PER_SM: u32 = 1024;
+/// Threads per multiprocessor of scans by key (v10's shape).
+const KEYED_THREADS_PER_SM: u32 = 512;
 
 /// The kernel's accumulator: the output value, and for scans by key a 32-bit segment flag
 /// after it (`sizeof(Acc)` in `scan.cu`); it shares a word with its status up to 4 bytes.
@@ -84,22 +122,29 @@ pub fn policy(input: ElementType, output: ElementType, keyed: bool, n: u64, tuni
     if ![64, 128, 256, 512].contains(&block_threads) {
         return Err(Error::invalid(format!("scan blocks of {block_threads} threads: use 64, 128, 256 or 512")));
     }
-    let vecs =
-        tuning.scan_vecs.unwrap_or_else(|| if keyed { vecs_for(input.size()) } else { scan_vecs_for(input.size()) });
-    if vecs == 0 || vecs * (block_threads / 32) > 32 {
+    let widening = output.size() > input.size() && !keyed;
+    let default_vecs = match () {
+        _ if keyed => vecs_for(input.size()),
+        _ if widening => scan_vecs_for(input.size()),
+        _ => same_width_vecs(input.size()),
+    };
+    let vecs = tuning.scan_vecs.unwrap_or(default_vecs);
+    // Warp 0 scans the rows' and warps' totals, at most 4 a lane (PER_LANE in scan.cu).
+    if vecs == 0 || vecs * (block_threads / 32) > 128 {
         return Err(Error::invalid(format!(
-            "{vecs} rows per scan tile with {block_threads} threads: rows times warps must be 1 to 32"
+            "{vecs} rows per scan tile with {block_threads} threads: rows times warps must be 1 to 128"
         )));
     }
     let tile = block_threads as u64 * (16 / input.size()) as u64 * vecs as u64;
     let (acc, packed) = acc_bytes(output.size(), keyed);
     let states = LookbackLayout::new(n.div_ceil(tile), acc, packed);
-    // Three blocks of 256 threads per multiprocessor where a thread's items are few (at most
-    // 85 registers), else two: threads in flight to cover the loads' latency.
-    let light = (16 / input.size()) * output.size() <= 16 && !keyed;
-    let threads_per_sm = if light { 768 } else { 512 };
+    let threads_per_sm = match () {
+        _ if keyed => KEYED_THREADS_PER_SM,
+        _ if widening => WIDENING_THREADS_PER_SM,
+        _ => SAME_WIDTH_THREADS_PER_SM,
+    };
     let min_blocks = (threads_per_sm / block_threads).max(1);
-    Ok(ScanPolicy { block_threads, vecs, min_blocks, tile, states })
+    Ok(ScanPolicy { block_threads, vecs, min_blocks, staged: widening, tile, states })
 }
 
 #[cfg(test)]
@@ -107,19 +152,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn tiles_are_16_items_per_thread_and_states_are_small() {
+    fn tiles_are_96_items_per_thread_in_registers_or_staged_and_states_are_small() {
         let t = Tuning::default();
         let p = policy(ElementType::F32, ElementType::F32, false, 1 << 28, &t).unwrap();
-        assert_eq!((p.tile, p.states.tiles, p.states.groups, p.states.supers), (4096, 65536, 2048, 64));
+        // 128 threads x 24 rows of 4 f32: 12,288 items a tile.
+        assert_eq!((p.tile, p.states.tiles, p.states.groups, p.states.supers), (12288, 21846, 683, 22));
+        assert_eq!((p.min_blocks, p.staged), (3, false));
         assert!(p.states.state_bytes < (1 << 20));
         let w = policy(ElementType::I32, ElementType::I64, false, (1 << 31) + 5, &t).unwrap();
+        // Widening: v11's 4096-item tiles, staged in shared memory, 8 blocks a multiprocessor.
+        assert_eq!((w.tile, w.min_blocks, w.staged), (4096, 8, true));
         assert_eq!(w.states.tiles, (1u64 << 31).div_ceil(4096) + 1);
         assert!(w.states.state_bytes < 12 << 20);
         let keyed = policy(ElementType::F64, ElementType::F64, true, 1 << 20, &t).unwrap();
         // 36-byte slots (two 16-byte accumulators and a status): 512 tiles, 16 groups, 1 super-group.
         assert_eq!(keyed.states.state_bytes, 256 + 36 * 512 + 768 + 256);
+        assert!(!keyed.staged);
         assert_eq!(policy(ElementType::U8, ElementType::U64, false, 1, &t).unwrap().tile, 4096);
-        assert_eq!(policy(ElementType::F64, ElementType::F64, false, 1, &t).unwrap().tile, 2048);
+        assert_eq!(policy(ElementType::U8, ElementType::U8, false, 1, &t).unwrap().tile, 12288);
+        assert_eq!(policy(ElementType::F64, ElementType::F64, false, 1, &t).unwrap().tile, 4096);
         assert_eq!(policy(ElementType::U16, ElementType::U64, false, 0, &t).unwrap().states.tiles, 0);
     }
 
@@ -127,13 +178,15 @@ mod tests {
     fn tuning_changes_the_tile_within_limits() {
         let tuned = Tuning { scan_block_threads: Some(128), scan_vecs: Some(8), ..Tuning::default() };
         let p = policy(ElementType::F32, ElementType::F32, false, 1 << 20, &tuned).unwrap();
-        assert_eq!((p.block_threads, p.vecs, p.tile, p.min_blocks), (128, 8, 4096, 6));
-        let too_many = Tuning { scan_vecs: Some(9), ..Tuning::default() };
+        assert_eq!((p.block_threads, p.vecs, p.tile, p.min_blocks), (128, 8, 4096, 3));
+        let largest = Tuning { scan_vecs: Some(32), ..Tuning::default() };
+        assert!(policy(ElementType::F32, ElementType::F32, false, 1, &largest).is_ok());
+        let too_many = Tuning { scan_vecs: Some(33), ..Tuning::default() };
         assert!(policy(ElementType::F32, ElementType::F32, false, 1, &too_many).is_err());
         let odd = Tuning { scan_block_threads: Some(96), ..Tuning::default() };
         assert!(policy(ElementType::F32, ElementType::F32, false, 1, &odd).is_err());
         let d = policy(ElementType::F32, ElementType::F32, false, 1, &Tuning::default()).unwrap();
-        assert_eq!((d.block_threads, d.vecs, d.min_blocks), (128, 8, 6));
+        assert_eq!((d.block_threads, d.vecs, d.min_blocks), (128, 24, 3));
         let keyed = policy(ElementType::F32, ElementType::F32, true, 1, &Tuning::default()).unwrap();
         assert_eq!((keyed.block_threads, keyed.vecs, keyed.min_blocks), (256, 4, 2));
     }

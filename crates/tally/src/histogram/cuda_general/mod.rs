@@ -6,6 +6,7 @@ use super::axis::{binning_for, Binning, DeviceAxis};
 use super::hist2d::Histogram2dSpec;
 use super::policy::{self, KernelStrategy, Tuning};
 use super::weighted::{Raw, SharedAtomics, ValueKind, Weight};
+use super::weighted_exact::ExactLayout;
 use super::{Bins, HistogramSpec, Strategy, MAX_CHANNELS};
 use crate::device::params::KernelParams;
 use crate::device::registry::KernelFamily;
@@ -29,6 +30,8 @@ crate::kernel_codes! {
         Native64,
         /// Float atomics in the weight's type (not deterministic).
         Float,
+        /// Exact sums: 128-bit digit sums per key in global memory (`tally_histogram_exact`).
+        Exact,
     }
 }
 
@@ -91,6 +94,8 @@ pub enum Accum {
     Fixed(SharedAtomics),
     /// The weight as a float, with float atomics (not deterministic).
     Float,
+    /// The exact sum per key (global atomics on its digits).
+    Exact,
 }
 
 /// One specialisation of the general kernel.
@@ -151,6 +156,7 @@ impl GeneralVariant {
             Accum::Count | Accum::Fixed(SharedAtomics::Halves) => AccumCode::Halves,
             Accum::Fixed(SharedAtomics::Native64) => AccumCode::Native64,
             Accum::Float => AccumCode::Float,
+            Accum::Exact => AccumCode::Exact,
         };
         d.push(("TALLY_ACCUM", accum.cpp().to_string()));
         assert!(
@@ -177,6 +183,9 @@ impl GeneralVariant {
                     v.push((Some(w), Accum::Fixed(SharedAtomics::Native64)));
                 }
                 v.push((Some(w), Accum::Float));
+                if strategy == Strategy::GlobalAtomic {
+                    v.push((Some(w), Accum::Exact));
+                }
             }
             v
         };
@@ -242,14 +251,34 @@ fn binning_2d(bins: &Bins) -> Binning {
 /// Dynamic shared memory of one block: [table][outlier counts][accumulators].
 fn shared_bytes(v: &GeneralVariant, width: usize, outs: usize) -> usize {
     let table = if v.binning == Binning::Table8 && v.binning_y.is_none() { 256 * 4 } else { 0 };
+    if v.accum == Accum::Exact {
+        return table;
+    }
     let counts = (outs * 4).div_ceil(16) * 16;
     let keys = if v.strategy == Strategy::BlockShared { width } else { 0 } + outs + 1;
     let per_key = match v.accum {
         Accum::Count => 4,
         Accum::Fixed(_) => 8,
         Accum::Float => v.weight.map_or(4, |w| w.size()),
+        Accum::Exact => 0,
     };
     table + counts + keys * per_key
+}
+
+/// The u64 words of the exact accumulators of `keys` keys (bins and outlier keys) with weights
+/// of `weight`: refused, with the figures, where they would pass the stream's workspace limit.
+fn exact_words(stream: &Stream, weight: DType, keys: usize) -> Result<usize> {
+    let per_key = ExactLayout::of(weight).words_per_key();
+    let limit = stream.workspace().limit();
+    match keys.checked_mul(per_key) {
+        Some(words) if words.saturating_mul(8) <= limit => Ok(words),
+        _ => Err(Error::invalid(format!(
+            "exact sums of {keys} bins and outlier keys need {} bytes of device memory ({} bytes a key, {weight} weights), \
+             more than the workspace limit of {limit} bytes: use fewer bins, fixed point, or the CPU backend",
+            (keys as u128) * per_key as u128 * 8,
+            per_key * 8
+        ))),
+    }
 }
 
 /// Where the data of a weighted or 2-D histogram are on the device.
@@ -354,6 +383,7 @@ impl<T: Sample, W: Weight> GeneralPlan<T, W> {
             ValueKind::Count => Accum::Count,
             ValueKind::Fixed(_) => Accum::Fixed(shared_atomics),
             ValueKind::Float => Accum::Float,
+            ValueKind::Exact => Accum::Exact,
         };
         let weight = weighted.then_some(W::DTYPE);
         let make = |strategy| {
@@ -366,6 +396,8 @@ impl<T: Sample, W: Weight> GeneralPlan<T, W> {
             Strategy::ThreadPrivate => {
                 return Err(Error::invalid("thread-private is the CPU backend's strategy; use --backend cpu"))
             }
+            // Exact sums have one kernel: global atomics on every key's digits.
+            _ if accum == Accum::Exact => Strategy::GlobalAtomic,
             Strategy::GlobalAtomic => Strategy::GlobalAtomic,
             Strategy::GlobalL2 => Strategy::GlobalL2,
             _ if fits(Strategy::BlockShared) => Strategy::BlockShared,
@@ -373,10 +405,12 @@ impl<T: Sample, W: Weight> GeneralPlan<T, W> {
         };
         let variant = make(strategy);
         let smem = shared_bytes(&variant, width, outs);
-        let kernel = dev.kernel::<GeneralParams>(&FAMILY, &variant.defines(), "tally_histogram_general", smem)?;
+        let entry = if accum == Accum::Exact { "tally_histogram_exact" } else { "tally_histogram_general" };
+        let kernel = dev.kernel::<GeneralParams>(&FAMILY, &variant.defines(), entry, smem)?;
         let threads = GENERAL_BLOCK_THREADS;
         let max_grid = info.multiprocessors as u64 * kernel.blocks_per_sm(threads, smem)? as u64;
-        let grid = policy::grid(n as u64, threads as u64 * UNROLL, max_grid);
+        let per_thread = if accum == Accum::Exact { 1 } else { UNROLL };
+        let grid = policy::grid(n as u64, threads as u64 * per_thread, max_grid);
         let slice = if strategy == Strategy::GlobalL2 {
             tuning.pass_keys.unwrap_or_else(|| policy::l2_slice(info.l2_bytes, 8))
         } else {
@@ -384,7 +418,11 @@ impl<T: Sample, W: Weight> GeneralPlan<T, W> {
         };
         let passes = policy::passes(width, slice.clamp(1, width.max(1)));
 
-        let mut values = stream.alloc::<u64>(width, "histogram accumulators")?;
+        let value_words = match weight {
+            Some(w) if accum == Accum::Exact => exact_words(stream, w, width + outs)?,
+            _ => width,
+        };
+        let mut values = stream.alloc::<u64>(value_words, "histogram accumulators")?;
         let mut outlier_values = stream.alloc::<u64>(outs, "outlier accumulators")?;
         let mut outlier_counts = stream.alloc::<u64>(outs, "outlier counts")?;
         let cs = stream.cuda_stream();
@@ -505,6 +543,11 @@ impl<T: Sample, W: Weight> GeneralPlan<T, W> {
     /// Waits for `stream` and reads the raw accumulators back.
     pub(crate) fn read_raw(&self, stream: &Stream) -> Result<Raw> {
         let values = stream.download(&self.values.view())?;
+        if let (Accum::Exact, Some(w)) = (self.variant.accum, self.variant.weight) {
+            let layout = ExactLayout::of(w);
+            let outs = self.outlier_values.len();
+            return Ok(layout.raw(&values, values.len() / layout.words_per_key() - outs, outs));
+        }
         let outlier_values = stream.download(&self.outlier_values.view())?;
         let outlier_counts = if matches!(self.kind, ValueKind::Count) {
             outlier_values.clone()
@@ -547,6 +590,12 @@ impl<T: Sample, W: Weight> GeneralPlan<T, W> {
     /// The device this plan runs on.
     pub fn device(&self) -> &Arc<CudaDevice> {
         &self.dev
+    }
+
+    /// The accumulators (values, outlier values, outlier counts) and what their words hold, for
+    /// combining plans of several devices in place.
+    pub(crate) fn accumulators_mut(&mut self) -> (ValueKind, [&mut DeviceBuffer<u64>; 3]) {
+        (self.kind, [&mut self.values, &mut self.outlier_values, &mut self.outlier_counts])
     }
 }
 

@@ -1,0 +1,287 @@
+//! Out-of-core input: host data streamed to the device in chunks through pinned staging
+//! buffers, the copy of each chunk overlapping the kernels of the ones before it.
+//!
+//! A [`ChunkPipeline`] holds N (2 to 8, by default 3) slots, each a pinned host buffer and a
+//! device buffer of one chunk, and a copy stream beside the device's default (compute) stream.
+//! For chunk `k` in slot `k % N`, the host waits until the slot's previous copy has finished
+//! (its `copied` event) before refilling the pinned buffer; the copy stream waits until the
+//! slot's previous kernels have finished (its `consumed` event) before overwriting the device
+//! buffer; the compute stream waits for the copy before the chunk's kernels. So while the
+//! kernels of chunk `k` run, chunk `k + 1` is on its way and chunk `k + 2` is being read, and
+//! the host never waits for the device except for a free slot.
+//!
+//! The primitives combine across chunks in their own `stream` modules: each gets the chunk on
+//! the device and the index of its first element (`on_chunk`), which is also where a scan's
+//! carry or a selection's output offset would go.
+
+mod source;
+
+pub use source::{ChunkSource, FileSource, PlainData, ReadSource, SliceSource};
+
+use super::cuda::{CudaDevice, Stream};
+use super::memory::{DeviceBuffer, DeviceView};
+use crate::error::{driver, Error, Result};
+use crate::histogram::Tuning;
+use cudarc::driver::sys::CUevent_flags;
+use cudarc::driver::{CudaEvent, PinnedHostSlice};
+use serde::Serialize;
+use std::sync::Arc;
+
+/// Bytes of one chunk unless tuned (`TALLY_STREAM_CHUNK`): large enough that a copy's fixed
+/// cost (a few microseconds) is lost in its transfer time, small enough that three slots take
+/// little memory.
+pub const DEFAULT_CHUNK_BYTES: usize = 64 << 20;
+
+/// Slots (pinned and device buffer pairs) unless tuned (`TALLY_STREAM_BUFFERS`): one being
+/// read on the host, one being copied, one being counted.
+pub const DEFAULT_BUFFERS: usize = 3;
+
+/// The most elements in one chunk: plans index a chunk with 32-bit counters.
+pub const MAX_CHUNK_ELEMENTS: usize = 1 << 30;
+
+/// How a stream is cut: what [`chunk_layout`] decides and the streamed calls report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct ChunkLayout {
+    /// Elements per chunk (the last one may be shorter).
+    pub chunk_elements: usize,
+    /// Bytes of one element.
+    pub element_bytes: usize,
+    /// Slots: chunks in flight at once.
+    pub buffers: usize,
+}
+
+impl ChunkLayout {
+    /// Bytes of one chunk.
+    pub fn chunk_bytes(&self) -> usize {
+        self.chunk_elements * self.element_bytes
+    }
+
+    /// Chunks that `elements` make.
+    pub fn chunks(&self, elements: u64) -> u64 {
+        elements.div_ceil(self.chunk_elements as u64)
+    }
+}
+
+/// The chunking of a stream of `input` elements (None: unknown) of `element_bytes` each, as a
+/// pure function: the tuned or default chunk bytes, at most an eighth of `device_memory` for
+/// all slots together (0: no device, no such bound), no more than the input needs, and a whole
+/// multiple of `align` elements (a histogram of interleaved channels keeps every chunk on the
+/// same channel phase).
+pub fn chunk_layout(
+    device_memory: usize,
+    input: Option<u64>,
+    element_bytes: usize,
+    align: usize,
+    tuning: &Tuning,
+) -> ChunkLayout {
+    let (element_bytes, align) = (element_bytes.max(1), align.max(1));
+    let buffers = tuning.stream_buffers.unwrap_or(DEFAULT_BUFFERS).clamp(2, 8);
+    let mut bytes = tuning.stream_chunk_bytes.unwrap_or(DEFAULT_CHUNK_BYTES);
+    if device_memory > 0 {
+        bytes = bytes.min(device_memory / 8 / buffers);
+    }
+    let mut elements = (bytes / element_bytes).min(MAX_CHUNK_ELEMENTS) / align * align;
+    if let Some(n) = input {
+        let needed = (n.min(MAX_CHUNK_ELEMENTS as u64) as usize).next_multiple_of(align);
+        elements = elements.min(needed);
+    }
+    ChunkLayout { chunk_elements: elements.max(align), element_bytes, buffers }
+}
+
+/// Whether a host input of `bytes` goes through the pipeline rather than one upload: above
+/// the tuned threshold (`TALLY_STREAM_THRESHOLD`), by default a quarter of `device_memory`,
+/// where one upload would crowd the device.
+pub fn streams_host_input(device_memory: usize, bytes: usize, tuning: &Tuning) -> bool {
+    bytes > tuning.stream_threshold.unwrap_or(device_memory / 4)
+}
+
+/// What a streamed primitive does with each chunk: `(stream, chunk, index of its first element)`.
+pub type OnChunk<'f, T> = dyn FnMut(&Stream, &DeviceView<'_, T>, u64) -> Result<()> + 'f;
+
+/// One slot: a chunk's pinned host buffer, its device buffer, and the events that order their
+/// reuse.
+struct Slot<T> {
+    host: PinnedHostSlice<T>,
+    device: DeviceBuffer<T>,
+    /// Recorded on the copy stream after the chunk's copy: the pinned buffer may be refilled.
+    copied: CudaEvent,
+    /// Recorded on the compute stream after the chunk's kernels: the device buffer may be
+    /// overwritten.
+    consumed: CudaEvent,
+}
+
+/// Pinned staging buffers, device chunks, a copy stream and the events between them (see the
+/// module's documentation). Made once for a layout and run over any number of sources.
+pub struct ChunkPipeline<T> {
+    dev: Arc<CudaDevice>,
+    copy: Stream,
+    layout: ChunkLayout,
+    slots: Vec<Slot<T>>,
+}
+
+impl<T: PlainData> ChunkPipeline<T> {
+    /// Allocates `layout.buffers` slots of `layout.chunk_elements` elements on `dev`.
+    pub fn new(dev: &Arc<CudaDevice>, layout: ChunkLayout) -> Result<Self> {
+        if layout.element_bytes != std::mem::size_of::<T>() || layout.chunk_elements == 0 {
+            return Err(Error::invalid(format!(
+                "a layout of {}-byte elements cannot stream {}-byte elements",
+                layout.element_bytes,
+                std::mem::size_of::<T>()
+            )));
+        }
+        let ctx = dev.cuda_context();
+        let event = || ctx.new_event(Some(CUevent_flags::CU_EVENT_DISABLE_TIMING)).map_err(driver("cuEventCreate"));
+        let mut slots = Vec::with_capacity(layout.buffers);
+        for _ in 0..layout.buffers {
+            // SAFETY: the memory is zeroed below before anything reads it.
+            let mut host = unsafe { ctx.alloc_pinned::<T>(layout.chunk_elements) }.map_err(|e| {
+                if e.0 == cudarc::driver::sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
+                    Error::OutOfMemory { bytes: layout.chunk_bytes(), what: "pinned staging buffer".into() }
+                } else {
+                    Error::Cuda { call: "cuMemHostAlloc (staging buffer)".into(), source: e }
+                }
+            })?;
+            let ptr = host.as_mut_ptr().map_err(driver("cuEventSynchronize"))?;
+            // SAFETY: `ptr` points at `chunk_elements` elements of freshly allocated pinned
+            // memory that nothing else references; zero bits are a valid `T` (ValidAsZeroBits).
+            unsafe { std::ptr::write_bytes(ptr, 0, layout.chunk_elements) };
+            let device = dev.stream().alloc::<T>(layout.chunk_elements, "streamed chunk")?;
+            slots.push(Slot { host, device, copied: event()?, consumed: event()? });
+        }
+        Ok(ChunkPipeline { dev: dev.clone(), copy: dev.new_stream()?, layout, slots })
+    }
+
+    /// The device it streams to.
+    pub fn device(&self) -> &Arc<CudaDevice> {
+        &self.dev
+    }
+
+    /// Fills every staging buffer and device chunk with `byte` (tests: a result must not depend
+    /// on what the buffers held, such as a stale chunk or elements past the last one's end).
+    #[doc(hidden)]
+    pub fn poison(&mut self, byte: u8) -> Result<()> {
+        let stream = self.dev.stream();
+        for slot in &mut self.slots {
+            let host = slot.host.as_mut_slice().map_err(driver("cuEventSynchronize"))?;
+            source::as_bytes_mut(host).fill(byte);
+            let mut junk = vec![T::default(); slot.device.len()];
+            source::as_bytes_mut(&mut junk).fill(byte);
+            stream.copy_to_device(&junk, &mut slot.device.view_mut())?;
+        }
+        stream.synchronize("poisoning the staging buffers")
+    }
+
+    /// The chunking.
+    pub fn layout(&self) -> ChunkLayout {
+        self.layout
+    }
+
+    /// Streams `source` through the device. For each chunk in order, `on_chunk(stream, chunk,
+    /// first)` queues work on `stream` (the device's default stream) that reads `chunk`, whose
+    /// first element is element `first` of the input; it must not wait for that work unless it
+    /// needs to. Returns the elements streamed, once all queued work has finished.
+    pub fn run(&mut self, source: &mut dyn ChunkSource<T>, on_chunk: &mut OnChunk<'_, T>) -> Result<u64> {
+        let compute = self.dev.stream();
+        let chunk = self.layout.chunk_elements;
+        let mut first = 0u64;
+        for k in 0.. {
+            let slot = &mut self.slots[k % self.layout.buffers];
+            slot.copied.synchronize().map_err(driver("cuEventSynchronize (staging buffer free)"))?;
+            let host = slot.host.as_mut_slice().map_err(driver("cuEventSynchronize"))?;
+            let got = source.fill(host)?;
+            if got > chunk {
+                return Err(Error::invalid(format!("a source filled {got} elements into a chunk of {chunk}")));
+            }
+            if got == 0 {
+                break;
+            }
+            let copy = self.copy.cuda_stream();
+            copy.wait(&slot.consumed).map_err(driver("cuStreamWaitEvent (device chunk free)"))?;
+            let mut device = slot.device.view_mut();
+            let mut target = device.slice_mut(..got).expect("a chunk fits its slot");
+            self.copy.copy_to_device(&host[..got], &mut target)?;
+            slot.copied.record(copy).map_err(driver("cuEventRecord (chunk copied)"))?;
+            compute.cuda_stream().wait(&slot.copied).map_err(driver("cuStreamWaitEvent (chunk copied)"))?;
+            let view = slot.device.view();
+            on_chunk(compute, &view.slice(..got).expect("a chunk fits its slot"), first)?;
+            slot.consumed.record(compute.cuda_stream()).map_err(driver("cuEventRecord (chunk consumed)"))?;
+            first += got as u64;
+            if got < chunk {
+                break;
+            }
+        }
+        compute.synchronize("the streamed chunks")?;
+        Ok(first)
+    }
+}
+
+/// Streams `source` on the host for the CPU backend: `on_chunk(chunk, first)` for each chunk of
+/// `layout` in order, one host buffer reused.
+pub(crate) fn run_on_host<T: PlainData>(
+    layout: ChunkLayout,
+    source: &mut dyn ChunkSource<T>,
+    mut on_chunk: impl FnMut(&[T], u64) -> Result<()>,
+) -> Result<u64> {
+    let mut buffer = vec![T::default(); layout.chunk_elements];
+    let mut first = 0u64;
+    loop {
+        let got = source.fill(&mut buffer)?;
+        if got == 0 {
+            break;
+        }
+        on_chunk(&buffer[..got], first)?;
+        first += got as u64;
+        if got < buffer.len() {
+            break;
+        }
+    }
+    Ok(first)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layout_follows_tuning_memory_input_and_alignment() {
+        let t = Tuning::default();
+        let l = chunk_layout(80 << 30, None, 4, 1, &t);
+        assert_eq!((l.chunk_bytes(), l.buffers), (DEFAULT_CHUNK_BYTES, DEFAULT_BUFFERS));
+        // A small device: three slots within an eighth of its memory.
+        let l = chunk_layout(96 << 20, None, 4, 1, &t);
+        assert!(l.chunk_bytes() * l.buffers <= 12 << 20, "{l:?}");
+        // No larger than the input, rounded up to the alignment.
+        assert_eq!(chunk_layout(80 << 30, Some(10), 4, 3, &t).chunk_elements, 12);
+        assert_eq!(chunk_layout(80 << 30, Some(0), 4, 3, &t).chunk_elements, 3);
+        let tiny = Tuning { stream_chunk_bytes: Some(1), stream_buffers: Some(1), ..Tuning::default() };
+        let l = chunk_layout(80 << 30, Some(1000), 8, 4, &tiny);
+        assert_eq!((l.chunk_elements, l.buffers), (4, 2));
+        assert_eq!(l.chunks(1000), 250);
+        assert!(chunk_layout(0, None, 1, 1, &Tuning::default()).chunk_elements <= MAX_CHUNK_ELEMENTS);
+    }
+
+    #[test]
+    fn threshold() {
+        let t = Tuning::default();
+        assert!(!streams_host_input(80 << 30, 1 << 30, &t));
+        assert!(streams_host_input(80 << 30, 21 << 30, &t));
+        let always = Tuning { stream_threshold: Some(0), ..Tuning::default() };
+        assert!(streams_host_input(80 << 30, 1, &always));
+    }
+
+    #[test]
+    fn host_chunks_cover_the_input_in_order() {
+        let data: Vec<u32> = (0..103).collect();
+        for chunk in [1, 2, 102, 103, 104, 1000] {
+            let layout = ChunkLayout { chunk_elements: chunk, element_bytes: 4, buffers: 2 };
+            let mut seen = Vec::new();
+            let n = run_on_host(layout, &mut SliceSource::new(&data), |c, first| {
+                assert_eq!(first as usize, seen.len());
+                seen.extend_from_slice(c);
+                Ok(())
+            })
+            .unwrap();
+            assert_eq!((n, &seen), (103, &data));
+        }
+    }
+}

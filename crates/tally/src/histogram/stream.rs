@@ -1,0 +1,202 @@
+//! Streamed histograms: every chunk counted by the one-shot plan, its counters added on the
+//! device into 64-bit totals (no host round trip per chunk), outliers likewise. The counts of
+//! a sample do not depend on which chunk holds it, so the result is the one-shot call's, bit
+//! for bit, whatever the chunking.
+
+use super::cuda::HistogramPlan;
+use super::{cpu, Histogram, HistogramSpec, Strategy};
+use crate::device::params::KernelParams;
+use crate::device::registry::KernelFamily;
+use crate::device::staging::{self, run_on_host, ChunkLayout, ChunkPipeline, ChunkSource, PlainData};
+use crate::device::{Backend, CudaDevice, DevPtr, DeviceBuffer, Kernel, LaunchShape, Stream};
+use crate::error::{Error, Result};
+use crate::sample::Sample;
+use std::sync::Arc;
+
+crate::kernel_params! {
+    /// What `tally_accumulate` reads.
+    pub(crate) struct AccumulateParams as "AccumulateParams" {
+        /// The chunk's counters: u32, or u64 where `wide`.
+        from: DevPtr<u8>,
+        into: DevPtr<u64>,
+        n: u64,
+        wide: u32,
+        pad: u32,
+    }
+}
+
+/// `accumulate.cu`: adds a chunk's counters into a stream's totals.
+pub(crate) static FAMILY: KernelFamily = KernelFamily {
+    name: "accumulate.cu",
+    source: include_str!("../kernels/accumulate.cu"),
+    params: || vec![AccumulateParams::layout()],
+    variants: |_| vec![vec![]],
+};
+
+/// Threads per block of the add, and its most blocks (grid-stride beyond).
+const ADD_THREADS: u32 = 256;
+const ADD_MAX_BLOCKS: u64 = 4096;
+
+/// Queues `into[i] += from[i]` for the `into.len()` counters of `from` (4 or 8 bytes each).
+fn add_counters(
+    stream: &Stream,
+    kernel: &Kernel<AccumulateParams>,
+    from: DevPtr<u8>,
+    from_bytes: usize,
+    wide: bool,
+    into: &mut DeviceBuffer<u64>,
+) -> Result<()> {
+    let n = into.len() as u64;
+    let counter = if wide { 8 } else { 4 };
+    if from_bytes as u64 != n * counter {
+        return Err(Error::invalid(format!("{from_bytes} bytes of counters do not make {n} counters")));
+    }
+    let params =
+        AccumulateParams { from, into: into.view_mut().ptr_mut(stream.cuda_stream()), n, wide: wide as u32, pad: 0 };
+    let grid = n.div_ceil(ADD_THREADS as u64).min(ADD_MAX_BLOCKS) as u32;
+    stream.launch(kernel, LaunchShape::new(grid, ADD_THREADS, 0), &params)
+}
+
+/// The layout a histogram of `spec` streams with on `dev` (None: the CPU backend): chunks of
+/// whole interleaved samples.
+fn layout_for<T>(dev: Option<&CudaDevice>, spec: &HistogramSpec, input: Option<u64>) -> ChunkLayout {
+    let (memory, tuning) = match dev {
+        Some(d) => (d.info().total_memory, d.tuning().clone()),
+        None => (0, super::Tuning::default()),
+    };
+    staging::chunk_layout(memory, input, std::mem::size_of::<T>(), spec.channels.interleave as usize, &tuning)
+}
+
+impl<T: Sample + PlainData> ChunkPipeline<T> {
+    /// Counts `source` into the bins of `spec`, chunk by chunk: the same counts as
+    /// [`Backend::histogram`] of all the elements at once. The chunk size must be a multiple of
+    /// the channel interleave.
+    pub fn histogram(
+        &mut self,
+        source: &mut dyn ChunkSource<T>,
+        spec: &HistogramSpec,
+        strategy: Strategy,
+    ) -> Result<Histogram> {
+        spec.validate()?;
+        let chunk = self.layout().chunk_elements;
+        if !chunk.is_multiple_of(spec.channels.interleave as usize) {
+            return Err(Error::invalid(format!(
+                "chunks of {chunk} elements split {}-channel samples",
+                spec.channels.interleave
+            )));
+        }
+        let dev = self.device().clone();
+        let stream = dev.stream();
+        let nslots = spec.channels.selected.len();
+        let mut totals = stream.alloc_zeros::<u64>(spec.bins.count() * nslots, "streamed histogram totals")?;
+        let mut outliers = stream.alloc_zeros::<u64>(nslots * 3, "streamed outlier totals")?;
+        let add = dev.kernel::<AccumulateParams>(&FAMILY, &[], "tally_accumulate", 0)?;
+        // One plan for full chunks, one for the shorter last chunk.
+        let (mut full, mut last): (Option<HistogramPlan<T>>, Option<HistogramPlan<T>>) = (None, None);
+        let mut ran = None;
+        self.run(source, &mut |stream, samples, _first| {
+            let plan = if samples.len() == chunk { &mut full } else { &mut last };
+            let plan = match plan {
+                Some(p) => p,
+                None => plan.insert(HistogramPlan::new(&dev, samples, spec, strategy, dev.tuning())?),
+            };
+            ran.get_or_insert(plan.strategy());
+            plan.launch(stream, samples)?;
+            let (counts, outside) = plan.counters();
+            let wide = plan.counter_bytes() == 8;
+            add_counters(stream, &add, counts.ptr(stream.cuda_stream()), counts.len(), wide, &mut totals)?;
+            let outside_bytes = outside.len() * 8;
+            add_counters(stream, &add, outside.ptr(stream.cuda_stream()).cast(), outside_bytes, true, &mut outliers)
+        })?;
+        let flat = stream.download(&totals.view())?;
+        let outside = stream.download(&outliers.view())?;
+        Ok(histogram_from_totals(spec, &flat, &outside, "cuda", ran.unwrap_or(strategy)))
+    }
+}
+
+/// A histogram from its flat channel-major counts and (below, above, NaN) per channel.
+fn histogram_from_totals(
+    spec: &HistogramSpec,
+    flat: &[u64],
+    outside: &[u64],
+    backend: &'static str,
+    strategy: Strategy,
+) -> Histogram {
+    let bins = spec.bins.count();
+    let mut h = Histogram::zeroed(spec, backend, strategy);
+    for k in 0..spec.channels.selected.len() {
+        h.counts[k].copy_from_slice(&flat[k * bins..(k + 1) * bins]);
+        (h.below[k], h.above[k], h.nan[k]) = (outside[3 * k], outside[3 * k + 1], outside[3 * k + 2]);
+    }
+    h
+}
+
+/// Adds `b`'s counts into `a`'s (the same spec); an error where a total would overflow.
+fn add_histogram(a: &mut Histogram, b: &Histogram) -> Result<()> {
+    let overflow = || Error::Overflow("a streamed histogram's count passed 2^64".into());
+    let add = |x: &mut u64, y: u64| x.checked_add(y).map(|s| *x = s).ok_or_else(overflow);
+    for (ca, cb) in a.counts.iter_mut().zip(&b.counts) {
+        for (x, &y) in ca.iter_mut().zip(cb) {
+            add(x, y)?;
+        }
+    }
+    for (xa, xb) in [(&mut a.below, &b.below), (&mut a.above, &b.above), (&mut a.nan, &b.nan)] {
+        for (x, &y) in xa.iter_mut().zip(xb.iter()) {
+            add(x, y)?;
+        }
+    }
+    Ok(())
+}
+
+impl Backend {
+    /// Counts the elements of `source` (a [`crate::device::SliceSource`], a
+    /// [`crate::device::FileSource`], a [`crate::device::ReadSource`]) into the bins of `spec`
+    /// without holding them all in memory: on the CUDA backend through a [`ChunkPipeline`]
+    /// (pinned staging, copies overlapping the counting), on the CPU chunk by chunk. The counts
+    /// are those of [`Backend::histogram`] over all the elements.
+    pub fn histogram_stream<T: Sample + PlainData>(
+        &self,
+        source: &mut dyn ChunkSource<T>,
+        spec: &HistogramSpec,
+        strategy: Strategy,
+    ) -> Result<Histogram> {
+        spec.validate()?;
+        match self {
+            Backend::Cuda(dev) => {
+                let layout = layout_for::<T>(Some(dev), spec, source.remaining());
+                ChunkPipeline::new(dev, layout)?.histogram(source, spec, strategy)
+            }
+            Backend::Cpu => {
+                let layout = layout_for::<T>(None, spec, source.remaining());
+                cpu_histogram_stream(source, spec, layout)
+            }
+        }
+    }
+}
+
+/// The CPU's streamed histogram in chunks of `layout`: each chunk counted by the CPU backend,
+/// the counts added ([`Backend::histogram_stream`] on the CPU, with a chosen chunking).
+pub fn cpu_histogram_stream<T: Sample + PlainData>(
+    source: &mut dyn ChunkSource<T>,
+    spec: &HistogramSpec,
+    layout: ChunkLayout,
+) -> Result<Histogram> {
+    let mut total = Histogram::zeroed(spec, "cpu", Strategy::ThreadPrivate);
+    run_on_host(layout, source, |chunk, _first| {
+        let h = cpu::histogram(chunk, spec)?;
+        total.strategy = h.strategy;
+        add_histogram(&mut total, &h)
+    })?;
+    Ok(total)
+}
+
+/// A host input streamed through the pipeline where [`staging::streams_host_input`] says so.
+pub(crate) fn host_histogram<T: Sample + PlainData>(
+    dev: &Arc<CudaDevice>,
+    samples: &[T],
+    spec: &HistogramSpec,
+    strategy: Strategy,
+) -> Result<Histogram> {
+    let layout = layout_for::<T>(Some(dev), spec, Some(samples.len() as u64));
+    ChunkPipeline::new(dev, layout)?.histogram(&mut staging::SliceSource::new(samples), spec, strategy)
+}

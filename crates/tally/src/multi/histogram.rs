@@ -1,0 +1,282 @@
+//! Sharded histograms: each device counts its shard with the single-GPU plan, then the
+//! counters and outlier counters are added across the set by an NCCL all-reduce in place. The
+//! counts are integers, so the result equals one GPU's exactly; weighted histograms in fixed
+//! point use one scale for the whole set (the largest weight of every shard, the total count),
+//! so their sums are the one-GPU bits too.
+
+use super::nccl::{Combine, Word};
+use super::{device_input, DeviceSet, Shards};
+use crate::device::{CudaDevice, DevPtr, DeviceBuffer, Input};
+use crate::error::{Error, Result};
+use crate::histogram::cuda_general::{GeneralInput, GeneralPlan, GeneralSpec};
+use crate::histogram::weighted::{FixedScale, ValueKind, Weight};
+use crate::histogram::{
+    Accumulation, Histogram, Histogram2d, Histogram2dSpec, HistogramPlan, HistogramSpec, Strategy, WeightedHistogram,
+    WeightedOptions,
+};
+use crate::sample::Sample;
+use std::sync::Arc;
+
+/// The address of a whole buffer, seen as bytes, on `dev`'s stream.
+fn address<T>(dev: &CudaDevice, b: &mut DeviceBuffer<T>) -> DevPtr<u8> {
+    b.view_mut().ptr_mut(dev.stream().cuda_stream()).cast()
+}
+
+impl DeviceSet {
+    /// Counts the sharded `samples` into the bins of `spec` (see [`crate::Backend::histogram`]);
+    /// the counts equal one GPU's over the whole input.
+    pub fn histogram<'a, T: Sample>(
+        &self,
+        samples: impl Into<Shards<'a, T>>,
+        spec: &HistogramSpec,
+        strategy: Strategy,
+    ) -> Result<Histogram> {
+        spec.validate()?;
+        let shards = samples.into();
+        let split = shards.split_len();
+        let inputs = self.local_inputs(shards)?;
+        let total: u64 = self.shard_lengths(&inputs, split)?.iter().sum();
+        let mut plans = self.per_device(inputs, |dev, input| {
+            let data = device_input(dev, input, "samples")?;
+            let view = data.view();
+            let mut plan = HistogramPlan::<T>::new(dev, &view, spec, strategy, dev.tuning())?;
+            plan.launch(dev.stream(), &view)?;
+            dev.stream().synchronize("the shard's histogram")?;
+            Ok(plan)
+        })?;
+        let widths: Vec<usize> = plans.iter().map(HistogramPlan::counter_bytes).collect();
+        let narrow_fits = widths.iter().all(|&w| w == 4) && total < 1 << 32;
+        if !(narrow_fits || widths.iter().all(|&w| w == 8)) {
+            return self.histogram_on_host(&plans);
+        }
+        let word = if widths[0] == 4 { Word::U32 } else { Word::U64 };
+        let devs = self.devices();
+        let mut counters = Vec::new();
+        let mut outliers = Vec::new();
+        let mut counter_bytes = 0;
+        for (plan, dev) in plans.iter_mut().zip(&devs) {
+            let (c, o) = plan.counters_mut();
+            counter_bytes = c.len();
+            counters.push(address(dev, c));
+            outliers.push((address(dev, o), o.len()));
+        }
+        self.all_reduce_in_place(&counters, counter_bytes / widths[0], word, Combine::Sum, "ncclAllReduce(counters)")?;
+        let outlier_ptrs: Vec<DevPtr<u8>> = outliers.iter().map(|o| o.0).collect();
+        self.all_reduce_in_place(&outlier_ptrs, outliers[0].1, Word::U64, Combine::Sum, "ncclAllReduce(outliers)")?;
+        let h = plans[0].read(devs[0].stream())?;
+        self.synchronize()?;
+        Ok(h)
+    }
+
+    /// The combine where the devices' counters differ in width (shards on both sides of 2^32
+    /// samples) or 32-bit counters could overflow: every device's counts as 64-bit words on the
+    /// host, gathered and added in rank order.
+    fn histogram_on_host<T: Sample>(&self, plans: &[HistogramPlan<T>]) -> Result<Histogram> {
+        let devs = self.devices();
+        let mut hists = Vec::with_capacity(plans.len());
+        let mut words = Vec::with_capacity(plans.len());
+        for (plan, dev) in plans.iter().zip(&devs) {
+            let h = plan.read(dev.stream())?;
+            let mut w: Vec<u64> = h.counts.iter().flatten().copied().collect();
+            w.extend(h.below.iter().chain(&h.above).chain(&h.nan));
+            words.push(w);
+            hists.push(h);
+        }
+        let k = words[0].len();
+        let all = self.all_gather_host(&words)?;
+        let mut sum = vec![0u64; k];
+        for rank in all.chunks_exact(k) {
+            for (s, &x) in sum.iter_mut().zip(rank) {
+                *s = s.checked_add(x).ok_or_else(|| Error::Overflow("a bin holds more than 2^64 samples".into()))?;
+            }
+        }
+        let mut h = hists.swap_remove(0);
+        let mut it = sum.into_iter();
+        for v in h.counts.iter_mut().flatten().chain(&mut h.below).chain(&mut h.above).chain(&mut h.nan) {
+            *v = it.next().expect("one word per counter");
+        }
+        Ok(h)
+    }
+
+    /// Sums the sharded `weights` (one per sample, sharded as the samples are) into the bins of
+    /// `spec` (see [`crate::Backend::histogram_weighted`]). Fixed point (the default): the one-GPU
+    /// bits. Float accumulation: each device's sums added across the set, so the rounding
+    /// differs from one GPU's as it differs from run to run.
+    pub fn histogram_weighted<'a, 'b, T: Sample, W: Weight>(
+        &self,
+        samples: impl Into<Shards<'a, T>>,
+        weights: impl Into<Shards<'b, W>>,
+        spec: &HistogramSpec,
+        options: WeightedOptions,
+    ) -> Result<WeightedHistogram> {
+        spec.validate()?;
+        let general = GeneralSpec::OneD(spec.clone());
+        let plans = self.general(samples.into(), None, weights.into(), &general, options)?;
+        let h = plans[0].read_weighted(self.devices()[0].stream(), spec)?;
+        drop(plans);
+        Ok(h)
+    }
+
+    /// The 2-D histogram of the sharded pairs `(x[i], y[i])`, counted (`weights` None) or weighted
+    /// (see [`crate::Backend::histogram_2d`]); `x`, `y` and the weights are sharded alike.
+    pub fn histogram_2d<'a, 'b, T: Sample, W: Weight>(
+        &self,
+        x: impl Into<Shards<'a, T>>,
+        y: impl Into<Shards<'a, T>>,
+        weights: Option<Shards<'b, W>>,
+        spec: &Histogram2dSpec,
+        options: WeightedOptions,
+    ) -> Result<Histogram2d> {
+        spec.validate()?;
+        let general = GeneralSpec::TwoD(spec.clone());
+        let weighted = weights.is_some();
+        let weights = weights.unwrap_or(Shards::Split(&[]));
+        let plans = self.general_inner(x.into(), Some(y.into()), weights, weighted, &general, options)?;
+        let h = plans[0].read_2d(self.devices()[0].stream(), spec)?;
+        drop(plans);
+        Ok(h)
+    }
+
+    fn general<'a, 'b, T: Sample, W: Weight>(
+        &self,
+        x: Shards<'a, T>,
+        y: Option<Shards<'a, T>>,
+        weights: Shards<'b, W>,
+        spec: &GeneralSpec,
+        options: WeightedOptions,
+    ) -> Result<Vec<GeneralPlan<T, W>>> {
+        self.general_inner(x, y, weights, true, spec, options)
+    }
+
+    /// Runs the weighted or 2-D plan on every shard and adds the accumulators across the set.
+    fn general_inner<'a, 'b, T: Sample, W: Weight>(
+        &self,
+        x: Shards<'a, T>,
+        y: Option<Shards<'a, T>>,
+        weights: Shards<'b, W>,
+        weighted: bool,
+        spec: &GeneralSpec,
+        options: WeightedOptions,
+    ) -> Result<Vec<GeneralPlan<T, W>>> {
+        let split = x.split_len();
+        let xs = self.local_inputs(x)?;
+        let ys = y.map(|y| self.local_inputs(y)).transpose()?;
+        let ws = if weighted { Some(self.local_inputs(weights)?) } else { None };
+        for (i, xi) in xs.iter().enumerate() {
+            let other = |what: &str, len: usize| {
+                (len != xi.len()).then(|| {
+                    Error::invalid(format!("shard {i}: {} samples but {len} {what}: they must pair up", xi.len()))
+                })
+            };
+            if let Some(e) = ys.as_ref().and_then(|ys| other("y values", ys[i].len())) {
+                return Err(e);
+            }
+            if let Some(e) = ws.as_ref().and_then(|ws| other("weights", ws[i].len())) {
+                return Err(e);
+            }
+        }
+        let total: u64 = self.shard_lengths(&xs, split)?.iter().sum();
+        // Phase 1: each device uploads its shard and finds its weights' largest magnitude.
+        let mut ys = ys.map(|v| v.into_iter());
+        let mut ws = ws.map(|v| v.into_iter());
+        let devs = self.devices();
+        let mut parts = Vec::with_capacity(xs.len());
+        for (xi, dev) in xs.into_iter().zip(&devs) {
+            let yi = ys.as_mut().and_then(Iterator::next);
+            let wi = ws.as_mut().and_then(Iterator::next);
+            parts.push(ShardData::<T, W>::upload(dev, xi, yi, wi)?);
+        }
+        let local: Vec<Vec<u64>> = parts.iter().map(|p| vec![p.max_abs.to_bits(), p.bad as u64]).collect();
+        let gathered = if weighted { self.all_gather_host(&local)? } else { Vec::new() };
+        if gathered.chunks_exact(2).any(|w| w[1] != 0) {
+            let bad: Vec<usize> =
+                gathered.chunks_exact(2).enumerate().filter(|(_, w)| w[1] != 0).map(|(r, _)| r).collect();
+            return Err(Error::invalid(format!(
+                "every weight must be finite: the shards of ranks {bad:?} hold NaN or infinite weights"
+            )));
+        }
+        let max_abs = gathered.chunks_exact(2).map(|w| f64::from_bits(w[0])).fold(0.0, f64::max);
+        let kind = match (weighted, options.accumulation) {
+            (false, _) => ValueKind::Count,
+            (true, Accumulation::FixedPoint) => {
+                ValueKind::new(options.accumulation, Some(FixedScale::new(max_abs, total)))
+            }
+            (true, _) => ValueKind::new(options.accumulation, None),
+        };
+        // Phase 2: each device runs the plan on its shard, with the set's scale.
+        let mut plans = Vec::with_capacity(parts.len());
+        for (p, dev) in parts.iter().zip(&devs) {
+            let input = p.input();
+            let mut plan = GeneralPlan::<T, W>::new(
+                dev,
+                input.len(),
+                spec,
+                weighted,
+                kind,
+                options.strategy,
+                options.shared_atomics,
+                dev.tuning(),
+            )?;
+            plan.launch(dev.stream(), &input)?;
+            plans.push(plan);
+        }
+        // The combine: integer words (counts, fixed point) add exactly; float sums as doubles.
+        let value_word = if matches!(kind, ValueKind::Float) { Word::F64 } else { Word::U64 };
+        for which in 0..3 {
+            let mut ptrs = Vec::with_capacity(plans.len());
+            let mut count = 0;
+            for (plan, dev) in plans.iter_mut().zip(&devs) {
+                let (_, bufs) = plan.accumulators_mut();
+                let b = &mut *bufs.into_iter().nth(which).expect("three accumulators");
+                count = b.len();
+                ptrs.push(address(dev, b));
+            }
+            let word = if which == 2 { Word::U64 } else { value_word };
+            self.all_reduce_in_place(&ptrs, count, word, Combine::Sum, "ncclAllReduce(histogram accumulators)")?;
+        }
+        self.synchronize()?;
+        drop(parts);
+        Ok(plans)
+    }
+}
+
+/// One device's part of a weighted or 2-D histogram: its data on the device, and the largest
+/// weight magnitude (or whether a weight is not finite).
+struct ShardData<'a, T, W> {
+    x: crate::device::DeviceInput<'a, T>,
+    y: Option<crate::device::DeviceInput<'a, T>>,
+    w: Option<crate::device::DeviceInput<'a, W>>,
+    max_abs: f64,
+    bad: bool,
+}
+
+impl<'a, T: Sample, W: Weight> ShardData<'a, T, W> {
+    fn upload(
+        dev: &Arc<CudaDevice>,
+        x: Input<'a, T>,
+        y: Option<Input<'a, T>>,
+        w: Option<Input<'a, W>>,
+    ) -> Result<Self> {
+        let x = device_input(dev, x, "x")?;
+        let y = y.map(|y| device_input(dev, y, "y")).transpose()?;
+        let w = w.map(|w| device_input(dev, w, "weights")).transpose()?;
+        let (mut max_abs, mut bad) = (0.0, false);
+        if let Some(w) = &w {
+            if !w.view().is_empty() {
+                let (min, max) = W::device_minmax(dev, &w.view())?;
+                bad = !(min.is_finite() && max.is_finite());
+                max_abs = if bad { 0.0 } else { min.abs().max(max.abs()) };
+            }
+        }
+        Ok(ShardData { x, y, w, max_abs, bad })
+    }
+
+    fn input(&self) -> GeneralInput<'_, T, W> {
+        GeneralInput {
+            x: self.x.view(),
+            y: self.y.as_ref().map(|y| y.view()),
+            interleaved: false,
+            weights: self.w.as_ref().map(|w| w.view()),
+        }
+    }
+}

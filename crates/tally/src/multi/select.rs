@@ -1,0 +1,57 @@
+//! Sharded selection (stable): each device selects from its shard with the single-GPU plan,
+//! the kept counts are all-gathered into each shard's output offset, and each shard's kept
+//! elements are broadcast into place, so that every rank holds the whole selection in input
+//! order: the one-GPU result.
+
+use super::nccl::{self, Collective, Word};
+use super::{device_input, shard, DeviceSet, Shards};
+use crate::error::Result;
+use crate::predicate::Predicate;
+use crate::select::{SelectElement, SelectMode, SelectPlan};
+
+impl DeviceSet {
+    /// The elements of the sharded `input` that pass `predicate`, in order (see
+    /// [`crate::Backend::select`]), on the host.
+    pub fn select<'a, T: SelectElement>(
+        &self,
+        input: impl Into<Shards<'a, T>>,
+        predicate: &Predicate,
+    ) -> Result<Vec<T>> {
+        predicate.bind::<T>()?;
+        let inputs = self.local_inputs(input.into())?;
+        let mut kept = self.per_device(inputs, |dev, input| {
+            let data = device_input(dev, input, "select input")?;
+            let view = data.view();
+            let (b, n) = SelectPlan::<T>::new(dev, predicate, SelectMode::Stable, view.len())?.run(&view)?;
+            Ok((b, n))
+        })?;
+        let counts = self.all_gather_host(&kept.iter().map(|(_, n)| vec![*n]).collect::<Vec<_>>())?;
+        let (starts, total) = shard::offsets(&counts)?;
+        let size = std::mem::size_of::<T>();
+        let devs = self.devices();
+        let mut whole = Vec::with_capacity(devs.len());
+        for dev in &devs {
+            whole.push(dev.stream().alloc::<T>(total as usize, "selection")?);
+        }
+        let ranks = self.ranks();
+        let mut ops = Vec::new();
+        for (root, (&count, &start)) in counts.iter().zip(&starts).enumerate() {
+            if count == 0 {
+                continue;
+            }
+            for (i, (dev, w)) in devs.iter().zip(whole.iter_mut()).enumerate() {
+                let cu = dev.stream().cuda_stream();
+                let recv = w.view_mut().ptr_mut(cu).cast::<u8>().offset(start * size as u64);
+                // Only the root's send buffer is read; the others pass their own address.
+                let send = if ranks[i] == root { kept[i].0.view().ptr(cu).cast() } else { recv };
+                let count = count as usize * size;
+                ops.push((i, Collective::Broadcast { send, recv, count, word: Word::U8, root }));
+            }
+        }
+        nccl::group(self.comms(), &ops, "ncclBroadcast(selection)")?;
+        let out = devs[0].stream().download(&whole[0].view())?;
+        self.synchronize()?;
+        kept.clear();
+        Ok(out)
+    }
+}

@@ -1,0 +1,204 @@
+//! Device sets: every sharded primitive against the one-device result and the sequential
+//! reference, exactly (integers, exact sums, histogram counts), with uneven shards and an empty
+//! one. The two-device tests skip unless two GPUs are present (TALLY_REQUIRE_GPU=2 makes that a
+//! failure); the one-device set runs on any GPU; the multi-process test spawns this binary
+//! twice as ranks 0 and 1.
+
+mod common;
+
+use common::draw;
+use tally::multi::{DeviceSet, Shards};
+use tally::{Backend, HistogramSpec, Input, Predicate, ReduceOp, ReduceOptions, ScanOp, ScanOptions, Strategy};
+
+/// The set of `devices` GPUs, or None with a line on stderr. TALLY_REQUIRE_GPU=2 (or 1, for a
+/// one-device set) makes a missing GPU or NCCL a failure.
+fn set_of(devices: usize) -> Option<DeviceSet> {
+    let required: usize = std::env::var("TALLY_REQUIRE_GPU").ok().and_then(|v| v.parse().ok()).unwrap_or(0);
+    let fail_or_skip = |why: String| {
+        if required >= devices {
+            panic!("TALLY_REQUIRE_GPU={required} but no set of {devices} devices: {why}");
+        }
+        eprintln!("skipping test of {devices} devices: {why}");
+        None
+    };
+    let count = match cudarc_device_count() {
+        Ok(c) => c,
+        Err(e) => return fail_or_skip(e),
+    };
+    if count < devices {
+        return fail_or_skip(format!("{count} GPU(s) present"));
+    }
+    match DeviceSet::new(&(0..devices).collect::<Vec<_>>()) {
+        Ok(s) => Some(s),
+        Err(e) => fail_or_skip(e.to_string()),
+    }
+}
+
+fn cudarc_device_count() -> Result<usize, String> {
+    match Backend::cuda() {
+        Ok(_) => tally::multi::device_count().map_err(|e| e.to_string()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Shard sizes that are uneven, with an empty one: (first, second) of `n`.
+fn uneven(n: usize) -> Vec<(usize, usize)> {
+    vec![(n / 3, n - n / 3), (0, n), (n, 0), (n / 2 + 1, n - n / 2 - 1)].into_iter().filter(|(a, _)| *a <= n).collect()
+}
+
+fn check_every_primitive(set: &DeviceSet, n: usize, seed: u64) {
+    let one = Backend::cuda().unwrap();
+    let bytes: Vec<u8> = draw(n, seed, |r| r.next() as u8);
+    let ints: Vec<i32> = draw(n, seed + 1, |r| (r.next() % 2001) as i32 - 1000);
+    let floats: Vec<f64> = draw(n, seed + 2, |r| ((r.next() >> 11) as f64 / (1u64 << 53) as f64 - 0.5) * 1e6);
+    let spec = HistogramSpec::even(256, 0.0, 256.0);
+    let pred = Predicate::parse("x > 100").unwrap();
+    let whole = |s: &DeviceSet| s.histogram(&bytes, &spec, Strategy::Auto).unwrap();
+    let want = tally::histogram::reference::histogram(&bytes, &spec);
+    assert!(whole(set).same_counts(&want), "histogram n={n}");
+    assert!(one.histogram(&bytes, &spec, Strategy::Auto).unwrap().same_counts(&want));
+    let sum = set.reduce(&ints, ReduceOp::Sum, ReduceOptions::default()).unwrap();
+    assert_eq!(sum.exact, Some(ints.iter().map(|&x| x as i128).sum::<i128>()), "sum n={n}");
+    let exact = set.reduce(&floats, ReduceOp::Sum, ReduceOptions::exact()).unwrap();
+    let exact_one = one.reduce(&floats, ReduceOp::Sum, ReduceOptions::exact()).unwrap();
+    assert_eq!(exact.value.to_bits(), exact_one.value.to_bits(), "exact sum n={n}");
+    if n > 0 {
+        for op in [ReduceOp::ArgMin, ReduceOp::ArgMax, ReduceOp::Min, ReduceOp::Max] {
+            let got = set.reduce(&ints, op, ReduceOptions::default()).unwrap();
+            let want = one.reduce(&ints, op, ReduceOptions::default()).unwrap();
+            assert!(got.same_result(&want), "{op:?} n={n}: {got:?} vs {want:?}");
+        }
+    }
+    let scan: Vec<i64> = set.scan(&ints, ScanOp::Sum, ScanOptions::inclusive()).unwrap();
+    let mut run = 0i64;
+    let want_scan: Vec<i64> = ints
+        .iter()
+        .map(|&x| {
+            run += x as i64;
+            run
+        })
+        .collect();
+    assert_eq!(scan, want_scan, "inclusive scan n={n}");
+    let excl: Vec<i64> = set.scan(&ints, ScanOp::Sum, ScanOptions::exclusive()).unwrap();
+    let want_excl: Vec<i64> = want_scan.iter().zip(&ints).map(|(&s, &x)| s - x as i64).collect();
+    assert_eq!(excl, want_excl, "exclusive scan n={n}");
+    let mx: Vec<i32> = set.scan(&ints, ScanOp::Max, ScanOptions::inclusive()).unwrap();
+    let want_mx: Vec<i32> = one.scan_vec(&ints, ScanOp::Max, ScanOptions::inclusive()).unwrap();
+    assert_eq!(mx, want_mx, "max scan n={n}");
+    let sel = set.select(&ints, &pred).unwrap();
+    let want_sel: Vec<i32> = ints.iter().copied().filter(|&x| x > 100).collect();
+    assert_eq!(sel, want_sel, "select n={n}");
+}
+
+fn check_uneven_local_shards(set: &DeviceSet, n: usize, seed: u64) {
+    let ints: Vec<u32> = draw(n, seed, |r| (r.next() % 1000) as u32);
+    let spec = HistogramSpec::even(1000, 0.0, 1000.0);
+    let want = tally::histogram::reference::histogram(&ints, &spec);
+    let sum: i128 = ints.iter().map(|&x| x as i128).sum();
+    for (a, _) in uneven(n) {
+        let dev = set.devices()[1].clone();
+        let second = dev.stream().upload(&ints[a..], "second shard").unwrap();
+        let shards = || Shards::Local(vec![Input::Host(&ints[..a]), Input::Device(second.view())]);
+        let h = set.histogram(shards(), &spec, Strategy::Auto).unwrap();
+        assert!(h.same_counts(&want), "histogram split at {a} of {n}");
+        let r = set.reduce(shards(), ReduceOp::Sum, ReduceOptions::default()).unwrap();
+        assert_eq!(r.exact, Some(sum), "sum split at {a} of {n}");
+        let s: Vec<u64> = set.scan(shards(), ScanOp::Sum, ScanOptions::inclusive()).unwrap();
+        let mut run = 0u64;
+        assert!(
+            s.iter().zip(&ints).all(|(&got, &x)| {
+                run += x as u64;
+                got == run
+            }),
+            "scan split at {a} of {n}"
+        );
+        let pred = Predicate::parse("x < 10").unwrap();
+        let sel = set.select(shards(), &pred).unwrap();
+        assert_eq!(sel, ints.iter().copied().filter(|&x| x < 10).collect::<Vec<_>>(), "select split at {a} of {n}");
+    }
+}
+
+#[test]
+fn two_devices_equal_one_device() {
+    let Some(set) = set_of(2) else { return };
+    // 0, 1, tile-sized and odd sizes, and one large enough for every device to run many tiles.
+    for (i, n) in [0usize, 1, 2, 4095, 4096, 4097, 1 << 20, (1 << 22) + 3].into_iter().enumerate() {
+        check_every_primitive(&set, n, 100 + i as u64);
+    }
+}
+
+#[test]
+fn two_devices_take_uneven_and_empty_shards() {
+    let Some(set) = set_of(2) else { return };
+    for (i, n) in [1usize, 7, 5000, 1 << 20].into_iter().enumerate() {
+        check_uneven_local_shards(&set, n, 200 + i as u64);
+    }
+}
+
+#[test]
+fn a_set_of_one_device_equals_the_device() {
+    let Some(set) = set_of(1) else { return };
+    for (i, n) in [0usize, 1, 4097, 1 << 20].into_iter().enumerate() {
+        check_every_primitive(&set, n, 300 + i as u64);
+    }
+}
+
+/// Run as a rank (TALLY_MULTI_RANK_CHILD set): the sharded results of one fixed input, printed
+/// for the parent to compare. Without it: spawns this test twice as ranks 0 and 1.
+#[test]
+fn two_processes_agree_with_one() {
+    const CHILD: &str = "TALLY_MULTI_RANK_CHILD";
+    let ints: Vec<i32> = draw(300_001, 7, |r| (r.next() % 2001) as i32 - 1000);
+    let spec = HistogramSpec::even(64, -1000.0, 1001.0);
+    let summary = |set: &DeviceSet| {
+        let h = set.histogram(&ints, &spec, Strategy::Auto).unwrap();
+        let s = set.reduce(&ints, ReduceOp::Sum, ReduceOptions::default()).unwrap();
+        let sel = set.select(&ints, &Predicate::parse("x > 990").unwrap()).unwrap();
+        format!("counts {:?} sum {:?} selected {:?}", h.counts, s.exact, sel)
+    };
+    if std::env::var(CHILD).is_ok() {
+        let set = DeviceSet::from_env().unwrap();
+        let scan: Vec<i64> = set.scan(&ints, ScanOp::Sum, ScanOptions::inclusive()).unwrap();
+        let rank = set.ranks()[0];
+        let start = tally::multi::shard::split_points(ints.len(), 2)[rank];
+        let mut run: i64 = ints[..start].iter().map(|&x| x as i64).sum();
+        let ok = scan.iter().zip(&ints[start..]).all(|(&got, &x)| {
+            run += x as i64;
+            got == run
+        });
+        println!("RESULT {} scan-ok {ok}", summary(&set));
+        return;
+    }
+    let Some(set) = set_of(2) else { return };
+    let want = format!("RESULT {} scan-ok true", summary(&set));
+    drop(set);
+    let dir = std::env::temp_dir().join(format!("tally-multi-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let id_file = dir.join("nccl-id");
+    let exe = std::env::current_exe().unwrap();
+    let children: Vec<_> = (0..2)
+        .map(|rank| {
+            std::process::Command::new(&exe)
+                .args(["two_processes_agree_with_one", "--exact", "--nocapture", "--test-threads=1"])
+                .env(CHILD, "1")
+                .env("RANK", rank.to_string())
+                .env("WORLD_SIZE", "2")
+                .env("LOCAL_RANK", rank.to_string())
+                .env("TALLY_NCCL_ID_FILE", &id_file)
+                .env("TALLY_NCCL_TIMEOUT", "60")
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    // Both ranks run at once: each waits for the other in NCCL's set-up.
+    let outputs: Vec<_> = children.into_iter().map(|c| c.wait_with_output().unwrap()).collect();
+    for (rank, out) in outputs.iter().enumerate() {
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "rank {rank} failed: {stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+        let line = stdout.lines().find(|l| l.starts_with("RESULT")).unwrap_or_else(|| panic!("rank {rank}: {stdout}"));
+        assert_eq!(line, want, "rank {rank}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

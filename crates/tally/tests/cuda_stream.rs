@@ -1,0 +1,90 @@
+//! Streamed histograms and reductions on the GPU through the chunk pipeline, against the
+//! one-shot CPU call: tiny chunks (many of them, so that every slot is reused many times),
+//! two and three slots, staging buffers and device chunks poisoned before each run, and the
+//! automatic streaming of host input above the threshold.
+
+mod common;
+mod stream_common;
+
+use std::sync::Arc;
+use stream_common::*;
+use tally::device::staging::ChunkLayout;
+use tally::device::{ChunkPipeline, SliceSource};
+use tally::{Backend, CudaDevice, DeviceOptions, HistogramSpec, ReduceOp, ReduceOptions, Strategy, Tuning};
+
+fn pipeline<T: tally::device::PlainData>(dev: &Arc<CudaDevice>, chunk: usize, buffers: usize) -> ChunkPipeline<T> {
+    let layout = ChunkLayout { chunk_elements: chunk, element_bytes: std::mem::size_of::<T>(), buffers };
+    let mut p = ChunkPipeline::new(dev, layout).unwrap();
+    p.poison(0xff).unwrap();
+    p
+}
+
+#[test]
+fn gpu_streamed_histograms_equal_the_cpu() {
+    let Some(dev) = common::gpu() else { return };
+    for n in SIZES {
+        let mut xs: Vec<f32> = samples(n, 15);
+        for (i, x) in xs.iter_mut().enumerate().skip(2).step_by(89) {
+            *x = [f32::NAN, -3.0, 300.0][i % 3];
+        }
+        for buffers in [2, 3] {
+            check_histograms(&xs, "f32", |xs, chunk, spec| {
+                pipeline::<f32>(&dev, chunk, buffers).histogram(&mut SliceSource::new(xs), spec, Strategy::Auto)
+            });
+        }
+        let bytes: Vec<u8> = samples(n, 16);
+        for strategy in [Strategy::Auto, Strategy::GlobalAtomic, Strategy::BlockShared] {
+            check_histograms(&bytes, "u8", |xs, chunk, spec| {
+                pipeline::<u8>(&dev, chunk, 3).histogram(&mut SliceSource::new(xs), spec, strategy)
+            });
+        }
+    }
+}
+
+#[test]
+fn gpu_streamed_reductions_equal_the_cpu() {
+    let Some(dev) = common::gpu() else { return };
+    for n in SIZES {
+        let mut xs: Vec<f64> = samples::<f64>(n, 17).iter().map(|x| x - 100.0).collect();
+        let mut ys: Vec<f32> = samples::<f32>(n, 18);
+        if n > 10 {
+            (xs[n / 2], xs[n - 1], xs[3], xs[4]) = (f64::NAN, f64::NAN, 1e300, -1e300);
+            (ys[1], ys[n - 2]) = (f32::NAN, f32::INFINITY);
+        }
+        check_reductions(&xs, "f64", |xs, chunk, op, options| {
+            pipeline::<f64>(&dev, chunk, 3).reduce(&mut SliceSource::new(xs), op, options)
+        });
+        check_reductions(&ys, "f32", |xs, chunk, op, options| {
+            pipeline::<f32>(&dev, chunk, 2).reduce(&mut SliceSource::new(xs), op, options)
+        });
+        let ints: Vec<i64> = samples::<i64>(n, 19).iter().map(|x| (x - 128) << 50).collect();
+        check_reductions(&ints, "i64", |xs, chunk, op, options| {
+            pipeline::<i64>(&dev, chunk, 3).reduce(&mut SliceSource::new(xs), op, options)
+        });
+        let all_nan = vec![f32::NAN; n];
+        check_reductions(&all_nan, "all NaN", |xs, chunk, op, options| {
+            pipeline::<f32>(&dev, chunk, 3).reduce(&mut SliceSource::new(xs), op, options)
+        });
+    }
+}
+
+#[test]
+fn gpu_host_input_above_the_threshold_streams() {
+    let Some(_) = common::gpu() else { return };
+    let tuning = Tuning { stream_threshold: Some(0), stream_chunk_bytes: Some(4096), ..Tuning::default() };
+    let dev = CudaDevice::with_options(DeviceOptions { tuning, ..DeviceOptions::default() }).unwrap();
+    let gpu = Backend::Cuda(dev);
+    let xs: Vec<f32> = samples((1 << 20) + 3, 20);
+    let spec = HistogramSpec::even(256, 0.0, 256.0);
+    let want = Backend::cpu().histogram(&xs, &spec, Strategy::Auto).unwrap();
+    assert!(gpu.histogram(&xs, &spec, Strategy::Auto).unwrap().same_counts(&want));
+    for (op, options) in ops(true) {
+        let want = Backend::cpu().reduce(&xs, op, options);
+        let got = gpu.reduce(&xs, op, options);
+        let magnitude: f64 = xs.iter().map(|x| x.abs() as f64).sum();
+        assert_same_reduction::<f32>(&got, &want, (op, options), magnitude, "auto-streamed");
+    }
+    let want = Backend::cpu().reduce(&xs, ReduceOp::Sum, ReduceOptions::exact()).unwrap();
+    let got = gpu.reduce_stream(&mut SliceSource::new(&xs), ReduceOp::Sum, ReduceOptions::exact()).unwrap();
+    assert_eq!(got.value.to_bits(), want.value.to_bits());
+}
