@@ -48,7 +48,8 @@ macro_rules! float_value {
         impl ScanValue for $t {
             const HIGHEST: Self = <$t>::INFINITY;
             const LOWEST: Self = <$t>::NEG_INFINITY;
-            const ZERO: Self = 0.0;
+            // +0.0: all bits clear in every float format.
+            const ZERO: Self = <$t>::from_bits(0);
             #[inline(always)]
             fn add(self, b: Self) -> Self {
                 self + b
@@ -61,26 +62,13 @@ macro_rules! float_value {
         }
     )*};
 }
-float_value!(f32, f64);
+// The 16-bit floats are values too (keys, the identities of reduce-by-key), but scans read
+// them into f32 (see [`ScanElement`]).
+float_value!(f32, f64, half::f16, half::bf16);
 
-/// The 16-bit floats as values: scans read them but write f32 (see [`ScanElement`]); these are
-/// what keys and the identities of reduce-by-key need.
+/// The 16-bit floats scan into f32 (sums, minima and maxima).
 macro_rules! half_value {
     ($($t:ty),*) => {$(
-        impl ScanValue for $t {
-            const HIGHEST: Self = <$t>::INFINITY;
-            const LOWEST: Self = <$t>::NEG_INFINITY;
-            const ZERO: Self = <$t>::ZERO;
-            #[inline(always)]
-            fn add(self, b: Self) -> Self {
-                self + b
-            }
-            #[inline(always)]
-            fn sum_overflowed(_: Self, _: Self, _: Self) -> bool {
-                false
-            }
-            const CHECKED: bool = false;
-        }
         impl ScanInto<f32> for $t {
             #[inline(always)]
             fn convert(self) -> f32 {
