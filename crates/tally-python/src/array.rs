@@ -52,7 +52,8 @@ macro_rules! dispatch {
     };
     ($dtype:expr, $what:expr, $T:ident => $body:expr) => {
         $crate::dispatch!($dtype, $what, $T => $body, [
-            U8: u8, I8: i8, U16: u16, I16: i16, U32: u32, I32: i32, U64: u64, I64: i64, F32: f32, F64: f64
+            U8: u8, I8: i8, U16: u16, I16: i16, U32: u32, I32: i32, U64: u64, I64: i64, F32: f32, F64: f64,
+            F16: tally::half::f16, BF16: tally::half::bf16
         ])
     };
 }

@@ -107,14 +107,16 @@ pub fn histogram(
     let (_, _, counts_on_host) = counts.extract::<(u64, usize, bool)>()?;
     if !counts_on_host {
         return dispatch!(x.dtype, "a histogram", T => device_histogram::<T>(py, &x, &spec, strategy, counts),
-            [U8: u8, U16: u16, I32: i32, U32: u32, I64: i64, F32: f32, F64: f64]);
+            [U8: u8, U16: u16, I32: i32, U32: u32, I64: i64, F32: f32, F64: f64, F16: tally::half::f16,
+             BF16: tally::half::bf16]);
     }
     let mut out = Out::<i64>::new(counts, &x.target, spec.bins.count())?;
     let h = dispatch!(x.dtype, "a histogram", T => {
         let held = x.held::<T>()?;
         let backend = x.target.backend();
         py.detach(|| backend.histogram(held.input(), &spec, strategy)).map_err(to_py)
-    }, [U8: u8, U16: u16, I32: i32, U32: u32, I64: i64, F32: f32, F64: f64])?;
+    }, [U8: u8, U16: u16, I32: i32, U32: u32, I64: i64, F32: f32, F64: f64, F16: tally::half::f16,
+             BF16: tally::half::bf16])?;
     for (o, &c) in host_out(&mut out)?.iter_mut().zip(&h.counts[0]) {
         *o = c as i64;
     }
@@ -161,7 +163,8 @@ pub fn histogram_weighted(
         dispatch!(parse_dtype(&weights_dtype)?, "weights", W => {
             weighted_typed::<T, W>(py, (&x, &weights), &spec, strategy, sums)
         }, [F32: f32, F64: f64])
-    }, [U8: u8, U16: u16, I32: i32, U32: u32, I64: i64, F32: f32, F64: f64])
+    }, [U8: u8, U16: u16, I32: i32, U32: u32, I64: i64, F32: f32, F64: f64, F16: tally::half::f16,
+             BF16: tally::half::bf16])
 }
 
 /// The pairs of two held arrays, both on the host or both on the device.
@@ -247,7 +250,8 @@ pub fn histogram2d(
         dispatch!(parse_dtype(weights_dtype)?, "weights", W => {
             hist2d_typed::<T, W>(py, (&x, &y, w), &spec, strategy, out)
         }, [F32: f32, F64: f64])
-    }, [U8: u8, U16: u16, I32: i32, U32: u32, I64: i64, F32: f32, F64: f64])
+    }, [U8: u8, U16: u16, I32: i32, U32: u32, I64: i64, F32: f32, F64: f64, F16: tally::half::f16,
+             BF16: tally::half::bf16])
 }
 
 /// The sample type of a histogram's dtype (the f64 rule for any other).
@@ -259,6 +263,8 @@ fn sample_dtype(dtype: ElementType) -> DType {
         ElementType::U32 => DType::U32,
         ElementType::I64 => DType::I64,
         ElementType::F32 => DType::F32,
+        ElementType::F16 => DType::F16,
+        ElementType::BF16 => DType::BF16,
         _ => DType::F64,
     }
 }

@@ -138,7 +138,7 @@ pub fn reduce_by_key(
         dispatch!(parse_dtype(&value_dtype)?, "reduce_by_key values", V => {
             match op {
                 RunOp::Sum => reduce_typed::<K, V, <V as ScanElement>::Wide>(py, &a, op),
-                _ => reduce_typed::<K, V, V>(py, &a, op),
+                _ => reduce_typed::<K, V, <V as ScanElement>::Extreme>(py, &a, op),
             }
         })
     })

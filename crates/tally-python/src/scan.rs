@@ -109,8 +109,8 @@ pub fn scan(
         match (op, wide_keys) {
             (ScanOp::Sum, false) => scan_typed::<T, <T as ScanElement>::Wide, u32>(py, &arrays, op, options),
             (ScanOp::Sum, true) => scan_typed::<T, <T as ScanElement>::Wide, u64>(py, &arrays, op, options),
-            (_, false) => scan_typed::<T, T, u32>(py, &arrays, op, options),
-            (_, true) => scan_typed::<T, T, u64>(py, &arrays, op, options),
+            (_, false) => scan_typed::<T, <T as ScanElement>::Extreme, u32>(py, &arrays, op, options),
+            (_, true) => scan_typed::<T, <T as ScanElement>::Extreme, u64>(py, &arrays, op, options),
         }
     })
 }

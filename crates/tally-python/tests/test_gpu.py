@@ -156,7 +156,7 @@ def test_torch_dtypes_and_errors():
     with pytest.raises(ValueError, match="contiguous"):
         tally.cumsum(torch.zeros(4, 4, device=DEV).t())
     with pytest.raises(TypeError):
-        tally.sum(torch.zeros(4, device=DEV, dtype=torch.float16))
+        tally.sum(torch.zeros(4, device=DEV, dtype=torch.complex64))
     with pytest.raises(TypeError):
         tally.histogram(torch.zeros(4, device=DEV, dtype=torch.int8))
     with pytest.raises(ValueError, match="CPU"):
@@ -362,3 +362,28 @@ def test_counts_past_2_to_the_31_are_widened_unsigned():
     assert back(h.counts).tolist() == [n - 3, 0, 0, 0, 0, 0, 0, 3]
     del t
     torch.cuda.empty_cache()
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("offset", [0, 1, 3])
+def test_16_bit_floats_from_torch_in_place(dtype, n, offset):
+    """torch.float16/bfloat16 read in place (misaligned starts too): results equal numpy's on
+    the float32 values; scans and reduce-by-key write float32, selections keep the type."""
+    x32 = data("float32", n)  # multiples of 1/8 in [-64, 64): exact in both types
+    base = torch.from_numpy(np.concatenate([np.zeros(offset, np.float32), x32])).to(DEV).to(dtype)
+    t = base[offset:]
+    assert tally.sum(t) == float(np.sum(x32, dtype=np.float64))
+    assert tally.sum(t, exact=True) == float(np.sum(x32, dtype=np.float64))
+    if n:
+        assert (tally.min(t), tally.argmax(t)) == (float(x32.min()), int(np.argmax(x32)))
+    c = tally.cumsum(t)
+    assert c.dtype == torch.float32 and c.device == t.device
+    assert np.array_equal(c.cpu().numpy(), np.cumsum(x32, dtype=np.float32))
+    assert np.array_equal(tally.cummax(t).cpu().numpy(), np.maximum.accumulate(x32))
+    counts, _ = tally.histogram(t, bins=16, range=(-64, 64))
+    assert np.array_equal(counts.cpu().numpy(), np.histogram(x32, bins=16, range=(-64, 64))[0])
+    s = tally.select(t, "x > 0.5")
+    assert s.dtype == dtype and np.array_equal(s.float().cpu().numpy(), x32[x32 > 0.5])
+    u = tally.unique(t)
+    assert u.dtype == dtype and np.array_equal(u.float().cpu().numpy(), unique_consecutive(x32))

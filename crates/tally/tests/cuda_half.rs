@@ -58,15 +58,7 @@ fn every_strategy<T: Half>() {
     }
 }
 
-#[test]
-fn gpu_f16_every_histogram_strategy() {
-    every_strategy::<f16>();
-}
-
-#[test]
-fn gpu_bf16_every_histogram_strategy() {
-    every_strategy::<bf16>();
-}
+common::test_every_type!(every_strategy: gpu_f16_every_histogram_strategy: f16, gpu_bf16_every_histogram_strategy: bf16);
 
 /// Reductions over device views that start 0 to 3 elements into a buffer, against the CPU.
 fn misaligned_reductions<T: Half>() {
@@ -91,15 +83,7 @@ fn misaligned_reductions<T: Half>() {
     }
 }
 
-#[test]
-fn gpu_f16_misaligned_reductions() {
-    misaligned_reductions::<f16>();
-}
-
-#[test]
-fn gpu_bf16_misaligned_reductions() {
-    misaligned_reductions::<bf16>();
-}
+common::test_every_type!(misaligned_reductions: gpu_f16_misaligned_reductions: f16, gpu_bf16_misaligned_reductions: bf16);
 
 /// The exact sum is the same bits on the GPU and the CPU at sizes that split over many blocks.
 #[test]

@@ -209,6 +209,8 @@ fn cuda_select_equals_the_reference_on_random_problems() {
         Box::new(|| warm::<i64>(&dev)),
         Box::new(|| warm::<f32>(&dev)),
         Box::new(|| warm::<f64>(&dev)),
+        Box::new(|| warm::<tally::half::f16>(&dev)),
+        Box::new(|| warm::<tally::half::bf16>(&dev)),
     ];
     warm_up(jobs);
     for_each_case("select", 0x5e1, |d| match d.pick(&ElementType::ALL) {
@@ -222,8 +224,8 @@ fn cuda_select_equals_the_reference_on_random_problems() {
         ElementType::I64 => select_case::<i64>(&dev, d),
         ElementType::F32 => select_case::<f32>(&dev, d),
         ElementType::F64 => select_case::<f64>(&dev, d),
-        ElementType::F16 => select_case::<half::f16>(&dev, d),
-        ElementType::BF16 => select_case::<half::bf16>(&dev, d),
+        ElementType::F16 => select_case::<tally::half::f16>(&dev, d),
+        ElementType::BF16 => select_case::<tally::half::bf16>(&dev, d),
     });
 }
 

@@ -91,6 +91,7 @@ where
     K: RunKey + OutValue,
     V: ScanElement + ReduceByKeyInto<V::Extreme> + ReduceByKeyInto<V::Wide> + ReduceByKeyInto<u64> + OutValue,
     V::Wide: OutValue,
+    V::Extreme: OutValue,
 {
     match op {
         RunOp::Sum => reduce_into::<K, V, V::Wide>(backend, keys, values, op, a),

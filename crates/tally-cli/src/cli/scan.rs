@@ -46,13 +46,10 @@ pub trait OutValue: ScanValue {
     fn put_le(self, out: &mut Vec<u8>);
     /// Writes `values` as a one-dimensional `.npy` file.
     fn write_npy(path: &Path, values: &[Self]) -> std::io::Result<()>;
-    /// The type minima and maxima are written in (see [`tally::ElementType::arithmetic`]): the
-    /// type itself, f32 for the 16-bit floats.
-    type Extreme: OutValue;
 }
 
 macro_rules! out_value {
-    ($($t:ty => $extreme:ty),*) => {$(
+    ($($t:ty),*) => {$(
         impl OutValue for $t {
             fn put_le(self, out: &mut Vec<u8>) {
                 out.extend_from_slice(&self.to_le_bytes());
@@ -60,12 +57,10 @@ macro_rules! out_value {
             fn write_npy(path: &Path, values: &[Self]) -> std::io::Result<()> {
                 npyz::to_file_1d(path, values.iter().copied())
             }
-            type Extreme = $extreme;
         }
     )*};
 }
-out_value!(u8 => u8, u16 => u16, i32 => i32, u32 => u32, i64 => i64, u64 => u64, f32 => f32, f64 => f64,
-           tally::half::f16 => f32);
+out_value!(u8, u16, i32, u32, i64, u64, f32, f64, tally::half::f16);
 
 impl OutValue for tally::half::bf16 {
     fn put_le(self, out: &mut Vec<u8>) {
@@ -75,7 +70,6 @@ impl OutValue for tally::half::bf16 {
         let why = format!("{}: bf16 has no numpy dtype; write raw bytes (any other extension)", path.display());
         Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, why))
     }
-    type Extreme = f32;
 }
 
 /// A value for JSON: integers exactly, non-finite floats as "nan", "inf", "-inf".
@@ -129,8 +123,9 @@ fn scan_into<T: ScanInto<O>, O: OutValue>(
 
 fn scan_typed<T>(backend: &Engine, data: &[T], op: ScanOp, exclusive: bool, out: &Path) -> anyhow::Result<Summary>
 where
-    T: ScanElement + ScanInto<T::Extreme> + OutValue,
+    T: ScanElement + OutValue,
     T::Wide: OutValue,
+    T::Extreme: OutValue,
 {
     match op {
         ScanOp::Sum => scan_into::<T, T::Wide>(backend, data, op, exclusive, out),

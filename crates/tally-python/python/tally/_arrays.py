@@ -19,12 +19,13 @@ from typing import Any, Optional, Tuple
 import numpy as np
 
 #: The dtypes tally has, by numpy's names.
-DTYPES = ("uint8", "int8", "uint16", "int16", "uint32", "int32", "uint64", "int64", "float32", "float64")
+DTYPES = ("uint8", "int8", "uint16", "int16", "uint32", "int32", "uint64", "int64", "float32", "float64",
+          "float16", "bfloat16")
 
 _TORCH_DTYPES: dict = {}
 
 # DLPack's type codes (int, uint, float) and device types.
-_DLPACK_CODES = {0: "int", 1: "uint", 2: "float"}
+_DLPACK_CODES = {0: "int", 1: "uint", 2: "float", 4: "bfloat"}
 _DL_CPU, _DL_CUDA, _DL_CUDA_MANAGED = 1, 2, 13
 
 
@@ -50,7 +51,18 @@ class Arg:
 
 
 # numpy's dtypes by object: a lookup is much cheaper than ``dtype.name``.
-_NUMPY_DTYPES = {np.dtype(name): name for name in DTYPES}
+def _numpy_dtype(name: str) -> np.dtype:
+    """numpy's dtype of ``name``; bfloat16 is ml_dtypes' (numpy has none of its own)."""
+    if name == "bfloat16":
+        try:
+            import ml_dtypes
+        except ImportError:
+            raise TypeError("bfloat16 on the host needs the ml_dtypes package (numpy has no bfloat16)") from None
+        return np.dtype(ml_dtypes.bfloat16)
+    return np.dtype(name)
+
+
+_NUMPY_DTYPES = {np.dtype(name): name for name in DTYPES if name != "bfloat16"}
 
 
 def _dtype_name(dtype: np.dtype, what: str) -> str:
@@ -201,7 +213,8 @@ def _read_dlpack(x, what, backend, device, stream) -> Arg:
     kind = _DLPACK_CODES.get(code)
     if kind is None or lanes != 1:
         raise TypeError(f"{what}: DLPack type code {code} x{lanes} is not a tally dtype")
-    dtype = _dtype_name(np.dtype(f"{kind}{bits}"), what)
+    name = f"{kind}{bits}"
+    dtype = name if name == "bfloat16" else _dtype_name(np.dtype(name), what)
     n = int(np.prod(shape, dtype=np.int64)) if shape else 1
     if strides is not None and not _contiguous(shape, [st * (bits // 8) for st in strides], bits // 8):
         raise ValueError(f"{what} is not contiguous: tally reads contiguous arrays")
@@ -221,7 +234,7 @@ def empty(like: Arg, n: int, dtype: str) -> Tuple[Any, Tuple[int, int, bool]]:
     on ``like``'s device for device input, else a numpy array (returned as the input's kind by
     :func:`result`). Returns the array and its ``(address, elements, on_host)``."""
     if not like.on_device:
-        a = np.empty(n, dtype=dtype)
+        a = np.empty(n, dtype=_numpy_dtype(dtype))
         return a, (a.__array_interface__["data"][0], n, True)
     if like.kind == "torch":
         import torch
@@ -231,7 +244,7 @@ def empty(like: Arg, n: int, dtype: str) -> Tuple[Any, Tuple[int, int, bool]]:
     cupy = _cupy()
     if cupy is not None:
         with cupy.cuda.Device(like.device[0]):
-            c = cupy.empty(n, dtype=dtype)
+            c = cupy.empty(n, dtype=_numpy_dtype(dtype))
         return c, (c.data.ptr, n, False)
     import torch
 

@@ -2,7 +2,8 @@
 
 An array is ``(address, elements, on_host)``: a C-contiguous numpy array's data address
 (``on_host=True``) or a device array's (``False``). A call's first argument is
-``(array, dtype, device)``: the array it is about, its dtype by numpy's name, and where the call
+``(array, dtype, device)``: the array it is about, its dtype by numpy's name ("float16";
+"bfloat16" as torch and ml_dtypes name it), and where the call
 runs (``None`` for the CPU backend, else ``(ordinal, raw stream handle)``); its other arrays run
 there too. Outputs are allocated by the caller and written in place.
 """

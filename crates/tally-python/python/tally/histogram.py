@@ -135,7 +135,7 @@ def _spec(a: Arg, bins: Any, range_: Any, edges: Any, closed_last: bool, as_edge
     return (n, lo, hi), report, n, hi
 
 
-_SAMPLE_TYPES = ("uint8", "uint16", "int32", "uint32", "int64", "float32", "float64")
+_SAMPLE_TYPES = ("uint8", "uint16", "int32", "uint32", "int64", "float32", "float64", "float16", "bfloat16")
 
 
 def _float_weights(weights: Any, a: Arg, backend: str, device: Optional[int], stream: Optional[int]) -> Arg:

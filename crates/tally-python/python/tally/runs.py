@@ -17,7 +17,7 @@ from typing import Any, Optional, Tuple
 
 from . import _native
 from ._arrays import empty, read, result, same_place
-from .scan import _SUM_TYPES
+from .scan import _EXTREME_TYPES, _SUM_TYPES
 
 __all__ = ["unique", "run_length_encode", "reduce_by_key"]
 
@@ -53,8 +53,9 @@ def reduce_by_key(keys: Any, values: Any, op: str = "sum", *, backend: str = "au
     ``op`` ("sum", "min", "max", "count") over that run's ``values`` (one per key).
 
     Sums follow numpy's ``cumsum`` types (int64 for signed integers, uint64 for unsigned ones,
-    the float type itself; a 64-bit sum that leaves its range is an ``OverflowError``); min and
-    max keep the values' type (NaN propagates); count is int64 (``values`` only sets the length).
+    the float type itself, float32 for float16 and bfloat16; a 64-bit sum that leaves its range
+    is an ``OverflowError``); min and max keep the values' type (float32 for the 16-bit floats;
+    NaN propagates); count is int64 (``values`` only sets the length).
     With keys sorted, this is a group-by: ``torch.zeros(n).index_add_(0, inverse, values)``
     over ``torch.unique_consecutive(keys, return_inverse=True)``.
     """
@@ -67,7 +68,7 @@ def reduce_by_key(keys: Any, values: Any, op: str = "sum", *, backend: str = "au
         return run_length_encode(keys, backend=backend, device=device, stream=stream)
     if op not in ("sum", "min", "max"):
         raise ValueError(f"unknown op '{op}' (expected sum, min, max or count)")
-    out_dtype = _SUM_TYPES[v.dtype] if op == "sum" else v.dtype
+    out_dtype = _SUM_TYPES[v.dtype] if op == "sum" else _EXTREME_TYPES.get(v.dtype, v.dtype)
     out_keys, key_parts = empty(k, k.n, k.dtype)
     out_values, value_parts = empty(k, k.n, out_dtype)
     runs = _native.reduce_by_key(k.call, (v.parts, v.dtype), op, (key_parts, value_parts))

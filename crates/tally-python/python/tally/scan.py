@@ -3,8 +3,11 @@
 is a new flat array of the input's kind on the input's device, written in place by the kernels.
 
 ``cumsum`` follows numpy's types: signed integers sum into int64, unsigned ones into uint64,
-floats into their own type. A 64-bit running sum that leaves its range is an ``OverflowError``,
-never a silent wrap. ``cummin``/``cummax`` keep the input's type and propagate NaN.
+float32 and float64 into their own type. float16 and bfloat16 scan into float32, their
+accumulator type (as CUB's and PyTorch's kernels accumulate them), for ``cummin``/``cummax``
+too, which are exact there. A 64-bit running sum that leaves its range is an
+``OverflowError``, never a silent wrap. ``cummin``/``cummax`` otherwise keep the input's type
+and propagate NaN.
 """
 
 from __future__ import annotations
@@ -19,8 +22,11 @@ __all__ = ["cumsum", "cummin", "cummax"]
 _SUM_TYPES = {
     "uint8": "uint64", "uint16": "uint64", "uint32": "uint64", "uint64": "uint64",
     "int8": "int64", "int16": "int64", "int32": "int64", "int64": "int64",
-    "float32": "float32", "float64": "float64",
+    "float32": "float32", "float64": "float64", "float16": "float32", "bfloat16": "float32",
 }
+
+# Minima and maxima keep the type, but for the 16-bit floats: every 16-bit scan writes float32.
+_EXTREME_TYPES = {"float16": "float32", "bfloat16": "float32"}
 
 # Keys are compared by their bits: signed keys go as the unsigned type of their width.
 _KEY_TYPES = {"uint32": "uint32", "int32": "uint32", "uint64": "uint64", "int64": "uint64"}
@@ -29,7 +35,7 @@ _KEY_TYPES = {"uint32": "uint32", "int32": "uint32", "uint64": "uint64", "int64"
 def _scan(x: Any, op: str, exclusive: bool, keys: Any, backend: str, device: Optional[int],
           stream: Optional[int]) -> Any:
     a = read(x, "x", backend, device, stream)
-    out_dtype = _SUM_TYPES[a.dtype] if op == "sum" else a.dtype
+    out_dtype = _SUM_TYPES[a.dtype] if op == "sum" else _EXTREME_TYPES.get(a.dtype, a.dtype)
     out, out_parts = empty(a, a.n, out_dtype)
     key_parts, key_dtype = None, "uint32"
     if keys is not None:

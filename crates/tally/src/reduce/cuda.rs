@@ -418,7 +418,7 @@ mod tests {
         let l = ReduceParams::layout();
         assert_eq!(l.size, 88);
         let all = Variant::all();
-        assert_eq!(all.len(), 8 * 5 + 2 * 10 + 2 + 10);
+        assert_eq!(all.len(), 8 * 5 + 4 * 10 + 4 + 12);
         let src = FAMILY.full_source();
         assert!(src.contains("sizeof(ReduceParams) == 88"));
         for v in &all {

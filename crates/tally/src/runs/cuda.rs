@@ -366,6 +366,6 @@ mod tests {
         assert!(FAMILY.full_source().contains("sizeof(RunsParams) == 88"));
         let all = RunsVariant::all();
         let distinct: std::collections::HashSet<Defines> = all.iter().map(RunsVariant::defines).collect();
-        assert_eq!((all.len(), distinct.len()), (10 * 5 + 8 + 10, all.len()));
+        assert_eq!((all.len(), distinct.len()), (12 * 5 + 10 + 12, all.len()));
     }
 }

@@ -423,7 +423,7 @@ mod tests {
     fn params_layout_and_variants() {
         assert!(FAMILY.full_source().contains("sizeof(ScanParams) == 88"));
         let all = ScanVariant::all();
-        assert_eq!(all.len(), 3 * (30 + 6) + 10 + 2);
+        assert_eq!(all.len(), 3 * (36 + 6) + 12 + 2);
         assert!(all.iter().all(|v| (v.op == ScanKernelOp::Custom) == v.custom.is_some()));
     }
 }

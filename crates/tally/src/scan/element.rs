@@ -48,7 +48,8 @@ macro_rules! float_value {
         impl ScanValue for $t {
             const HIGHEST: Self = <$t>::INFINITY;
             const LOWEST: Self = <$t>::NEG_INFINITY;
-            const ZERO: Self = 0.0;
+            // +0.0: all bits clear in every float format.
+            const ZERO: Self = <$t>::from_bits(0);
             #[inline(always)]
             fn add(self, b: Self) -> Self {
                 self + b
@@ -61,26 +62,13 @@ macro_rules! float_value {
         }
     )*};
 }
-float_value!(f32, f64);
+// The 16-bit floats are values too (keys, the identities of reduce-by-key), but scans read
+// them into f32 (see [`ScanElement`]).
+float_value!(f32, f64, half::f16, half::bf16);
 
-/// The 16-bit floats as values: scans read them but write f32 (see [`ScanElement`]); these are
-/// what keys and the identities of reduce-by-key need.
+/// The 16-bit floats scan into f32 (sums, minima and maxima).
 macro_rules! half_value {
     ($($t:ty),*) => {$(
-        impl ScanValue for $t {
-            const HIGHEST: Self = <$t>::INFINITY;
-            const LOWEST: Self = <$t>::NEG_INFINITY;
-            const ZERO: Self = <$t>::ZERO;
-            #[inline(always)]
-            fn add(self, b: Self) -> Self {
-                self + b
-            }
-            #[inline(always)]
-            fn sum_overflowed(_: Self, _: Self, _: Self) -> bool {
-                false
-            }
-            const CHECKED: bool = false;
-        }
         impl ScanInto<f32> for $t {
             #[inline(always)]
             fn convert(self) -> f32 {
@@ -89,6 +77,7 @@ macro_rules! half_value {
         }
         impl ScanElement for $t {
             type Wide = f32;
+            type Extreme = f32;
         }
     )*};
 }
@@ -117,15 +106,19 @@ scan_into!(u8 => u8, i8 => i8, u16 => u16, i16 => i16, u32 => u32, i32 => i32, u
 /// An input type with its default sum output: numpy's `cumsum` rule (signed integers into
 /// i64, unsigned into u64, f32 and f64 into themselves), and f16 and bf16 into f32 (the type
 /// they accumulate in: every partial sum is an f32 sum of exact f32 values).
-pub trait ScanElement: ScanInto<Self::Wide> {
+pub trait ScanElement: ScanInto<Self::Wide> + ScanInto<Self::Extreme> {
     /// The output of a default sum.
     type Wide: ScanValue;
+    /// The output of a default minimum or maximum: the type itself, f32 for f16 and bf16 (the
+    /// type every 16-bit scan writes).
+    type Extreme: ScanValue;
 }
 
 macro_rules! scan_element {
     ($($t:ty => $o:ty),*) => {$(
         impl ScanElement for $t {
             type Wide = $o;
+            type Extreme = $t;
         }
     )*};
 }

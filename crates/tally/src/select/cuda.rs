@@ -356,7 +356,7 @@ mod tests {
         assert_eq!(SelectParams::layout().size, 64);
         assert_eq!(ReverseParams::layout().size, 24);
         let all = SelectVariant::all();
-        assert_eq!(all.len(), 10 * 6);
+        assert_eq!(all.len(), 12 * 6);
         assert!(all.iter().all(|v| (v.kernel == SelectKernel::Flagged) == v.predicate.is_none()));
         assert!(FAMILY.full_source().contains("sizeof(SelectParams) == 64"));
     }
