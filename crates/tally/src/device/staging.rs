@@ -227,6 +227,17 @@ impl<T: PlainData> ChunkPipeline<T> {
     }
 }
 
+/// An error unless every chunk of `layout` is a whole, nonzero number of `align`-element
+/// groups (the interleaved samples of a histogram): a chunk that split a sample would count its
+/// channels against the wrong ones.
+pub(crate) fn check_chunk(layout: ChunkLayout, align: usize) -> Result<()> {
+    let chunk = layout.chunk_elements;
+    if chunk == 0 || !chunk.is_multiple_of(align.max(1)) {
+        return Err(Error::invalid(format!("chunks of {chunk} elements are not whole {align}-element samples")));
+    }
+    Ok(())
+}
+
 /// Streams `source` on the host for the CPU backend: `on_chunk(chunk, first)` for each chunk of
 /// `layout` in order, one host buffer reused.
 pub(crate) fn run_on_host<T: PlainData>(
@@ -234,6 +245,7 @@ pub(crate) fn run_on_host<T: PlainData>(
     source: &mut dyn ChunkSource<T>,
     mut on_chunk: impl FnMut(&[T], u64) -> Result<()>,
 ) -> Result<u64> {
+    check_chunk(layout, 1)?;
     let mut buffer = vec![T::default(); layout.chunk_elements];
     let mut first = 0u64;
     loop {
@@ -294,6 +306,18 @@ mod tests {
             })
             .unwrap();
             assert_eq!((n, &seen), (103, &data));
+        }
+        let empty = ChunkLayout { chunk_elements: 0, element_bytes: 4, buffers: 2 };
+        let r = run_on_host(empty, &mut SliceSource::new(&data), |_, _| Ok(()));
+        assert!(matches!(r, Err(Error::InvalidArgument(_))), "{r:?}");
+    }
+
+    #[test]
+    fn chunks_must_be_whole_samples() {
+        let layout = |chunk_elements| ChunkLayout { chunk_elements, element_bytes: 4, buffers: 2 };
+        assert!(check_chunk(layout(6), 3).is_ok() && check_chunk(layout(1), 1).is_ok());
+        for (chunk, align) in [(0, 1), (0, 3), (4, 3), (1, 2)] {
+            assert!(matches!(check_chunk(layout(chunk), align), Err(Error::InvalidArgument(_))), "{chunk} {align}");
         }
     }
 }

@@ -78,13 +78,8 @@ impl<T: Sample + PlainData> ChunkPipeline<T> {
         strategy: Strategy,
     ) -> Result<Histogram> {
         spec.validate()?;
+        staging::check_chunk(self.layout(), spec.channels.interleave as usize)?;
         let chunk = self.layout().chunk_elements;
-        if !chunk.is_multiple_of(spec.channels.interleave as usize) {
-            return Err(Error::invalid(format!(
-                "chunks of {chunk} elements split {}-channel samples",
-                spec.channels.interleave
-            )));
-        }
         let dev = self.device().clone();
         let stream = dev.stream();
         let nslots = spec.channels.selected.len();
@@ -181,6 +176,7 @@ pub fn cpu_histogram_stream<T: Sample + PlainData>(
     spec: &HistogramSpec,
     layout: ChunkLayout,
 ) -> Result<Histogram> {
+    staging::check_chunk(layout, spec.channels.interleave as usize)?;
     let mut total = Histogram::zeroed(spec, "cpu", Strategy::ThreadPrivate);
     run_on_host(layout, source, |chunk, _first| {
         let h = cpu::histogram(chunk, spec)?;

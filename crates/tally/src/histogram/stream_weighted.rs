@@ -12,7 +12,7 @@ use super::cuda_general::{GeneralInput, GeneralPlan, GeneralSpec};
 use super::stream::{add_counters, layout_for, AccumulateParams, FAMILY};
 use super::weighted::{cpu_weighted_raw, weighted_from_raw, Accumulation, FixedScale, Raw, ValueKind, Weight};
 use super::{HistogramSpec, Strategy, WeightedHistogram, WeightedOptions};
-use crate::device::staging::{run_on_host, ChunkLayout, ChunkPipeline, ChunkSource, PlainData};
+use crate::device::staging::{check_chunk, run_on_host, ChunkLayout, ChunkPipeline, ChunkSource, PlainData};
 use crate::device::{Backend, DeviceBuffer};
 use crate::error::{Error, Result};
 use crate::reduce::{ReduceElement, ReduceOp, ReduceOptions};
@@ -112,6 +112,7 @@ pub fn cpu_histogram_weighted_stream<T: Sample + PlainData, W: Weight + PlainDat
     kind: ValueKind,
     layout: ChunkLayout,
 ) -> Result<WeightedHistogram> {
+    check_chunk(layout, spec.channels.interleave as usize)?;
     let mut total = cpu_weighted_raw::<T, W>(&[], &[], spec, kind);
     let mut buffer = vec![W::default(); layout.chunk_elements];
     run_on_host(layout, samples, |xs, _first| {
@@ -136,6 +137,7 @@ impl<T: Sample + PlainData> ChunkPipeline<T> {
     ) -> Result<WeightedHistogram> {
         spec.validate()?;
         let kind = fixed_kind(&options, scale)?;
+        check_chunk(self.layout(), spec.channels.interleave as usize)?;
         let dev = self.device().clone();
         let stream = dev.stream();
         let chunk = self.layout().chunk_elements;
