@@ -112,18 +112,16 @@ fn files_and_readers_give_every_element_once() {
 #[test]
 fn weighted_histograms_equal_the_one_shot_call_bit_for_bit() {
     use tally::histogram::stream_weighted::cpu_histogram_weighted_stream;
-    use tally::histogram::weighted::ValueKind;
     for n in SIZES {
         let xs: Vec<f32> = samples(n, 21);
         let ws = weights(n, 22);
         check_weighted_histograms(&xs, &ws, "f32 x f64", |xs, ws, chunk, spec| {
             let scale = Backend::cpu().fixed_scale_stream(&mut SliceSource::new(ws))?;
-            let kind = ValueKind::Fixed(scale);
             cpu_histogram_weighted_stream(
                 &mut SliceSource::new(xs),
                 &mut SliceSource::new(ws),
                 spec,
-                kind,
+                scale,
                 layout::<f32>(chunk),
             )
         });
@@ -178,7 +176,6 @@ fn streamed_weights_must_pair_up_and_be_finite() {
 #[test]
 fn chunks_that_split_interleaved_samples_are_refused() {
     use tally::histogram::stream_weighted::cpu_histogram_weighted_stream;
-    use tally::histogram::weighted::ValueKind;
     let spec =
         HistogramSpec::even(16, 0.0, 256.0).with_channels(tally::Channels { interleave: 3, selected: vec![2, 0] });
     let xs: Vec<f32> = samples(300, 31);
@@ -191,7 +188,7 @@ fn chunks_that_split_interleaved_samples_are_refused() {
             &mut SliceSource::new(&xs),
             &mut SliceSource::new(&ws[..]),
             &spec,
-            ValueKind::Fixed(scale),
+            scale,
             layout::<f32>(chunk),
         );
         assert!(matches!(r, Err(Error::InvalidArgument(_))), "chunk {chunk}: {r:?}");

@@ -144,8 +144,7 @@ pub fn histogram_weighted<T: Sample + PlainData, W: Weight + PlainData>(
     match backend {
         Backend::Cpu => {
             let layout = cpu_layout(samples, spec.channels.interleave as usize);
-            let kind = tally::histogram::weighted::ValueKind::Fixed(scale);
-            tally::histogram::stream_weighted::cpu_histogram_weighted_stream(samples, weights, spec, kind, layout)
+            tally::histogram::stream_weighted::cpu_histogram_weighted_stream(samples, weights, spec, scale, layout)
         }
         _ => backend.histogram_weighted_stream(samples, weights, spec, options, scale),
     }

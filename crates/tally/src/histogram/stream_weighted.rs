@@ -81,7 +81,7 @@ impl Backend {
         scale: FixedScale,
     ) -> Result<WeightedHistogram> {
         spec.validate()?;
-        let kind = fixed_kind(&options, scale)?;
+        fixed_kind(&options, scale)?;
         match self {
             Backend::Cuda(dev) => {
                 let layout = layout_for::<T>(Some(dev), spec, samples.remaining());
@@ -89,7 +89,7 @@ impl Backend {
             }
             Backend::Cpu => {
                 let layout = layout_for::<T>(None, spec, samples.remaining());
-                cpu_histogram_weighted_stream(samples, weights, spec, kind, layout)
+                cpu_histogram_weighted_stream(samples, weights, spec, scale, layout)
             }
         }
     }
@@ -103,15 +103,17 @@ fn add_raw(a: &mut Raw, b: &Raw) {
     a.outlier_counts.iter_mut().zip(&b.outlier_counts).for_each(|(x, &y)| *x += y);
 }
 
-/// The CPU's streamed weighted histogram in chunks of `layout`, summed as `kind` (fixed point)
-/// says ([`Backend::histogram_weighted_stream`] on the CPU, with a chosen chunking).
+/// The CPU's streamed weighted histogram in chunks of `layout`, summed in fixed point at
+/// `scale` ([`Backend::histogram_weighted_stream`] on the CPU, with a chosen chunking).
 pub fn cpu_histogram_weighted_stream<T: Sample + PlainData, W: Weight + PlainData>(
     samples: &mut dyn ChunkSource<T>,
     weights: &mut dyn ChunkSource<W>,
     spec: &HistogramSpec,
-    kind: ValueKind,
+    scale: FixedScale,
     layout: ChunkLayout,
 ) -> Result<WeightedHistogram> {
+    // Only fixed-point sums add chunk by chunk as raw integers.
+    let kind = ValueKind::Fixed(scale);
     check_chunk(layout, spec.channels.interleave as usize)?;
     let mut total = cpu_weighted_raw::<T, W>(&[], &[], spec, kind);
     let mut buffer = vec![W::default(); layout.chunk_elements];
