@@ -11,7 +11,7 @@ use super::output;
 use super::stream::{self, Progress, StreamedFile};
 use anyhow::Context;
 use tally::device::{ChunkSource, FileSource, PlainData};
-use tally::histogram::Weight;
+use tally::histogram::{Accumulation, Weight};
 use tally::reduce::{ReduceElement, ReduceOp, ReduceOptions};
 use tally::{Backend, Bins, Channels, DType, HistogramSpec, Sample};
 
@@ -28,9 +28,11 @@ pub struct StreamedFiles {
 /// not images) of types read as stored, weights summed in fixed point, on one device (a device
 /// set takes the files whole, split over its devices).
 pub fn streamed(a: &HistArgs) -> anyhow::Result<Option<StreamedFiles>> {
-    let one_device = a.out.devices.devices.is_none() && !a.weights.float_atomics;
+    // Float atomics and exact sums need the whole input at once; only fixed-point sums stream.
+    let fixed_point = a.weights.options(a.strategy).accumulation == Accumulation::FixedPoint;
+    let streamable = a.out.devices.devices.is_none() && fixed_point;
     let plain = !a.demo && a.channels.is_none() && a.column.is_none();
-    let Some(path) = a.file.as_deref().filter(|_| plain && one_device) else { return Ok(None) };
+    let Some(path) = a.file.as_deref().filter(|_| plain && streamable) else { return Ok(None) };
     let Some(samples) = stream::streamed_file(path, a.dtype, "--dtype")? else { return Ok(None) };
     let weights = match a.weights.weights.as_deref() {
         None => None,
