@@ -42,7 +42,9 @@ pub fn streamed(a: &HistArgs) -> anyhow::Result<Option<StreamedFiles>> {
             let npy = w.extension().is_some_and(|e| e.eq_ignore_ascii_case("npy"));
             let dtype = if npy { None } else { a.weights.weights_dtype.or(Some(samples.dtype)) };
             match stream::streamed_file(w, dtype, "--weights-dtype")? {
-                Some(file) if file.dtype.is_float() => Some(file),
+                // Weights stream as stored, so only the weight types (a 16-bit float file is
+                // read whole and widened).
+                Some(file) if matches!(file.dtype, DType::F32 | DType::F64) => Some(file),
                 _ => return Ok(None),
             }
         }
