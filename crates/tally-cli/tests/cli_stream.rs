@@ -220,4 +220,8 @@ fn streamed_samples_with_f16_weights_equal_the_whole_file() {
         let args = [&["hist", "FILE", "--bins", "9", "--json"][..], weights].concat();
         check("weighted16", "f32", "<f4", 4, &bytes(&xs), &args);
     }
+    // float16 samples stream from a .npy file as from a raw one.
+    let halves: Vec<f16> = xs.iter().map(|&x| f16::from_f32(x)).collect();
+    check("half", "f16", "<f2", 2, &bytes(&halves), &["hist", "FILE", "--bins", "9", "--json"]);
+    check("half-reduce", "f16", "<f2", 2, &bytes(&halves), &["reduce", "FILE", "--op", "minmax", "--json"]);
 }
