@@ -109,16 +109,17 @@ fn run_weighted<T: Sample + ReduceElement + PlainData, W: Weight + ReduceElement
     weights: &StreamedFile,
     backend: &Backend,
 ) -> anyhow::Result<()> {
-    let spec = spec_of::<T>(a, file, backend)?;
     let quiet = a.out.json || a.out.csv;
     let mut source = Progress::<T>::open(file, quiet)?;
     let mut ws = NotingSmallest { inner: Progress::<W>::open(weights, true)?, smallest: None };
+    // The lengths first: a default range takes a whole pass over the samples.
     let (n, m) = (source.remaining().unwrap_or(0), ws.remaining().unwrap_or(0));
     if n != m {
         return Err(
             tally::Error::invalid(format!("{n} samples but {m} weights: there must be one weight per sample")).into()
         );
     }
+    let spec = spec_of::<T>(a, file, backend)?;
     let start = std::time::Instant::now();
     let scale = backend.fixed_scale_stream(&mut Progress::<W>::open(weights, true)?)?;
     let options = a.weights.options(a.strategy);
