@@ -372,16 +372,21 @@ pub(crate) fn key_1d<T: Sample>(
     }
 }
 
+/// An error unless there is one weight per sample.
+fn check_weight_count(samples: usize, weights: usize) -> Result<()> {
+    if samples != weights {
+        return Err(Error::invalid(format!(
+            "{samples} samples but {weights} weights: there must be one weight per sample"
+        )));
+    }
+    Ok(())
+}
+
 /// Checks that there is one weight per sample and, but for exact sums (which take NaN and
 /// infinities as IEEE does), that every weight is finite; finds the fixed-point scale (None for
 /// float and exact accumulation).
 pub fn prepare<W: Weight>(samples: usize, weights: &[W], accumulation: Accumulation) -> Result<Option<FixedScale>> {
-    if samples != weights.len() {
-        return Err(Error::invalid(format!(
-            "{samples} samples but {} weights: there must be one weight per sample",
-            weights.len()
-        )));
-    }
+    check_weight_count(samples, weights.len())?;
     if accumulation == Accumulation::Exact {
         return super::weighted_exact::check_samples(samples).map(|_| None);
     }
@@ -398,11 +403,12 @@ pub fn prepare_device<W: Weight>(
     weights: &DeviceView<'_, W>,
     accumulation: Accumulation,
 ) -> Result<Option<FixedScale>> {
-    if samples == weights.len() && accumulation == Accumulation::Exact {
+    check_weight_count(samples, weights.len())?;
+    if accumulation == Accumulation::Exact {
         return super::weighted_exact::check_samples(samples).map(|_| None);
     }
-    if samples != weights.len() || weights.is_empty() {
-        return prepare::<W>(samples, &vec![W::default(); weights.len()], accumulation);
+    if weights.is_empty() {
+        return Ok((accumulation == Accumulation::FixedPoint).then(|| FixedScale::new(0.0, 0)));
     }
     let (min, max) = W::device_minmax(dev, weights)?;
     if !(min.is_finite() && max.is_finite()) {
