@@ -61,11 +61,8 @@ impl Backend {
             Err(Error::EmptyInput(_)) => return Ok(FixedScale::new(0.0, 0)),
             r => r?,
         };
-        let (min, max) = (r.value, r.max.unwrap_or(f64::NAN));
-        if !(min.is_finite() && max.is_finite()) {
-            return Err(Error::invalid("every weight must be finite: the weights hold NaN or an infinity"));
-        }
-        Ok(FixedScale::new(min.abs().max(max.abs()), r.n))
+        FixedScale::from_extrema(r.value, r.max.unwrap_or(f64::NAN), r.n)
+            .ok_or_else(|| Error::invalid("every weight must be finite: the weights hold NaN or an infinity"))
     }
 
     /// Sums `weights` (one per sample) into the bins of `spec` by the samples of `samples`,
