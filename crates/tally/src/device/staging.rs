@@ -88,6 +88,16 @@ pub fn chunk_layout(
     ChunkLayout { chunk_elements: elements.max(align), element_bytes, buffers }
 }
 
+/// The layout a stream of `input` elements (None: unknown) of `T` takes on `dev` (None: the
+/// CPU backend): chunks of whole multiples of `align` elements, as the device's tuning says.
+pub(crate) fn layout_for<T>(dev: Option<&CudaDevice>, input: Option<u64>, align: usize) -> ChunkLayout {
+    let (memory, tuning) = match dev {
+        Some(d) => (d.info().total_memory, d.tuning().clone()),
+        None => (0, Tuning::default()),
+    };
+    chunk_layout(memory, input, std::mem::size_of::<T>(), align, &tuning)
+}
+
 /// Whether a host input of `bytes` goes through the pipeline rather than one upload: above
 /// the tuned threshold (`TALLY_STREAM_THRESHOLD`), by default a quarter of `device_memory`,
 /// where one upload would crowd the device.

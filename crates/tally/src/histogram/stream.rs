@@ -7,11 +7,10 @@ use super::cuda::HistogramPlan;
 use super::{cpu, Histogram, HistogramSpec, Strategy};
 use crate::device::params::KernelParams;
 use crate::device::registry::KernelFamily;
-use crate::device::staging::{self, run_on_host, ChunkLayout, ChunkPipeline, ChunkSource, PlainData};
-use crate::device::{Backend, CudaDevice, DevPtr, DeviceBuffer, Kernel, LaunchShape, Stream};
+use crate::device::staging::{self, layout_for, run_on_host, ChunkLayout, ChunkPipeline, ChunkSource, PlainData};
+use crate::device::{Backend, DevPtr, DeviceBuffer, Kernel, LaunchShape, Stream};
 use crate::error::{Error, Result};
 use crate::sample::Sample;
-use std::sync::Arc;
 
 crate::kernel_params! {
     /// What `tally_accumulate` reads.
@@ -55,16 +54,6 @@ pub(super) fn add_counters(
         AccumulateParams { from, into: into.view_mut().ptr_mut(stream.cuda_stream()), n, wide: wide as u32, pad: 0 };
     let grid = n.div_ceil(ADD_THREADS as u64).min(ADD_MAX_BLOCKS) as u32;
     stream.launch(kernel, LaunchShape::new(grid, ADD_THREADS, 0), &params)
-}
-
-/// The layout a histogram of `spec` streams with on `dev` (None: the CPU backend): chunks of
-/// whole interleaved samples.
-pub(super) fn layout_for<T>(dev: Option<&CudaDevice>, spec: &HistogramSpec, input: Option<u64>) -> ChunkLayout {
-    let (memory, tuning) = match dev {
-        Some(d) => (d.info().total_memory, d.tuning().clone()),
-        None => (0, super::Tuning::default()),
-    };
-    staging::chunk_layout(memory, input, std::mem::size_of::<T>(), spec.channels.interleave as usize, &tuning)
 }
 
 impl<T: Sample + PlainData> ChunkPipeline<T> {
@@ -155,16 +144,12 @@ impl Backend {
         spec: &HistogramSpec,
         strategy: Strategy,
     ) -> Result<Histogram> {
-        spec.validate()?;
+        let (input, align) = (source.remaining(), spec.channels.interleave as usize);
         match self {
             Backend::Cuda(dev) => {
-                let layout = layout_for::<T>(Some(dev), spec, source.remaining());
-                ChunkPipeline::new(dev, layout)?.histogram(source, spec, strategy)
+                ChunkPipeline::new(dev, layout_for::<T>(Some(dev), input, align))?.histogram(source, spec, strategy)
             }
-            Backend::Cpu => {
-                let layout = layout_for::<T>(None, spec, source.remaining());
-                cpu_histogram_stream(source, spec, layout)
-            }
+            Backend::Cpu => cpu_histogram_stream(source, spec, layout_for::<T>(None, input, align)),
         }
     }
 }
@@ -176,6 +161,7 @@ pub fn cpu_histogram_stream<T: Sample + PlainData>(
     spec: &HistogramSpec,
     layout: ChunkLayout,
 ) -> Result<Histogram> {
+    spec.validate()?;
     staging::check_chunk(layout, spec.channels.interleave as usize)?;
     let mut total = Histogram::zeroed(spec, "cpu", Strategy::ThreadPrivate);
     run_on_host(layout, source, |chunk, _first| {
@@ -184,15 +170,4 @@ pub fn cpu_histogram_stream<T: Sample + PlainData>(
         add_histogram(&mut total, &h)
     })?;
     Ok(total)
-}
-
-/// A host input streamed through the pipeline where [`staging::streams_host_input`] says so.
-pub(crate) fn host_histogram<T: Sample + PlainData>(
-    dev: &Arc<CudaDevice>,
-    samples: &[T],
-    spec: &HistogramSpec,
-    strategy: Strategy,
-) -> Result<Histogram> {
-    let layout = layout_for::<T>(Some(dev), spec, Some(samples.len() as u64));
-    ChunkPipeline::new(dev, layout)?.histogram(&mut staging::SliceSource::new(samples), spec, strategy)
 }

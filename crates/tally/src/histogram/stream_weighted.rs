@@ -9,10 +9,12 @@
 //! read on the host and copied on the compute stream before its kernel.
 
 use super::cuda_general::{GeneralInput, GeneralPlan, GeneralSpec};
-use super::stream::{add_counters, layout_for, AccumulateParams, FAMILY};
+use super::stream::{add_counters, AccumulateParams, FAMILY};
 use super::weighted::{cpu_weighted_raw, weighted_from_raw, Accumulation, FixedScale, Raw, ValueKind, Weight};
 use super::{HistogramSpec, Strategy, WeightedHistogram, WeightedOptions};
-use crate::device::staging::{check_chunk, run_on_host, ChunkLayout, ChunkPipeline, ChunkSource, PlainData};
+use crate::device::staging::{
+    check_chunk, layout_for, run_on_host, ChunkLayout, ChunkPipeline, ChunkSource, PlainData,
+};
 use crate::device::{Backend, DeviceBuffer};
 use crate::error::{Error, Result};
 use crate::reduce::{ReduceElement, ReduceOp, ReduceOptions};
@@ -77,16 +79,15 @@ impl Backend {
         options: WeightedOptions,
         scale: FixedScale,
     ) -> Result<WeightedHistogram> {
-        spec.validate()?;
-        fixed_kind(&options, scale)?;
+        let (input, align) = (samples.remaining(), spec.channels.interleave as usize);
         match self {
             Backend::Cuda(dev) => {
-                let layout = layout_for::<T>(Some(dev), spec, samples.remaining());
+                let layout = layout_for::<T>(Some(dev), input, align);
                 ChunkPipeline::new(dev, layout)?.histogram_weighted(samples, weights, spec, options, scale)
             }
             Backend::Cpu => {
-                let layout = layout_for::<T>(None, spec, samples.remaining());
-                cpu_histogram_weighted_stream(samples, weights, spec, scale, layout)
+                fixed_kind(&options, scale)?;
+                cpu_histogram_weighted_stream(samples, weights, spec, scale, layout_for::<T>(None, input, align))
             }
         }
     }
@@ -111,6 +112,7 @@ pub fn cpu_histogram_weighted_stream<T: Sample + PlainData, W: Weight + PlainDat
 ) -> Result<WeightedHistogram> {
     // Only fixed-point sums add chunk by chunk as raw integers.
     let kind = ValueKind::Fixed(scale);
+    spec.validate()?;
     check_chunk(layout, spec.channels.interleave as usize)?;
     let mut total = cpu_weighted_raw::<T, W>(&[], &[], spec, kind);
     let mut buffer = vec![W::default(); layout.chunk_elements];
