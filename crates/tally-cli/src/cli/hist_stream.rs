@@ -123,7 +123,7 @@ fn run_weighted<T: Sample + ReduceElement + PlainData, W: Weight + ReduceElement
     let start = std::time::Instant::now();
     let scale = backend.fixed_scale_stream(&mut Progress::<W>::open(weights, true)?)?;
     let options = a.weights.options(a.strategy);
-    let h = stream::histogram_weighted(backend, &mut source, &mut ws, &spec, options, scale)?;
+    let h = backend.histogram_weighted_stream(&mut source, &mut ws, &spec, options, scale)?;
     let labels = ["value".to_string()];
     let seconds = start.elapsed().as_secs_f64();
     let report = output::WeightedReport {
@@ -148,7 +148,7 @@ fn run_typed<T: Sample + ReduceElement + PlainData>(
     let mut source = Progress::<T>::open(file, quiet)?;
     let n = source.remaining().unwrap_or(0) as usize;
     let start = std::time::Instant::now();
-    let h = stream::histogram(backend, &mut source, &spec, a.strategy)?;
+    let h = backend.histogram_stream(&mut source, &spec, a.strategy)?;
     let labels = ["value".to_string()];
     let report = output::Report {
         spec: &spec,
@@ -176,7 +176,7 @@ fn span<T: Sample + ReduceElement + PlainData>(backend: &Backend, file: &Streame
     if source.remaining() == Some(0) {
         return Ok(Span::Empty);
     }
-    let r = match stream::reduce(backend, &mut source, ReduceOp::MinMax, ReduceOptions::skip_nan()) {
+    let r = match backend.reduce_stream(&mut source, ReduceOp::MinMax, ReduceOptions::skip_nan()) {
         Err(tally::Error::EmptyInput(_)) => return Ok(Span::Empty),
         r => r?,
     };

@@ -106,12 +106,12 @@ pub fn run(a: ReduceArgs) -> anyhow::Result<()> {
         Some(file) => {
             let backend = a.backend.open()?;
             with_type!(file.dtype, T => {
-                let r = stream::reduce(&backend, &mut Progress::<T>::open(&file, a.json)?, op, options)?;
+                let r = backend.reduce_stream(&mut Progress::<T>::open(&file, a.json)?, op, options)?;
                 let nan = if options.skip_nan || !r.dtype.is_float() {
                     r.nan_skipped
                 } else {
                     let nans = ReduceOptions::skip_nan();
-                    stream::reduce(&backend, &mut Progress::<T>::open(&file, true)?, ReduceOp::Sum, nans)?.nan_skipped
+                    backend.reduce_stream(&mut Progress::<T>::open(&file, true)?, ReduceOp::Sum, nans)?.nan_skipped
                 };
                 (r, nan)
             })

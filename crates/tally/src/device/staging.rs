@@ -89,11 +89,13 @@ pub fn chunk_layout(
 }
 
 /// The layout a stream of `input` elements (None: unknown) of `T` takes on `dev` (None: the
-/// CPU backend): chunks of whole multiples of `align` elements, as the device's tuning says.
+/// CPU backend): chunks of whole multiples of `align` elements, as the device's tuning says
+/// (on the CPU, the tuning of the environment, [`super::DeviceOptions::from_env`], that a
+/// device opened now would take).
 pub(crate) fn layout_for<T>(dev: Option<&CudaDevice>, input: Option<u64>, align: usize) -> ChunkLayout {
     let (memory, tuning) = match dev {
         Some(d) => (d.info().total_memory, d.tuning().clone()),
-        None => (0, Tuning::default()),
+        None => (0, super::DeviceOptions::from_env().tuning),
     };
     chunk_layout(memory, input, std::mem::size_of::<T>(), align, &tuning)
 }

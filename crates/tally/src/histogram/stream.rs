@@ -136,7 +136,8 @@ impl Backend {
     /// Counts the elements of `source` (a [`crate::device::SliceSource`], a
     /// [`crate::device::FileSource`], a [`crate::device::ReadSource`]) into the bins of `spec`
     /// without holding them all in memory: on the CUDA backend through a [`ChunkPipeline`]
-    /// (pinned staging, copies overlapping the counting), on the CPU chunk by chunk. The counts
+    /// (pinned staging, copies overlapping the counting), on the CPU chunk by chunk (chunks as
+    /// [`crate::device::DeviceOptions::from_env`] tunes them, as for a device). The counts
     /// are those of [`Backend::histogram`] over all the elements.
     pub fn histogram_stream<T: Sample + PlainData>(
         &self,
