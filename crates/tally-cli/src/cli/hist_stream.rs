@@ -3,17 +3,15 @@
 //! with the result of the whole-file path. A default range takes one streamed min/max pass
 //! before the counting; fixed-point weights one streamed pass for their largest magnitude.
 
-use super::hist::{smallest_nonzero, HistArgs};
+use super::hist::{show, show_weighted, smallest_nonzero, spec_for, HistArgs};
 use super::hist_range::{bins_for_span, Span};
 use super::input::with_type;
-use super::limits;
 use super::output;
 use super::stream::{self, Progress, StreamedFile};
-use anyhow::Context;
 use tally::device::{ChunkSource, FileSource, PlainData};
 use tally::histogram::{Accumulation, Weight};
 use tally::reduce::{ReduceElement, ReduceOp, ReduceOptions};
-use tally::{Backend, Bins, Channels, DType, HistogramSpec, Sample};
+use tally::{Backend, Channels, DType, HistogramSpec, Sample};
 
 /// Elements read at a time by the host pass that finds the finite extent of floats.
 const SPAN_PIECE: usize = 1 << 20;
@@ -69,16 +67,8 @@ fn spec_of<T: Sample + ReduceElement + PlainData>(
     file: &StreamedFile,
     backend: &Backend,
 ) -> anyhow::Result<HistogramSpec> {
-    let bins = match (&a.edges, a.range) {
-        (Some(e), _) => Bins::Edges(e.clone()),
-        (None, Some((lo, hi))) => Bins::even(a.bins, lo, hi),
-        (None, None) => bins_for_span(T::DTYPE, span::<T>(backend, file)?, a.bins)?,
-    };
-    let spec = HistogramSpec { bins, channels: Channels { interleave: 1, selected: vec![0] } };
-    spec.validate()?;
-    let counters = spec.bins.count() as u128;
-    limits::check_memory(Some(limits::counting_bytes(counters)), &format!("a histogram of {counters} counters"))?;
-    Ok(spec)
+    let channels = Channels { interleave: 1, selected: vec![0] };
+    spec_for(a, channels, || bins_for_span(T::DTYPE, span::<T>(backend, file)?, a.bins))
 }
 
 /// A source of weights that notes the smallest nonzero magnitude of those it passes on (for
@@ -126,16 +116,8 @@ fn run_weighted<T: Sample + ReduceElement + PlainData, W: Weight + ReduceElement
     let h = backend.histogram_weighted_stream(&mut source, &mut ws, &spec, options, scale)?;
     let labels = ["value".to_string()];
     let seconds = start.elapsed().as_secs_f64();
-    let report = output::WeightedReport {
-        report: output::Report { spec: &spec, hist: &h, labels: &labels, dtype: T::DTYPE, n: n as usize, seconds },
-        weight_dtype: W::DTYPE,
-        warning: output::dynamic_range_warning(&h.weighting, ws.smallest),
-    };
-    output::print_weighted(&report, a.out.format())?;
-    if let Some(path) = &a.out.plot {
-        output::plot_weighted(&report, path).with_context(|| format!("cannot write the plot {}", path.display()))?;
-    }
-    Ok(())
+    let report = output::Report { spec: &spec, hist: &h, labels: &labels, dtype: T::DTYPE, n: n as usize, seconds };
+    show_weighted(a, report, W::DTYPE, ws.smallest)
 }
 
 fn run_typed<T: Sample + ReduceElement + PlainData>(
@@ -150,19 +132,8 @@ fn run_typed<T: Sample + ReduceElement + PlainData>(
     let start = std::time::Instant::now();
     let h = backend.histogram_stream(&mut source, &spec, a.strategy)?;
     let labels = ["value".to_string()];
-    let report = output::Report {
-        spec: &spec,
-        hist: &h,
-        labels: &labels,
-        dtype: T::DTYPE,
-        n,
-        seconds: start.elapsed().as_secs_f64(),
-    };
-    output::print(&report, a.out.format())?;
-    if let Some(path) = &a.out.plot {
-        output::plot(&report, path).with_context(|| format!("cannot write the plot {}", path.display()))?;
-    }
-    Ok(())
+    let seconds = start.elapsed().as_secs_f64();
+    show(a, &output::Report { spec: &spec, hist: &h, labels: &labels, dtype: T::DTYPE, n, seconds })
 }
 
 /// The extent of the file's values for a default range: one streamed min/max pass (none for
