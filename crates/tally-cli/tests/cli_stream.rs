@@ -204,3 +204,24 @@ fn gpu_streamed_and_device_set_histograms_equal_the_cpu() {
     let Some(set) = gpu_json(&["hist", &f, "--bins", "33", "--json", "--devices", "all"], &[], "2") else { return };
     assert_eq!(counts_of(&set), counts_of(&cpu), "on every GPU of the host");
 }
+
+#[test]
+fn streamed_samples_with_f16_weights_equal_the_whole_file() {
+    use tally::half::f16;
+    let s = skewed(1000);
+    let xs: Vec<f32> = s.iter().map(|&x| x as f32 * 0.5).collect();
+    let ws: Vec<f16> = s.iter().enumerate().map(|(i, &x)| f16::from_f32(x as f32 * 0.125 - (i % 5) as f32)).collect();
+    let wf = tmp_in("cli-stream", "w16.f16");
+    std::fs::write(&wf, bytes(&ws)).unwrap();
+    let w_npy = tmp_in("cli-stream", "w16.npy");
+    std::fs::write(&w_npy, npy("<f2", &bytes(&ws), ws.len())).unwrap();
+    let (wf, w_npy) = (wf.display().to_string(), w_npy.display().to_string());
+    for weights in [&["--weights", &wf, "--weights-dtype", "f16"][..], &["--weights", &w_npy]] {
+        let args = [&["hist", "FILE", "--bins", "9", "--json"][..], weights].concat();
+        check("weighted16", "f32", "<f4", 4, &bytes(&xs), &args);
+    }
+    // float16 samples stream from a .npy file as from a raw one.
+    let halves: Vec<f16> = xs.iter().map(|&x| f16::from_f32(x)).collect();
+    check("half", "f16", "<f2", 2, &bytes(&halves), &["hist", "FILE", "--bins", "9", "--json"]);
+    check("half-reduce", "f16", "<f2", 2, &bytes(&halves), &["reduce", "FILE", "--op", "minmax", "--json"]);
+}

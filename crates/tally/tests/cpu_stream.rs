@@ -112,18 +112,16 @@ fn files_and_readers_give_every_element_once() {
 #[test]
 fn weighted_histograms_equal_the_one_shot_call_bit_for_bit() {
     use tally::histogram::stream_weighted::cpu_histogram_weighted_stream;
-    use tally::histogram::weighted::ValueKind;
     for n in SIZES {
         let xs: Vec<f32> = samples(n, 21);
         let ws = weights(n, 22);
         check_weighted_histograms(&xs, &ws, "f32 x f64", |xs, ws, chunk, spec| {
             let scale = Backend::cpu().fixed_scale_stream(&mut SliceSource::new(ws))?;
-            let kind = ValueKind::Fixed(scale);
             cpu_histogram_weighted_stream(
                 &mut SliceSource::new(xs),
                 &mut SliceSource::new(ws),
                 spec,
-                kind,
+                scale,
                 layout::<f32>(chunk),
             )
         });
@@ -172,5 +170,30 @@ fn streamed_weights_must_pair_up_and_be_finite() {
         floats,
         scale,
     );
+    assert!(matches!(r, Err(Error::InvalidArgument(_))), "{r:?}");
+}
+
+#[test]
+fn chunks_that_split_interleaved_samples_are_refused() {
+    use tally::histogram::stream_weighted::cpu_histogram_weighted_stream;
+    let spec =
+        HistogramSpec::even(16, 0.0, 256.0).with_channels(tally::Channels { interleave: 3, selected: vec![2, 0] });
+    let xs: Vec<f32> = samples(300, 31);
+    let ws = vec![1.0f64; xs.len()];
+    let scale = Backend::cpu().fixed_scale_stream(&mut SliceSource::new(&ws[..])).unwrap();
+    for chunk in [0, 1, 4, 100] {
+        let r = cpu_histogram_stream(&mut SliceSource::new(&xs), &spec, layout::<f32>(chunk));
+        assert!(matches!(r, Err(Error::InvalidArgument(_))), "chunk {chunk}: {r:?}");
+        let r = cpu_histogram_weighted_stream(
+            &mut SliceSource::new(&xs),
+            &mut SliceSource::new(&ws[..]),
+            &spec,
+            scale,
+            layout::<f32>(chunk),
+        );
+        assert!(matches!(r, Err(Error::InvalidArgument(_))), "chunk {chunk}: {r:?}");
+    }
+    // A reduction has no samples to split, but a chunk of no elements would end the stream at once.
+    let r = cpu_reduce_stream(&mut SliceSource::new(&xs), ReduceOp::Sum, ReduceOptions::default(), layout::<f32>(0));
     assert!(matches!(r, Err(Error::InvalidArgument(_))), "{r:?}");
 }

@@ -116,3 +116,21 @@ fn gpu_streamed_weighted_histograms_equal_the_cpu_bit_for_bit() {
         }
     }
 }
+
+#[test]
+fn gpu_chunks_that_split_interleaved_samples_are_refused() {
+    let Some(dev) = common::gpu() else { return };
+    let spec =
+        HistogramSpec::even(16, 0.0, 256.0).with_channels(tally::Channels { interleave: 3, selected: vec![2, 0] });
+    let xs: Vec<f32> = samples(300, 41);
+    let ws = vec![1.0f64; xs.len()];
+    let scale = Backend::cpu().fixed_scale_stream(&mut SliceSource::new(&ws[..])).unwrap();
+    let options = tally::WeightedOptions::default();
+    for chunk in [1, 4, 100] {
+        let r = pipeline::<f32>(&dev, chunk, 2).histogram(&mut SliceSource::new(&xs), &spec, Strategy::Auto);
+        assert!(matches!(r, Err(tally::Error::InvalidArgument(_))), "chunk {chunk}: {r:?}");
+        let mut p = pipeline::<f32>(&dev, chunk, 2);
+        let r = p.histogram_weighted(&mut SliceSource::new(&xs), &mut SliceSource::new(&ws[..]), &spec, options, scale);
+        assert!(matches!(r, Err(tally::Error::InvalidArgument(_))), "chunk {chunk}: {r:?}");
+    }
+}

@@ -191,17 +191,14 @@ pub fn run(a: HistArgs) -> anyhow::Result<()> {
     if let Some(note) = &loaded.note {
         eprintln!("tally: note: {note}");
     }
-    let bins = match (&a.edges, a.range) {
-        (Some(e), _) => Bins::Edges(e.clone()),
-        (None, Some((lo, hi))) => Bins::even(a.bins, lo, hi),
-        (None, None) if a.demo => Bins::even(a.bins, 0.0, a.bins as f64),
-        (None, None) => default_bins(&loaded.samples, a.bins)?,
-    };
-    let spec =
-        HistogramSpec { bins, channels: Channels { interleave: loaded.interleave, selected: loaded.selected.clone() } };
-    spec.validate()?;
-    let counters = spec.bins.count() as u128 * spec.channels.selected.len() as u128;
-    limits::check_memory(Some(limits::counting_bytes(counters)), &format!("a histogram of {counters} counters"))?;
+    let channels = Channels { interleave: loaded.interleave, selected: loaded.selected.clone() };
+    let spec = spec_for(&a, channels, || {
+        if a.demo {
+            Ok(Bins::even(a.bins, 0.0, a.bins as f64))
+        } else {
+            default_bins(&loaded.samples, a.bins)
+        }
+    })?;
     let weights = a.weights.load(a.dtype.or(Some(loaded.samples.dtype())))?;
     let weights = match weights {
         Some(w) => Some(weights_per_sample(w, &loaded, a.weights.weights.as_deref())?),
@@ -209,7 +206,6 @@ pub fn run(a: HistArgs) -> anyhow::Result<()> {
     };
     let opened = std::time::Instant::now();
     let backend = Engine::open(&a.out.backend, &a.out.devices)?;
-    let format = a.out.format();
     output::check_plot_path(a.out.plot.as_deref())?;
     if let Some(weights) = weights {
         let start = std::time::Instant::now();
@@ -217,24 +213,9 @@ pub fn run(a: HistArgs) -> anyhow::Result<()> {
         let h = with_vec!(&loaded.samples, v => with_weights!(&weights, w => backend.histogram_weighted(v.as_slice(), w, &spec, opts)))?;
         let seconds = start.elapsed().as_secs_f64();
         let smallest = with_weights!(&weights, w => smallest_nonzero(w));
-        let report = output::WeightedReport {
-            report: output::Report {
-                spec: &spec,
-                hist: &h,
-                labels: &loaded.labels,
-                dtype: loaded.samples.dtype(),
-                n: loaded.samples.len(),
-                seconds,
-            },
-            weight_dtype: weights.dtype(),
-            warning: output::dynamic_range_warning(&h.weighting, smallest),
-        };
-        output::print_weighted(&report, format)?;
-        if let Some(path) = &a.out.plot {
-            output::plot_weighted(&report, path)
-                .with_context(|| format!("cannot write the plot {}", path.display()))?;
-        }
-        return Ok(());
+        let (dtype, n) = (loaded.samples.dtype(), loaded.samples.len());
+        let report = output::Report { spec: &spec, hist: &h, labels: &loaded.labels, dtype, n, seconds };
+        return show_weighted(&a, report, weights.dtype(), smallest);
     }
     let start = std::time::Instant::now();
     let h = with_vec!(&loaded.samples, v => backend.histogram(v.as_slice(), &spec, a.strategy))?;
@@ -255,11 +236,54 @@ pub fn run(a: HistArgs) -> anyhow::Result<()> {
         n: loaded.samples.len(),
         seconds: elapsed.as_secs_f64(),
     };
-    output::print(&report, format)?;
-    if let Some(path) = &a.out.plot {
-        output::plot(&report, path).with_context(|| format!("cannot write the plot {}", path.display()))?;
+    show(&a, &report)
+}
+
+/// The spec of `a`'s bins (its edges, its range, else `default`: from the data's extent) over
+/// `channels`, checked, with the memory of its counters.
+pub(super) fn spec_for(
+    a: &HistArgs,
+    channels: Channels,
+    default: impl FnOnce() -> anyhow::Result<Bins>,
+) -> anyhow::Result<HistogramSpec> {
+    let bins = match (&a.edges, a.range) {
+        (Some(e), _) => Bins::Edges(e.clone()),
+        (None, Some((lo, hi))) => Bins::even(a.bins, lo, hi),
+        (None, None) => default()?,
+    };
+    let spec = HistogramSpec { bins, channels };
+    spec.validate()?;
+    let counters = spec.bins.count() as u128 * spec.channels.selected.len() as u128;
+    limits::check_memory(Some(limits::counting_bytes(counters)), &format!("a histogram of {counters} counters"))?;
+    Ok(spec)
+}
+
+/// Prints `report` as `a` asks and draws it where `--plot` says.
+pub(super) fn show(a: &HistArgs, report: &output::Report) -> anyhow::Result<()> {
+    output::print(report, a.out.format())?;
+    plot_where_asked(a, |path| output::plot(report, path))
+}
+
+/// Shows the weighted `report` as [`show`] does, with the warning where weights as small as
+/// `smallest` (the least nonzero |weight|) may vanish from its sums.
+pub(super) fn show_weighted(
+    a: &HistArgs,
+    report: output::Report<'_, tally::WeightedHistogram>,
+    weight_dtype: DType,
+    smallest: Option<f64>,
+) -> anyhow::Result<()> {
+    let warning = output::dynamic_range_warning(&report.hist.weighting, smallest);
+    let report = output::WeightedReport { report, weight_dtype, warning };
+    output::print_weighted(&report, a.out.format())?;
+    plot_where_asked(a, |path| output::plot_weighted(&report, path))
+}
+
+/// `draw(path)` where `--plot` names a file.
+fn plot_where_asked(a: &HistArgs, draw: impl FnOnce(&std::path::Path) -> anyhow::Result<()>) -> anyhow::Result<()> {
+    match &a.out.plot {
+        Some(path) => draw(path).with_context(|| format!("cannot write the plot {}", path.display())),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// The smallest nonzero weight magnitude (None: every weight is 0).

@@ -3,17 +3,15 @@
 //! with the result of the whole-file path. A default range takes one streamed min/max pass
 //! before the counting; fixed-point weights one streamed pass for their largest magnitude.
 
-use super::hist::{smallest_nonzero, HistArgs};
+use super::hist::{show, show_weighted, smallest_nonzero, spec_for, HistArgs};
 use super::hist_range::{bins_for_span, Span};
 use super::input::with_type;
-use super::limits;
 use super::output;
 use super::stream::{self, Progress, StreamedFile};
-use anyhow::Context;
 use tally::device::{ChunkSource, FileSource, PlainData};
-use tally::histogram::Weight;
+use tally::histogram::{Accumulation, Weight};
 use tally::reduce::{ReduceElement, ReduceOp, ReduceOptions};
-use tally::{Backend, Bins, Channels, DType, HistogramSpec, Sample};
+use tally::{Backend, Channels, DType, HistogramSpec, Sample};
 
 /// Elements read at a time by the host pass that finds the finite extent of floats.
 const SPAN_PIECE: usize = 1 << 20;
@@ -28,9 +26,11 @@ pub struct StreamedFiles {
 /// not images) of types read as stored, weights summed in fixed point, on one device (a device
 /// set takes the files whole, split over its devices).
 pub fn streamed(a: &HistArgs) -> anyhow::Result<Option<StreamedFiles>> {
-    let one_device = a.out.devices.devices.is_none() && !a.weights.float_atomics;
+    // Float atomics and exact sums need the whole input at once; only fixed-point sums stream.
+    let fixed_point = a.weights.options(a.strategy).accumulation == Accumulation::FixedPoint;
+    let streamable = a.out.devices.devices.is_none() && fixed_point;
     let plain = !a.demo && a.channels.is_none() && a.column.is_none();
-    let Some(path) = a.file.as_deref().filter(|_| plain && one_device) else { return Ok(None) };
+    let Some(path) = a.file.as_deref().filter(|_| plain && streamable) else { return Ok(None) };
     let Some(samples) = stream::streamed_file(path, a.dtype, "--dtype")? else { return Ok(None) };
     let weights = match a.weights.weights.as_deref() {
         None => None,
@@ -40,7 +40,9 @@ pub fn streamed(a: &HistArgs) -> anyhow::Result<Option<StreamedFiles>> {
             let npy = w.extension().is_some_and(|e| e.eq_ignore_ascii_case("npy"));
             let dtype = if npy { None } else { a.weights.weights_dtype.or(Some(samples.dtype)) };
             match stream::streamed_file(w, dtype, "--weights-dtype")? {
-                Some(file) if file.dtype.is_float() => Some(file),
+                // Weights stream as stored, so only the weight types (a 16-bit float file is
+                // read whole and widened).
+                Some(file) if matches!(file.dtype, DType::F32 | DType::F64) => Some(file),
                 _ => return Ok(None),
             }
         }
@@ -65,16 +67,8 @@ fn spec_of<T: Sample + ReduceElement + PlainData>(
     file: &StreamedFile,
     backend: &Backend,
 ) -> anyhow::Result<HistogramSpec> {
-    let bins = match (&a.edges, a.range) {
-        (Some(e), _) => Bins::Edges(e.clone()),
-        (None, Some((lo, hi))) => Bins::even(a.bins, lo, hi),
-        (None, None) => bins_for_span(T::DTYPE, span::<T>(backend, file)?, a.bins)?,
-    };
-    let spec = HistogramSpec { bins, channels: Channels { interleave: 1, selected: vec![0] } };
-    spec.validate()?;
-    let counters = spec.bins.count() as u128;
-    limits::check_memory(Some(limits::counting_bytes(counters)), &format!("a histogram of {counters} counters"))?;
-    Ok(spec)
+    let channels = Channels { interleave: 1, selected: vec![0] };
+    spec_for(a, channels, || bins_for_span(T::DTYPE, span::<T>(backend, file)?, a.bins))
 }
 
 /// A source of weights that notes the smallest nonzero magnitude of those it passes on (for
@@ -105,32 +99,25 @@ fn run_weighted<T: Sample + ReduceElement + PlainData, W: Weight + ReduceElement
     weights: &StreamedFile,
     backend: &Backend,
 ) -> anyhow::Result<()> {
-    let spec = spec_of::<T>(a, file, backend)?;
     let quiet = a.out.json || a.out.csv;
     let mut source = Progress::<T>::open(file, quiet)?;
     let mut ws = NotingSmallest { inner: Progress::<W>::open(weights, true)?, smallest: None };
+    // The lengths first: a default range takes a whole pass over the samples.
     let (n, m) = (source.remaining().unwrap_or(0), ws.remaining().unwrap_or(0));
     if n != m {
         return Err(
             tally::Error::invalid(format!("{n} samples but {m} weights: there must be one weight per sample")).into()
         );
     }
+    let spec = spec_of::<T>(a, file, backend)?;
     let start = std::time::Instant::now();
     let scale = backend.fixed_scale_stream(&mut Progress::<W>::open(weights, true)?)?;
     let options = a.weights.options(a.strategy);
-    let h = stream::histogram_weighted(backend, &mut source, &mut ws, &spec, options, scale)?;
+    let h = backend.histogram_weighted_stream(&mut source, &mut ws, &spec, options, scale)?;
     let labels = ["value".to_string()];
     let seconds = start.elapsed().as_secs_f64();
-    let report = output::WeightedReport {
-        report: output::Report { spec: &spec, hist: &h, labels: &labels, dtype: T::DTYPE, n: n as usize, seconds },
-        weight_dtype: W::DTYPE,
-        warning: output::dynamic_range_warning(&h.weighting, ws.smallest),
-    };
-    output::print_weighted(&report, a.out.format())?;
-    if let Some(path) = &a.out.plot {
-        output::plot_weighted(&report, path).with_context(|| format!("cannot write the plot {}", path.display()))?;
-    }
-    Ok(())
+    let report = output::Report { spec: &spec, hist: &h, labels: &labels, dtype: T::DTYPE, n: n as usize, seconds };
+    show_weighted(a, report, W::DTYPE, ws.smallest)
 }
 
 fn run_typed<T: Sample + ReduceElement + PlainData>(
@@ -143,21 +130,10 @@ fn run_typed<T: Sample + ReduceElement + PlainData>(
     let mut source = Progress::<T>::open(file, quiet)?;
     let n = source.remaining().unwrap_or(0) as usize;
     let start = std::time::Instant::now();
-    let h = stream::histogram(backend, &mut source, &spec, a.strategy)?;
+    let h = backend.histogram_stream(&mut source, &spec, a.strategy)?;
     let labels = ["value".to_string()];
-    let report = output::Report {
-        spec: &spec,
-        hist: &h,
-        labels: &labels,
-        dtype: T::DTYPE,
-        n,
-        seconds: start.elapsed().as_secs_f64(),
-    };
-    output::print(&report, a.out.format())?;
-    if let Some(path) = &a.out.plot {
-        output::plot(&report, path).with_context(|| format!("cannot write the plot {}", path.display()))?;
-    }
-    Ok(())
+    let seconds = start.elapsed().as_secs_f64();
+    show(a, &output::Report { spec: &spec, hist: &h, labels: &labels, dtype: T::DTYPE, n, seconds })
 }
 
 /// The extent of the file's values for a default range: one streamed min/max pass (none for
@@ -171,7 +147,7 @@ fn span<T: Sample + ReduceElement + PlainData>(backend: &Backend, file: &Streame
     if source.remaining() == Some(0) {
         return Ok(Span::Empty);
     }
-    let r = match stream::reduce(backend, &mut source, ReduceOp::MinMax, ReduceOptions::skip_nan()) {
+    let r = match backend.reduce_stream(&mut source, ReduceOp::MinMax, ReduceOptions::skip_nan()) {
         Err(tally::Error::EmptyInput(_)) => return Ok(Span::Empty),
         r => r?,
     };

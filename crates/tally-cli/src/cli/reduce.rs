@@ -80,13 +80,21 @@ fn reduce_typed<T: ReduceElement>(
     options: ReduceOptions,
 ) -> anyhow::Result<(Reduction, u64)> {
     let r = backend.reduce(data, op, options)?;
-    // NaNs seen: counted along the way with --skip-nan, else by one more pass (floats only).
-    let nan = if options.skip_nan || !T::TYPE.is_float() {
-        r.nan_skipped
-    } else {
-        backend.reduce(data, ReduceOp::Sum, ReduceOptions::skip_nan())?.nan_skipped
-    };
+    let nan = nans_of(&r, options, || Ok(backend.reduce(data, ReduceOp::Sum, ReduceOptions::skip_nan())?))?;
     Ok((r, nan))
+}
+
+/// The NaNs that `r` saw: counted along the way with --skip-nan (and none among integers), else
+/// by one more pass, `skipping_nans` (a sum that skips them).
+fn nans_of(
+    r: &Reduction,
+    options: ReduceOptions,
+    skipping_nans: impl FnOnce() -> anyhow::Result<Reduction>,
+) -> anyhow::Result<u64> {
+    if options.skip_nan || !r.dtype.is_float() {
+        return Ok(r.nan_skipped);
+    }
+    Ok(skipping_nans()?.nan_skipped)
 }
 
 /// Runs `tally reduce`.
@@ -106,13 +114,11 @@ pub fn run(a: ReduceArgs) -> anyhow::Result<()> {
         Some(file) => {
             let backend = a.backend.open()?;
             with_type!(file.dtype, T => {
-                let r = stream::reduce(&backend, &mut Progress::<T>::open(&file, a.json)?, op, options)?;
-                let nan = if options.skip_nan || !r.dtype.is_float() {
-                    r.nan_skipped
-                } else {
+                let r = backend.reduce_stream(&mut Progress::<T>::open(&file, a.json)?, op, options)?;
+                let nan = nans_of(&r, options, || {
                     let nans = ReduceOptions::skip_nan();
-                    stream::reduce(&backend, &mut Progress::<T>::open(&file, true)?, ReduceOp::Sum, nans)?.nan_skipped
-                };
+                    Ok(backend.reduce_stream(&mut Progress::<T>::open(&file, true)?, ReduceOp::Sum, nans)?)
+                })?;
                 (r, nan)
             })
         }

@@ -7,11 +7,8 @@ use super::input::{check_raw_file, npy_plain_data};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use tally::device::staging::chunk_layout;
-use tally::device::{ChunkLayout, ChunkSource, FileSource, PlainData};
-use tally::histogram::{FixedScale, Weight};
-use tally::reduce::{ReduceElement, ReduceOp, ReduceOptions, Reduction};
-use tally::{Backend, DType, Histogram, HistogramSpec, Sample, Strategy, WeightedHistogram, WeightedOptions};
+use tally::device::{ChunkSource, FileSource, PlainData};
+use tally::DType;
 
 /// Files below this size finish too soon for a progress bar.
 const PROGRESS_BYTES: u64 = 1 << 30;
@@ -90,63 +87,5 @@ impl<T: PlainData> ChunkSource<T> for Progress<T> {
             }
         }
         Ok(n)
-    }
-}
-
-/// The chunking of a stream on the CPU backend, as `TALLY_STREAM_CHUNK` says (the library's
-/// CPU streams take the defaults): chunks of whole multiples of `align` elements.
-fn cpu_layout<T>(source: &dyn ChunkSource<T>, align: usize) -> ChunkLayout {
-    let tuning = super::device_options().tuning;
-    chunk_layout(0, source.remaining(), std::mem::size_of::<T>(), align, &tuning)
-}
-
-/// [`Backend::histogram_stream`], the CPU's chunks tuned as the GPU's are.
-pub fn histogram<T: Sample + PlainData>(
-    backend: &Backend,
-    source: &mut dyn ChunkSource<T>,
-    spec: &HistogramSpec,
-    strategy: Strategy,
-) -> tally::Result<Histogram> {
-    match backend {
-        Backend::Cpu => {
-            let layout = cpu_layout(source, spec.channels.interleave as usize);
-            tally::histogram::stream::cpu_histogram_stream(source, spec, layout)
-        }
-        _ => backend.histogram_stream(source, spec, strategy),
-    }
-}
-
-/// [`Backend::reduce_stream`], the CPU's chunks tuned as the GPU's are.
-pub fn reduce<T: ReduceElement>(
-    backend: &Backend,
-    source: &mut dyn ChunkSource<T>,
-    op: ReduceOp,
-    options: ReduceOptions,
-) -> tally::Result<Reduction> {
-    match backend {
-        Backend::Cpu => {
-            let layout = cpu_layout(source, 1);
-            tally::reduce::stream::cpu_reduce_stream(source, op, options, layout)
-        }
-        _ => backend.reduce_stream(source, op, options),
-    }
-}
-
-/// [`Backend::histogram_weighted_stream`], the CPU's chunks tuned as the GPU's are.
-pub fn histogram_weighted<T: Sample + PlainData, W: Weight + PlainData>(
-    backend: &Backend,
-    samples: &mut dyn ChunkSource<T>,
-    weights: &mut dyn ChunkSource<W>,
-    spec: &HistogramSpec,
-    options: WeightedOptions,
-    scale: FixedScale,
-) -> tally::Result<WeightedHistogram> {
-    match backend {
-        Backend::Cpu => {
-            let layout = cpu_layout(samples, spec.channels.interleave as usize);
-            let kind = tally::histogram::weighted::ValueKind::Fixed(scale);
-            tally::histogram::stream_weighted::cpu_histogram_weighted_stream(samples, weights, spec, kind, layout)
-        }
-        _ => backend.histogram_weighted_stream(samples, weights, spec, options, scale),
     }
 }

@@ -88,6 +88,18 @@ pub fn chunk_layout(
     ChunkLayout { chunk_elements: elements.max(align), element_bytes, buffers }
 }
 
+/// The layout a stream of `input` elements (None: unknown) of `T` takes on `dev` (None: the
+/// CPU backend): chunks of whole multiples of `align` elements, as the device's tuning says
+/// (on the CPU, the tuning of the environment, [`super::DeviceOptions::from_env`], that a
+/// device opened now would take).
+pub(crate) fn layout_for<T>(dev: Option<&CudaDevice>, input: Option<u64>, align: usize) -> ChunkLayout {
+    let (memory, tuning) = match dev {
+        Some(d) => (d.info().total_memory, d.tuning().clone()),
+        None => (0, super::DeviceOptions::from_env().tuning),
+    };
+    chunk_layout(memory, input, std::mem::size_of::<T>(), align, &tuning)
+}
+
 /// Whether a host input of `bytes` goes through the pipeline rather than one upload: above
 /// the tuned threshold (`TALLY_STREAM_THRESHOLD`), by default a quarter of `device_memory`,
 /// where one upload would crowd the device.
@@ -227,6 +239,17 @@ impl<T: PlainData> ChunkPipeline<T> {
     }
 }
 
+/// An error unless every chunk of `layout` is a whole, nonzero number of `align`-element
+/// groups (the interleaved samples of a histogram): a chunk that split a sample would count its
+/// channels against the wrong ones.
+pub(crate) fn check_chunk(layout: ChunkLayout, align: usize) -> Result<()> {
+    let chunk = layout.chunk_elements;
+    if chunk == 0 || !chunk.is_multiple_of(align.max(1)) {
+        return Err(Error::invalid(format!("chunks of {chunk} elements are not whole {align}-element samples")));
+    }
+    Ok(())
+}
+
 /// Streams `source` on the host for the CPU backend: `on_chunk(chunk, first)` for each chunk of
 /// `layout` in order, one host buffer reused.
 pub(crate) fn run_on_host<T: PlainData>(
@@ -234,6 +257,7 @@ pub(crate) fn run_on_host<T: PlainData>(
     source: &mut dyn ChunkSource<T>,
     mut on_chunk: impl FnMut(&[T], u64) -> Result<()>,
 ) -> Result<u64> {
+    check_chunk(layout, 1)?;
     let mut buffer = vec![T::default(); layout.chunk_elements];
     let mut first = 0u64;
     loop {
@@ -294,6 +318,18 @@ mod tests {
             })
             .unwrap();
             assert_eq!((n, &seen), (103, &data));
+        }
+        let empty = ChunkLayout { chunk_elements: 0, element_bytes: 4, buffers: 2 };
+        let r = run_on_host(empty, &mut SliceSource::new(&data), |_, _| Ok(()));
+        assert!(matches!(r, Err(Error::InvalidArgument(_))), "{r:?}");
+    }
+
+    #[test]
+    fn chunks_must_be_whole_samples() {
+        let layout = |chunk_elements| ChunkLayout { chunk_elements, element_bytes: 4, buffers: 2 };
+        assert!(check_chunk(layout(6), 3).is_ok() && check_chunk(layout(1), 1).is_ok());
+        for (chunk, align) in [(0, 1), (0, 3), (4, 3), (1, 2)] {
+            assert!(matches!(check_chunk(layout(chunk), align), Err(Error::InvalidArgument(_))), "{chunk} {align}");
         }
     }
 }

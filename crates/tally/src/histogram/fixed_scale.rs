@@ -54,6 +54,18 @@ impl FixedScale {
         FixedScale { log2, max_abs_weight: max_abs_weight.abs(), samples }
     }
 
+    /// The largest magnitude of weights whose least is `min` and greatest `max`; None where
+    /// either is not finite (a NaN or an infinity among them).
+    pub(crate) fn max_abs(min: f64, max: f64) -> Option<f64> {
+        (min.is_finite() && max.is_finite()).then(|| min.abs().max(max.abs()))
+    }
+
+    /// The scale for `samples` weights from their least and greatest; None where either is not
+    /// finite.
+    pub fn from_extrema(min: f64, max: f64, samples: u64) -> Option<FixedScale> {
+        Self::max_abs(min, max).map(|m| FixedScale::new(m, samples))
+    }
+
     /// The scale for these weights; NaN and infinite weights are refused.
     pub fn of<W: Weight>(weights: &[W]) -> Result<FixedScale> {
         let max = weights

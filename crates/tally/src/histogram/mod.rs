@@ -28,7 +28,7 @@ pub use policy::{SwitchOver, Tuning};
 pub use strategy::Strategy;
 pub use weighted::{Accumulation, FixedScale, SharedAtomics, Weight, WeightedHistogram, WeightedOptions, Weighting};
 
-use crate::device::staging::streams_host_input;
+use crate::device::staging::{streams_host_input, SliceSource};
 use crate::device::{Backend, CudaDevice, DeviceInput, Input};
 use crate::error::{Error, Result};
 use crate::sample::{DType, Sample};
@@ -452,7 +452,7 @@ impl Backend {
             (Backend::Cuda(dev), Input::Host(s))
                 if streams_host_input(dev.info().total_memory, std::mem::size_of_val(s), dev.tuning()) =>
             {
-                stream::host_histogram(dev, s, spec, strategy)
+                self.histogram_stream(&mut SliceSource::new(s), spec, strategy)
             }
             (Backend::Cuda(dev), input) => {
                 let data = DeviceInput::new(dev.stream(), input, "samples")?;

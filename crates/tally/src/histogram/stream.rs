@@ -7,11 +7,10 @@ use super::cuda::HistogramPlan;
 use super::{cpu, Histogram, HistogramSpec, Strategy};
 use crate::device::params::KernelParams;
 use crate::device::registry::KernelFamily;
-use crate::device::staging::{self, run_on_host, ChunkLayout, ChunkPipeline, ChunkSource, PlainData};
-use crate::device::{Backend, CudaDevice, DevPtr, DeviceBuffer, Kernel, LaunchShape, Stream};
+use crate::device::staging::{self, layout_for, run_on_host, ChunkLayout, ChunkPipeline, ChunkSource, PlainData};
+use crate::device::{Backend, DevPtr, DeviceBuffer, Kernel, LaunchShape, Stream};
 use crate::error::{Error, Result};
 use crate::sample::Sample;
-use std::sync::Arc;
 
 crate::kernel_params! {
     /// What `tally_accumulate` reads.
@@ -57,16 +56,6 @@ pub(super) fn add_counters(
     stream.launch(kernel, LaunchShape::new(grid, ADD_THREADS, 0), &params)
 }
 
-/// The layout a histogram of `spec` streams with on `dev` (None: the CPU backend): chunks of
-/// whole interleaved samples.
-pub(super) fn layout_for<T>(dev: Option<&CudaDevice>, spec: &HistogramSpec, input: Option<u64>) -> ChunkLayout {
-    let (memory, tuning) = match dev {
-        Some(d) => (d.info().total_memory, d.tuning().clone()),
-        None => (0, super::Tuning::default()),
-    };
-    staging::chunk_layout(memory, input, std::mem::size_of::<T>(), spec.channels.interleave as usize, &tuning)
-}
-
 impl<T: Sample + PlainData> ChunkPipeline<T> {
     /// Counts `source` into the bins of `spec`, chunk by chunk: the same counts as
     /// [`Backend::histogram`] of all the elements at once. The chunk size must be a multiple of
@@ -78,13 +67,8 @@ impl<T: Sample + PlainData> ChunkPipeline<T> {
         strategy: Strategy,
     ) -> Result<Histogram> {
         spec.validate()?;
+        staging::check_chunk(self.layout(), spec.channels.interleave as usize)?;
         let chunk = self.layout().chunk_elements;
-        if !chunk.is_multiple_of(spec.channels.interleave as usize) {
-            return Err(Error::invalid(format!(
-                "chunks of {chunk} elements split {}-channel samples",
-                spec.channels.interleave
-            )));
-        }
         let dev = self.device().clone();
         let stream = dev.stream();
         let nslots = spec.channels.selected.len();
@@ -152,7 +136,8 @@ impl Backend {
     /// Counts the elements of `source` (a [`crate::device::SliceSource`], a
     /// [`crate::device::FileSource`], a [`crate::device::ReadSource`]) into the bins of `spec`
     /// without holding them all in memory: on the CUDA backend through a [`ChunkPipeline`]
-    /// (pinned staging, copies overlapping the counting), on the CPU chunk by chunk. The counts
+    /// (pinned staging, copies overlapping the counting), on the CPU chunk by chunk (chunks as
+    /// [`crate::device::DeviceOptions::from_env`] tunes them, as for a device). The counts
     /// are those of [`Backend::histogram`] over all the elements.
     pub fn histogram_stream<T: Sample + PlainData>(
         &self,
@@ -160,16 +145,12 @@ impl Backend {
         spec: &HistogramSpec,
         strategy: Strategy,
     ) -> Result<Histogram> {
-        spec.validate()?;
+        let (input, align) = (source.remaining(), spec.channels.interleave as usize);
         match self {
             Backend::Cuda(dev) => {
-                let layout = layout_for::<T>(Some(dev), spec, source.remaining());
-                ChunkPipeline::new(dev, layout)?.histogram(source, spec, strategy)
+                ChunkPipeline::new(dev, layout_for::<T>(Some(dev), input, align))?.histogram(source, spec, strategy)
             }
-            Backend::Cpu => {
-                let layout = layout_for::<T>(None, spec, source.remaining());
-                cpu_histogram_stream(source, spec, layout)
-            }
+            Backend::Cpu => cpu_histogram_stream(source, spec, layout_for::<T>(None, input, align)),
         }
     }
 }
@@ -181,6 +162,8 @@ pub fn cpu_histogram_stream<T: Sample + PlainData>(
     spec: &HistogramSpec,
     layout: ChunkLayout,
 ) -> Result<Histogram> {
+    spec.validate()?;
+    staging::check_chunk(layout, spec.channels.interleave as usize)?;
     let mut total = Histogram::zeroed(spec, "cpu", Strategy::ThreadPrivate);
     run_on_host(layout, source, |chunk, _first| {
         let h = cpu::histogram(chunk, spec)?;
@@ -188,15 +171,4 @@ pub fn cpu_histogram_stream<T: Sample + PlainData>(
         add_histogram(&mut total, &h)
     })?;
     Ok(total)
-}
-
-/// A host input streamed through the pipeline where [`staging::streams_host_input`] says so.
-pub(crate) fn host_histogram<T: Sample + PlainData>(
-    dev: &Arc<CudaDevice>,
-    samples: &[T],
-    spec: &HistogramSpec,
-    strategy: Strategy,
-) -> Result<Histogram> {
-    let layout = layout_for::<T>(Some(dev), spec, Some(samples.len() as u64));
-    ChunkPipeline::new(dev, layout)?.histogram(&mut staging::SliceSource::new(samples), spec, strategy)
 }

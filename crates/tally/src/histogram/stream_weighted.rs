@@ -9,10 +9,12 @@
 //! read on the host and copied on the compute stream before its kernel.
 
 use super::cuda_general::{GeneralInput, GeneralPlan, GeneralSpec};
-use super::stream::{add_counters, layout_for, AccumulateParams, FAMILY};
+use super::stream::{add_counters, AccumulateParams, FAMILY};
 use super::weighted::{cpu_weighted_raw, weighted_from_raw, Accumulation, FixedScale, Raw, ValueKind, Weight};
 use super::{HistogramSpec, Strategy, WeightedHistogram, WeightedOptions};
-use crate::device::staging::{run_on_host, ChunkLayout, ChunkPipeline, ChunkSource, PlainData};
+use crate::device::staging::{
+    check_chunk, layout_for, run_on_host, ChunkLayout, ChunkPipeline, ChunkSource, PlainData,
+};
 use crate::device::{Backend, DeviceBuffer};
 use crate::error::{Error, Result};
 use crate::reduce::{ReduceElement, ReduceOp, ReduceOptions};
@@ -61,11 +63,8 @@ impl Backend {
             Err(Error::EmptyInput(_)) => return Ok(FixedScale::new(0.0, 0)),
             r => r?,
         };
-        let (min, max) = (r.value, r.max.unwrap_or(f64::NAN));
-        if !(min.is_finite() && max.is_finite()) {
-            return Err(Error::invalid("every weight must be finite: the weights hold NaN or an infinity"));
-        }
-        Ok(FixedScale::new(min.abs().max(max.abs()), r.n))
+        FixedScale::from_extrema(r.value, r.max.unwrap_or(f64::NAN), r.n)
+            .ok_or_else(|| Error::invalid("every weight must be finite: the weights hold NaN or an infinity"))
     }
 
     /// Sums `weights` (one per sample) into the bins of `spec` by the samples of `samples`,
@@ -80,16 +79,15 @@ impl Backend {
         options: WeightedOptions,
         scale: FixedScale,
     ) -> Result<WeightedHistogram> {
-        spec.validate()?;
-        let kind = fixed_kind(&options, scale)?;
+        let (input, align) = (samples.remaining(), spec.channels.interleave as usize);
         match self {
             Backend::Cuda(dev) => {
-                let layout = layout_for::<T>(Some(dev), spec, samples.remaining());
+                let layout = layout_for::<T>(Some(dev), input, align);
                 ChunkPipeline::new(dev, layout)?.histogram_weighted(samples, weights, spec, options, scale)
             }
             Backend::Cpu => {
-                let layout = layout_for::<T>(None, spec, samples.remaining());
-                cpu_histogram_weighted_stream(samples, weights, spec, kind, layout)
+                fixed_kind(&options, scale)?;
+                cpu_histogram_weighted_stream(samples, weights, spec, scale, layout_for::<T>(None, input, align))
             }
         }
     }
@@ -103,15 +101,19 @@ fn add_raw(a: &mut Raw, b: &Raw) {
     a.outlier_counts.iter_mut().zip(&b.outlier_counts).for_each(|(x, &y)| *x += y);
 }
 
-/// The CPU's streamed weighted histogram in chunks of `layout`, summed as `kind` (fixed point)
-/// says ([`Backend::histogram_weighted_stream`] on the CPU, with a chosen chunking).
+/// The CPU's streamed weighted histogram in chunks of `layout`, summed in fixed point at
+/// `scale` ([`Backend::histogram_weighted_stream`] on the CPU, with a chosen chunking).
 pub fn cpu_histogram_weighted_stream<T: Sample + PlainData, W: Weight + PlainData>(
     samples: &mut dyn ChunkSource<T>,
     weights: &mut dyn ChunkSource<W>,
     spec: &HistogramSpec,
-    kind: ValueKind,
+    scale: FixedScale,
     layout: ChunkLayout,
 ) -> Result<WeightedHistogram> {
+    // Only fixed-point sums add chunk by chunk as raw integers.
+    let kind = ValueKind::Fixed(scale);
+    spec.validate()?;
+    check_chunk(layout, spec.channels.interleave as usize)?;
     let mut total = cpu_weighted_raw::<T, W>(&[], &[], spec, kind);
     let mut buffer = vec![W::default(); layout.chunk_elements];
     run_on_host(layout, samples, |xs, _first| {
@@ -136,6 +138,7 @@ impl<T: Sample + PlainData> ChunkPipeline<T> {
     ) -> Result<WeightedHistogram> {
         spec.validate()?;
         let kind = fixed_kind(&options, scale)?;
+        check_chunk(self.layout(), spec.channels.interleave as usize)?;
         let dev = self.device().clone();
         let stream = dev.stream();
         let chunk = self.layout().chunk_elements;

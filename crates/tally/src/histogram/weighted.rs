@@ -34,31 +34,36 @@ pub trait Weight: Copy + Send + Sync + Default + std::fmt::Debug + DeviceRepr + 
     /// The least and greatest of `weights` (NaN where there is one), reduced on `dev`.
     fn device_minmax(dev: &Arc<CudaDevice>, weights: &DeviceView<'_, Self>) -> Result<(f64, f64)>;
 }
-impl Weight for f32 {
-    const DTYPE: DType = DType::F32;
-    #[inline(always)]
-    fn to_f64(self) -> f64 {
-        self as f64
-    }
-    fn device_minmax(dev: &Arc<CudaDevice>, weights: &DeviceView<'_, Self>) -> Result<(f64, f64)> {
-        minmax_on(dev, weights)
-    }
+
+/// [`Weight`] for a float type that is also a [`ReduceElement`].
+macro_rules! float_weight {
+    ($t:ty, $dtype:expr) => {
+        impl Weight for $t {
+            const DTYPE: DType = $dtype;
+            #[inline(always)]
+            fn to_f64(self) -> f64 {
+                f64::from(self)
+            }
+            fn device_minmax(dev: &Arc<CudaDevice>, weights: &DeviceView<'_, Self>) -> Result<(f64, f64)> {
+                minmax_on(dev, weights)
+            }
+        }
+    };
 }
-impl Weight for f64 {
-    const DTYPE: DType = DType::F64;
-    #[inline(always)]
-    fn to_f64(self) -> f64 {
-        self
-    }
-    fn device_minmax(dev: &Arc<CudaDevice>, weights: &DeviceView<'_, Self>) -> Result<(f64, f64)> {
-        minmax_on(dev, weights)
-    }
-}
+float_weight!(f32, DType::F32);
+float_weight!(f64, DType::F64);
 
 /// One min/max reduction of resident elements (NaN propagates).
 fn minmax_on<E: ReduceElement>(dev: &Arc<CudaDevice>, xs: &DeviceView<'_, E>) -> Result<(f64, f64)> {
     let r = ReducePlan::<E>::new(dev, ReduceOp::MinMax, ReduceOptions::default(), xs.len())?.run(xs)?;
     Ok((r.value, r.max.unwrap_or(f64::NAN)))
+}
+
+/// The largest |weight| of `weights` (not empty), from one min/max reduction on `dev` (a read
+/// of two numbers); None where a weight is NaN or infinite.
+pub(crate) fn device_max_abs<W: Weight>(dev: &Arc<CudaDevice>, weights: &DeviceView<'_, W>) -> Result<Option<f64>> {
+    let (min, max) = W::device_minmax(dev, weights)?;
+    Ok(FixedScale::max_abs(min, max))
 }
 
 /// How weights are summed.
@@ -372,16 +377,21 @@ pub(crate) fn key_1d<T: Sample>(
     }
 }
 
+/// An error unless there is one weight per sample.
+fn check_weight_count(samples: usize, weights: usize) -> Result<()> {
+    if samples != weights {
+        return Err(Error::invalid(format!(
+            "{samples} samples but {weights} weights: there must be one weight per sample"
+        )));
+    }
+    Ok(())
+}
+
 /// Checks that there is one weight per sample and, but for exact sums (which take NaN and
 /// infinities as IEEE does), that every weight is finite; finds the fixed-point scale (None for
 /// float and exact accumulation).
 pub fn prepare<W: Weight>(samples: usize, weights: &[W], accumulation: Accumulation) -> Result<Option<FixedScale>> {
-    if samples != weights.len() {
-        return Err(Error::invalid(format!(
-            "{samples} samples but {} weights: there must be one weight per sample",
-            weights.len()
-        )));
-    }
+    check_weight_count(samples, weights.len())?;
     if accumulation == Accumulation::Exact {
         return super::weighted_exact::check_samples(samples).map(|_| None);
     }
@@ -398,18 +408,17 @@ pub fn prepare_device<W: Weight>(
     weights: &DeviceView<'_, W>,
     accumulation: Accumulation,
 ) -> Result<Option<FixedScale>> {
-    if samples == weights.len() && accumulation == Accumulation::Exact {
+    check_weight_count(samples, weights.len())?;
+    if accumulation == Accumulation::Exact {
         return super::weighted_exact::check_samples(samples).map(|_| None);
     }
-    if samples != weights.len() || weights.is_empty() {
-        return prepare::<W>(samples, &vec![W::default(); weights.len()], accumulation);
+    if weights.is_empty() {
+        return Ok((accumulation == Accumulation::FixedPoint).then(|| FixedScale::new(0.0, 0)));
     }
-    let (min, max) = W::device_minmax(dev, weights)?;
-    if !(min.is_finite() && max.is_finite()) {
+    let Some(max_abs) = device_max_abs(dev, weights)? else {
         return prepare(samples, &dev.stream().download(weights)?, accumulation);
-    }
-    let scale = FixedScale::new(min.abs().max(max.abs()), samples as u64);
-    Ok((accumulation == Accumulation::FixedPoint).then_some(scale))
+    };
+    Ok((accumulation == Accumulation::FixedPoint).then(|| FixedScale::new(max_abs, samples as u64)))
 }
 
 /// A weighted 1-D histogram from raw accumulators.

@@ -287,9 +287,8 @@ impl<'a, T: Sample, W: Weight> ShardData<'a, T, W> {
         let (mut max_abs, mut bad) = (0.0, false);
         if let Some(w) = &w {
             if !w.view().is_empty() {
-                let (min, max) = W::device_minmax(dev, &w.view())?;
-                bad = !(min.is_finite() && max.is_finite());
-                max_abs = if bad { 0.0 } else { min.abs().max(max.abs()) };
+                let found = crate::histogram::weighted::device_max_abs(dev, &w.view())?;
+                (max_abs, bad) = (found.unwrap_or(0.0), found.is_none());
             }
         }
         Ok(ShardData { x, y, w, max_abs, bad })

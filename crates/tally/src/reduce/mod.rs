@@ -29,7 +29,7 @@ pub use cuda::ReducePlan;
 pub use element::{ElementType, ReduceElement};
 pub use exact::ExactSum;
 
-use crate::device::staging::streams_host_input;
+use crate::device::staging::{streams_host_input, SliceSource};
 use crate::device::{Backend, DeviceInput, Input};
 use crate::error::{Error, Result};
 use serde::Serialize;
@@ -328,7 +328,7 @@ impl Backend {
             (Backend::Cuda(dev), Input::Host(s))
                 if streams_host_input(dev.info().total_memory, std::mem::size_of_val(s), dev.tuning()) =>
             {
-                stream::host_reduce(dev, s, op, options)
+                self.reduce_stream(&mut SliceSource::new(s), op, options)
             }
             (Backend::Cuda(dev), input) => {
                 let data = DeviceInput::new(dev.stream(), input, "reduction input")?;

@@ -9,22 +9,12 @@
 use super::cuda::ReducePlan;
 use super::partial::Partial;
 use super::{cpu, validate, ReduceElement, ReduceOp, ReduceOptions, Reduction};
-use crate::device::staging::{self, run_on_host, ChunkLayout, ChunkPipeline, ChunkSource};
-use crate::device::{Backend, CudaDevice, DeviceBuffer};
+use crate::device::staging::{layout_for, run_on_host, ChunkLayout, ChunkPipeline, ChunkSource};
+use crate::device::{Backend, DeviceBuffer};
 use crate::error::Result;
-use std::sync::Arc;
 
 /// Chunks whose result words are gathered on the device before one read.
 pub const RESULT_BATCH: usize = 64;
-
-/// The layout a reduction streams with on `dev` (None: the CPU backend).
-fn layout_for<T>(dev: Option<&CudaDevice>, input: Option<u64>) -> ChunkLayout {
-    let (memory, tuning) = match dev {
-        Some(d) => (d.info().total_memory, d.tuning().clone()),
-        None => (0, crate::Tuning::default()),
-    };
-    staging::chunk_layout(memory, input, std::mem::size_of::<T>(), 1, &tuning)
-}
 
 /// The partial results of chunks not yet combined: their result words on the device.
 struct Batch {
@@ -100,16 +90,12 @@ impl Backend {
         op: ReduceOp,
         options: ReduceOptions,
     ) -> Result<Reduction> {
-        validate::<T>(&op, &options)?;
+        let input = source.remaining();
         match self {
             Backend::Cuda(dev) => {
-                let layout = layout_for::<T>(Some(dev), source.remaining());
-                ChunkPipeline::new(dev, layout)?.reduce(source, op, options)
+                ChunkPipeline::new(dev, layout_for::<T>(Some(dev), input, 1))?.reduce(source, op, options)
             }
-            Backend::Cpu => {
-                let layout = layout_for::<T>(None, source.remaining());
-                cpu_reduce_stream(source, op, options, layout)
-            }
+            Backend::Cpu => cpu_reduce_stream(source, op, options, layout_for::<T>(None, input, 1)),
         }
     }
 }
@@ -122,6 +108,7 @@ pub fn cpu_reduce_stream<T: ReduceElement>(
     options: ReduceOptions,
     layout: ChunkLayout,
 ) -> Result<Reduction> {
+    validate::<T>(&op, &options)?;
     let mut total = Partial::empty(op, options);
     let n = run_on_host(layout, source, |xs, first| {
         total =
@@ -129,15 +116,4 @@ pub fn cpu_reduce_stream<T: ReduceElement>(
         Ok(())
     })?;
     total.finish(op, options, n, "cpu")
-}
-
-/// A host input streamed through the pipeline where [`staging::streams_host_input`] says so.
-pub(crate) fn host_reduce<T: ReduceElement>(
-    dev: &Arc<CudaDevice>,
-    xs: &[T],
-    op: ReduceOp,
-    options: ReduceOptions,
-) -> Result<Reduction> {
-    let layout = layout_for::<T>(Some(dev), Some(xs.len() as u64));
-    ChunkPipeline::new(dev, layout)?.reduce(&mut staging::SliceSource::new(xs), op, options)
 }

@@ -42,6 +42,7 @@ pub fn npy_plain_data(path: &Path) -> anyhow::Result<Option<(DType, u64, u64)>> 
         "i4" => Some(DType::I32),
         "u4" => Some(DType::U32),
         "i8" => Some(DType::I64),
+        "f2" => Some(DType::F16),
         "f4" => Some(DType::F32),
         "f8" => Some(DType::F64),
         _ => None,
