@@ -125,7 +125,8 @@ impl DeviceSet {
     /// Sums the sharded `weights` (one per sample, sharded as the samples are) into the bins of
     /// `spec` (see [`crate::Backend::histogram_weighted`]). Fixed point (the default): the one-GPU
     /// bits. Float accumulation: each device's sums added across the set, so the rounding
-    /// differs from one GPU's as it differs from run to run.
+    /// differs from one GPU's as it differs from run to run. Exact sums run on one device only
+    /// ([`Error::Unsupported`] here).
     pub fn histogram_weighted<'a, 'b, T: Sample, W: Weight>(
         &self,
         samples: impl Into<Shards<'a, T>>,
@@ -182,6 +183,14 @@ impl DeviceSet {
         spec: &GeneralSpec,
         options: WeightedOptions,
     ) -> Result<Vec<GeneralPlan<T, W>>> {
+        // Exact sums keep each key's 128-bit digit sums as two u64 words, which an all-reduce of
+        // u64 words would add without the carry between them.
+        if weighted && options.accumulation == Accumulation::Exact {
+            return Err(Error::Unsupported {
+                what: "exact weighted sums on a device set".into(),
+                why: "they run on one device: use a single CUDA backend, or fixed point (equal bits on a set)".into(),
+            });
+        }
         let split = x.split_len();
         let xs = self.local_inputs(x)?;
         let ys = y.map(|y| self.local_inputs(y)).transpose()?;
