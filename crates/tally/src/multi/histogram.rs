@@ -22,6 +22,32 @@ fn address<T>(dev: &CudaDevice, b: &mut DeviceBuffer<T>) -> DevPtr<u8> {
     b.view_mut().ptr_mut(dev.stream().cuda_stream()).cast()
 }
 
+/// How a sharded histogram's counters are combined.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum CounterCombine {
+    /// An all-reduce in place of every device's counters, words of this width.
+    AllReduce(Word),
+    /// Every device's counts gathered to the host as 64-bit words and added there.
+    Host,
+}
+
+/// The combine for shards of these lengths (every rank's, in rank order). It depends on the
+/// lengths alone, which every process knows, so that all processes enter the same collectives: a
+/// shard of 2^32 samples or more counts in 64-bit words (as [`HistogramPlan`] decides), a shorter
+/// one in 32-bit words. All wide: a 64-bit all-reduce; all narrow and fewer than 2^32 samples in
+/// all: a 32-bit one; otherwise (mixed widths, or 32-bit sums that could overflow) the host.
+fn counter_combine(lengths: &[u64]) -> CounterCombine {
+    let wide = |&l: &u64| l >= 1 << 32;
+    let total = lengths.iter().try_fold(0u64, |t, &l| t.checked_add(l));
+    if lengths.iter().all(wide) {
+        CounterCombine::AllReduce(Word::U64)
+    } else if !lengths.iter().any(wide) && total.is_some_and(|t| t < 1 << 32) {
+        CounterCombine::AllReduce(Word::U32)
+    } else {
+        CounterCombine::Host
+    }
+}
+
 impl DeviceSet {
     /// Counts the sharded `samples` into the bins of `spec` (see [`crate::Backend::histogram`]);
     /// the counts equal one GPU's over the whole input.
@@ -35,7 +61,7 @@ impl DeviceSet {
         let shards = samples.into();
         let split = shards.split_len();
         let inputs = self.local_inputs(shards)?;
-        let total: u64 = self.shard_lengths(&inputs, split)?.iter().sum();
+        let combine = counter_combine(&self.shard_lengths(&inputs, split)?);
         let mut plans = self.per_device(inputs, |dev, input| {
             let data = device_input(dev, input, "samples")?;
             let view = data.view();
@@ -44,12 +70,12 @@ impl DeviceSet {
             dev.stream().synchronize("the shard's histogram")?;
             Ok(plan)
         })?;
-        let widths: Vec<usize> = plans.iter().map(HistogramPlan::counter_bytes).collect();
-        let narrow_fits = widths.iter().all(|&w| w == 4) && total < 1 << 32;
-        if !(narrow_fits || widths.iter().all(|&w| w == 8)) {
-            return self.histogram_on_host(&plans);
-        }
-        let word = if widths[0] == 4 { Word::U32 } else { Word::U64 };
+        let (word, width) = match combine {
+            CounterCombine::Host => return self.histogram_on_host(&plans),
+            CounterCombine::AllReduce(Word::U32) => (Word::U32, 4),
+            CounterCombine::AllReduce(word) => (word, 8),
+        };
+        debug_assert!(plans.iter().all(|p| p.counter_bytes() == width), "counter widths follow the shard lengths");
         let devs = self.devices();
         let mut counters = Vec::new();
         let mut outliers = Vec::new();
@@ -60,7 +86,7 @@ impl DeviceSet {
             counters.push(address(dev, c));
             outliers.push((address(dev, o), o.len()));
         }
-        self.all_reduce_in_place(&counters, counter_bytes / widths[0], word, Combine::Sum, "ncclAllReduce(counters)")?;
+        self.all_reduce_in_place(&counters, counter_bytes / width, word, Combine::Sum, "ncclAllReduce(counters)")?;
         let outlier_ptrs: Vec<DevPtr<u8>> = outliers.iter().map(|o| o.0).collect();
         self.all_reduce_in_place(&outlier_ptrs, outliers[0].1, Word::U64, Combine::Sum, "ncclAllReduce(outliers)")?;
         let h = plans[0].read(devs[0].stream())?;
@@ -310,6 +336,30 @@ impl<'a, T: Sample, W: Weight> ShardData<'a, T, W> {
             y: self.y.as_ref().map(|y| y.view()),
             interleaved: false,
             weights: self.w.as_ref().map(|w| w.view()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{counter_combine, CounterCombine, Word};
+
+    #[test]
+    fn the_counter_combine_follows_every_shard_length() {
+        const W: u64 = 1 << 32;
+        let cases: [(&[u64], CounterCombine); 7] = [
+            (&[0, 0], CounterCombine::AllReduce(Word::U32)),
+            (&[10, W - 11], CounterCombine::AllReduce(Word::U32)),
+            // Narrow shards whose sum could overflow 32-bit counters.
+            (&[10, W - 10], CounterCombine::Host),
+            (&[W - 1, W - 1], CounterCombine::Host),
+            // Shards on both sides of 2^32: one rank counts in 64 bits, the other in 32.
+            (&[W, W - 1], CounterCombine::Host),
+            (&[W - 1, W], CounterCombine::Host),
+            (&[W, W + 5], CounterCombine::AllReduce(Word::U64)),
+        ];
+        for (lengths, want) in cases {
+            assert_eq!(counter_combine(lengths), want, "{lengths:?}");
         }
     }
 }
