@@ -162,7 +162,7 @@ impl DeviceSet {
     ) -> Result<WeightedHistogram> {
         spec.validate()?;
         let general = GeneralSpec::OneD(spec.clone());
-        let plans = self.general(samples.into(), None, weights.into(), &general, options)?;
+        let plans = self.general_inner(samples.into(), None, weights.into(), true, &general, options)?;
         let h = plans[0].read_weighted(self.devices()[0].stream(), spec)?;
         drop(plans);
         Ok(h)
@@ -186,17 +186,6 @@ impl DeviceSet {
         let h = plans[0].read_2d(self.devices()[0].stream(), spec)?;
         drop(plans);
         Ok(h)
-    }
-
-    fn general<'a, 'b, T: Sample, W: Weight>(
-        &self,
-        x: Shards<'a, T>,
-        y: Option<Shards<'a, T>>,
-        weights: Shards<'b, W>,
-        spec: &GeneralSpec,
-        options: WeightedOptions,
-    ) -> Result<Vec<GeneralPlan<T, W>>> {
-        self.general_inner(x, y, weights, true, spec, options)
     }
 
     /// Runs the weighted or 2-D plan on every shard and adds the accumulators across the set.
@@ -238,13 +227,12 @@ impl DeviceSet {
         // Phase 1: each device uploads its shard and finds its weights' largest magnitude.
         let mut ys = ys.map(|v| v.into_iter());
         let mut ws = ws.map(|v| v.into_iter());
+        let shards: Vec<_> = xs
+            .into_iter()
+            .map(|x| (x, ys.as_mut().and_then(Iterator::next), ws.as_mut().and_then(Iterator::next)))
+            .collect();
+        let parts = self.per_device(shards, |dev, (x, y, w)| ShardData::<T, W>::upload(dev, x, y, w))?;
         let devs = self.devices();
-        let mut parts = Vec::with_capacity(xs.len());
-        for (xi, dev) in xs.into_iter().zip(&devs) {
-            let yi = ys.as_mut().and_then(Iterator::next);
-            let wi = ws.as_mut().and_then(Iterator::next);
-            parts.push(ShardData::<T, W>::upload(dev, xi, yi, wi)?);
-        }
         let local: Vec<Vec<u64>> = parts.iter().map(|p| vec![p.max_abs.to_bits(), p.bad as u64]).collect();
         let gathered = if weighted { self.all_gather_host(&local)? } else { Vec::new() };
         if gathered.chunks_exact(2).any(|w| w[1] != 0) {
