@@ -13,7 +13,7 @@ use crate::device::params::KernelParams;
 use crate::device::registry::KernelFamily;
 use crate::device::workspace::ScratchLayout;
 use crate::device::{CudaDevice, DevPtr, DeviceInfo, DeviceViewMut, Kernel, LaunchShape, Stream};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::sample::DType;
 
 /// Threads per block of the count and scatter launches, unless tuned.
@@ -42,6 +42,8 @@ pub const PARTITION_MATCH_MIN_TOP_FRACTION: f64 = 0.02;
 pub fn match_ranks_preferred(top_bin_fraction: f64) -> bool {
     top_bin_fraction >= PARTITION_MATCH_MIN_TOP_FRACTION
 }
+/// Threads of the one block of the offsets kernel (`OFFSETS_THREADS` of histogram_partition.cu).
+const OFFSETS_THREADS: u32 = 1024;
 /// The most samples per tile (64 KiB of staged keys).
 const MAX_TILE: u32 = 1 << 14;
 /// Threads per block of the per-chunk histogram (one block per multiprocessor: its counters
@@ -259,13 +261,7 @@ pub(crate) static FAMILY: KernelFamily = KernelFamily {
 
 /// The scratch bound: the workspace's limit, and at most an eighth of the free device memory.
 fn scratch_bound(stream: &Stream) -> Result<usize> {
-    stream
-        .cuda_stream()
-        .context()
-        .bind_to_thread()
-        .map_err(|source| Error::Cuda { call: "cuCtxSetCurrent".into(), source })?;
-    let (free, _) =
-        cudarc::driver::result::mem_get_info().map_err(|source| Error::Cuda { call: "cuMemGetInfo".into(), source })?;
+    let free = stream.free_memory()?;
     // What the workspace holds already counts as free for this call.
     Ok(stream.workspace_limit().min((free + stream.workspace_bytes()) / 8))
 }
@@ -373,7 +369,7 @@ impl PartitionPlan {
             p.n = l.slice.min(n - first) as u64;
             p.first_index = first as u64;
             stream.launch(&self.count, self.count_shape, &p)?;
-            stream.launch(&self.offsets, LaunchShape::new(1, 1024, 0), &p)?;
+            stream.launch(&self.offsets, LaunchShape::new(1, OFFSETS_THREADS, 0), &p)?;
             stream.launch(&self.scatter, self.scatter_shape, &p)?;
             stream.launch(&self.bins, self.bins_shape, &p)?;
         }
