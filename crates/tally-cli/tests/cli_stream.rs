@@ -3,7 +3,7 @@
 //! that of the same bytes read whole from standard input.
 
 mod common;
-use common::{stderr, stdout, tally_bin, tally_within, tmp_in};
+use common::{npy_bytes, stderr, stdout, tally_bin, tally_within, tmp_in};
 use std::process::Command;
 
 /// The bytes of `values`, little-endian.
@@ -15,16 +15,7 @@ fn bytes<T: Copy>(values: &[T]) -> Vec<u8> {
 
 /// A version 1 `.npy` file of `data`, elements of type `descr` (such as `<f4`).
 fn npy(descr: &str, data: &[u8], elements: usize) -> Vec<u8> {
-    let mut header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': ({elements},), }}");
-    while (10 + header.len() + 1) % 64 != 0 {
-        header.push(' ');
-    }
-    header.push('\n');
-    let mut file = b"\x93NUMPY\x01\x00".to_vec();
-    file.extend_from_slice(&(header.len() as u16).to_le_bytes());
-    file.extend_from_slice(header.as_bytes());
-    file.extend_from_slice(data);
-    file
+    npy_bytes(&format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': ({elements},), }}"), data)
 }
 
 /// What tally prints for `args` with `TALLY_STREAM_CHUNK` at `chunk` bytes, the line of timings

@@ -28,17 +28,8 @@ fn npy_i64(name: &str, v: &[i64]) -> PathBuf {
 
 /// A .npy file with this header dictionary and `data` bytes after it (format version 1.0).
 fn npy_raw(name: &str, dict: &str, data: &[u8]) -> PathBuf {
-    let mut header = dict.to_string();
-    while !(10 + header.len() + 1).is_multiple_of(64) {
-        header.push(' ');
-    }
-    header.push('\n');
-    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
-    bytes.extend((header.len() as u16).to_le_bytes());
-    bytes.extend(header.as_bytes());
-    bytes.extend(data);
     let p = tmp(name);
-    std::fs::write(&p, bytes).unwrap();
+    std::fs::write(&p, common::npy_bytes(dict, data)).unwrap();
     p
 }
 
