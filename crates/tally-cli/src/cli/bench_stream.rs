@@ -155,18 +155,6 @@ impl<T: Sample + ReduceElement + PlainData> Case<'_, T> {
         })
     }
 
-    /// The CPU backend's result, the reference.
-    fn on_cpu(&self) -> anyhow::Result<Outcome> {
-        Ok(match &self.work {
-            Work::Histogram(spec) => {
-                Outcome::of_histogram(Backend::Cpu.histogram(self.data.as_slice(), spec, Strategy::Auto)?)
-            }
-            Work::Sum => {
-                Outcome::Sum(Backend::Cpu.reduce(self.data.as_slice(), ReduceOp::Sum, ReduceOptions::default())?.value)
-            }
-        })
-    }
-
     /// The whole array at once on `backend` (uploaded, then counted or reduced).
     fn whole(&self, backend: &Backend) -> anyhow::Result<Outcome> {
         Ok(match &self.work {
@@ -201,7 +189,7 @@ impl<T: Sample + ReduceElement + PlainData> Case<'_, T> {
     fn rows(&self, backend: &Backend, rows: &mut Vec<StreamRow>) -> anyhow::Result<()> {
         let a = self.a;
         let bytes = std::mem::size_of_val(self.data.as_slice()) as u64;
-        let reference = self.on_cpu()?;
+        let reference = self.whole(&Backend::Cpu)?;
         let whole = match (a.source, backend) {
             (StreamFrom::Host, Backend::Cuda(_)) => {
                 let (ms, got) = host_median_ms(a.reps, || self.whole(backend))?;
