@@ -417,6 +417,27 @@ fn runs_that_would_do_nothing_are_refused() {
     refused(&["info", "--bandwidth-mib", "0", "--backend", "cpu"], &["--bandwidth-mib"]);
 }
 
+/// `bench stream --source file` holds the array and its file at once: the memory check counts
+/// both (`--reps 0` would be refused next, so nothing is allocated either way).
+#[test]
+fn streaming_from_a_file_counts_two_copies_of_memory() {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap();
+    let kib: f64 = meminfo
+        .lines()
+        .find(|l| l.starts_with("MemTotal:"))
+        .unwrap()
+        .split_whitespace()
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    // Three fifths of this machine's memory: one copy fits, two do not.
+    let gib = format!("{:.3}", 0.6 * kib / (1u64 << 20) as f64);
+    let args = ["bench", "stream", "--size-gib", &gib, "--reps", "0", "--backend", "cpu"];
+    refused(&[&args[..], &["--source", "file"]].concat(), &["--source file", "memory"]);
+    refused(&[&args[..], &["--source", "host"]].concat(), &["--reps"]);
+}
+
 #[test]
 fn strategy_help_lists_every_strategy() {
     let o = tally(&["hist", "--help"]);
