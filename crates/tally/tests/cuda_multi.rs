@@ -16,7 +16,7 @@ use tally::{
 /// The set of `devices` GPUs, or None with a line on stderr. TALLY_REQUIRE_GPU=2 (or 1, for a
 /// one-device set) makes a missing GPU or NCCL a failure.
 fn set_of(devices: usize) -> Option<DeviceSet> {
-    let required: usize = std::env::var("TALLY_REQUIRE_GPU").ok().and_then(|v| v.parse().ok()).unwrap_or(0);
+    let required = common::required_gpus();
     let fail_or_skip = |why: String| {
         if required >= devices {
             panic!("TALLY_REQUIRE_GPU={required} but no set of {devices} devices: {why}");
