@@ -109,9 +109,6 @@ fn close(a: f64, b: f64) -> bool {
 
 /// Runs `tally bench multi`.
 pub fn run(a: BenchMultiArgs) -> anyhow::Result<()> {
-    if a.reps == 0 || a.log2_size > 32 {
-        bail!("--reps must be at least 1 and --log2-size at most 32");
-    }
     let devices = DevicesArg { devices: Some(a.devices.devices.clone().unwrap_or(DeviceList::All)) };
     let Engine::Set(set) = Engine::open(&a.out.backend, &devices)? else { bail!("bench multi needs --devices") };
     let one = Backend::Cuda(set.devices()[0].clone());
