@@ -27,7 +27,7 @@ python3 -c 'import tally, sys; print("tally", tally.__version__, "from", tally._
 tests=$(realpath crates/tally-python/tests)
 (cd "$out" && TALLY_REQUIRE_GPU=1 python3 -m pytest -p no:cacheprovider -q "$tests/test_gpu.py") 2>&1 \
   | tee "$out/test_gpu.log"; [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
-(cd "$out" && python3 -m pytest -p no:cacheprovider -q "$tests/test_cpu.py" "$tests/test_cpu_select.py") 2>&1 \
+(cd "$out" && python3 -m pytest -p no:cacheprovider -q "$tests"/test_cpu*.py) 2>&1 \
   | tee "$out/test_cpu.log"; [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 python3 -m tally.bench ${rust:+--rust "$(realpath "$rust")"} 2>&1 | tee "$out/bench.log"; [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 echo "gpu-python: status $status (logs in $out)"

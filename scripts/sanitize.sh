@@ -36,6 +36,12 @@ runs=(
   "racecheck cuda_external"
   "synccheck cuda_external"
   "memcheck cuda_partition"
+  "memcheck cuda_stream"
+  "memcheck cuda_weighted_exact"
+  "memcheck cuda_half"
+  "racecheck cuda_stream gpu_streamed_histograms gpu_streamed_weighted"
+  "racecheck cuda_weighted_exact cuda_exact_adversarial cuda_exact_2d"
+  "racecheck cuda_half gpu_f16_every_primitive gpu_exact_sums"
   "racecheck cuda_partition partition_around partition_every_sample_type partition_in_several"
   "synccheck cuda_partition partition_around partition_every_sample_type partition_in_several"
 )

@@ -117,6 +117,20 @@ fn a_bad_predicate_names_its_byte_and_exits_2() {
     assert_eq!(r.status.code(), Some(2));
 }
 
+/// --indices and --partition run on one device: with --devices they are refused by the argument
+/// parser, before the input is read (it does not exist here) or any device is opened.
+#[test]
+fn indices_and_partitions_do_not_take_devices() {
+    let missing = common::tmp_in("cli-select", "missing.f32").display().to_string();
+    let o = out("devices.npy");
+    for mode in ["--indices", "--partition"] {
+        let r = tally(&["select", &missing, "--dtype", "f32", "--where", "x > 1", "--out", &o, mode, "--devices", "0"]);
+        let err = stderr(&r);
+        assert_eq!(r.status.code(), Some(2), "{mode}: {err}");
+        assert!(err.contains(mode) && err.contains("cannot be used with") && err.contains("--devices"), "{err}");
+    }
+}
+
 /// Hostile predicate text (line breaks, other scripts, nothing, nesting and chains past the
 /// limits, numbers past 128 bits, a leading sign): one line on stderr that names a byte, exit
 /// code 2; and a valid predicate that starts with '-' is read as the predicate, not an option.

@@ -20,18 +20,9 @@ fn json(o: &Output) -> serde_json::Value {
 fn write_npy_f32(path: &PathBuf, data: &[f32], shape: &[usize]) {
     let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
     let shape = if dims.len() == 1 { format!("({},)", dims[0]) } else { format!("({})", dims.join(", ")) };
-    let mut header = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': {shape}, }}");
-    while (10 + header.len() + 1) % 64 != 0 {
-        header.push(' ');
-    }
-    header.push('\n');
-    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
-    bytes.extend((header.len() as u16).to_le_bytes());
-    bytes.extend(header.as_bytes());
-    for v in data {
-        bytes.extend(v.to_le_bytes());
-    }
-    std::fs::write(path, bytes).unwrap();
+    let dict = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': {shape}, }}");
+    let data: Vec<u8> = data.iter().flat_map(|v| v.to_le_bytes()).collect();
+    std::fs::write(path, common::npy_bytes(&dict, &data)).unwrap();
 }
 
 #[test]

@@ -28,17 +28,8 @@ fn npy_i64(name: &str, v: &[i64]) -> PathBuf {
 
 /// A .npy file with this header dictionary and `data` bytes after it (format version 1.0).
 fn npy_raw(name: &str, dict: &str, data: &[u8]) -> PathBuf {
-    let mut header = dict.to_string();
-    while !(10 + header.len() + 1).is_multiple_of(64) {
-        header.push(' ');
-    }
-    header.push('\n');
-    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
-    bytes.extend((header.len() as u16).to_le_bytes());
-    bytes.extend(header.as_bytes());
-    bytes.extend(data);
     let p = tmp(name);
-    std::fs::write(&p, bytes).unwrap();
+    std::fs::write(&p, common::npy_bytes(dict, data)).unwrap();
     p
 }
 
@@ -424,6 +415,27 @@ fn runs_that_would_do_nothing_are_refused() {
     refused(&["bench", "hist", "--bins", "300", "--dtypes", "u8", "--backend", "cpu"], &["nothing to run"]);
     refused(&["bench", "weighted", "--reps", "0", "--backend", "cpu"], &["--reps"]);
     refused(&["info", "--bandwidth-mib", "0", "--backend", "cpu"], &["--bandwidth-mib"]);
+}
+
+/// `bench stream --source file` holds the array and its file at once: the memory check counts
+/// both (`--reps 0` would be refused next, so nothing is allocated either way).
+#[test]
+fn streaming_from_a_file_counts_two_copies_of_memory() {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap();
+    let kib: f64 = meminfo
+        .lines()
+        .find(|l| l.starts_with("MemTotal:"))
+        .unwrap()
+        .split_whitespace()
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    // Three fifths of this machine's memory: one copy fits, two do not.
+    let gib = format!("{:.3}", 0.6 * kib / (1u64 << 20) as f64);
+    let args = ["bench", "stream", "--size-gib", &gib, "--reps", "0", "--backend", "cpu"];
+    refused(&[&args[..], &["--source", "file"]].concat(), &["--source file", "memory"]);
+    refused(&[&args[..], &["--source", "host"]].concat(), &["--reps"]);
 }
 
 #[test]

@@ -8,12 +8,15 @@ mod common;
 
 use common::draw;
 use tally::multi::{DeviceSet, Shards};
-use tally::{Backend, HistogramSpec, Input, Predicate, ReduceOp, ReduceOptions, ScanOp, ScanOptions, Strategy};
+use tally::{
+    Backend, Histogram2dSpec, HistogramSpec, Input, Predicate, ReduceOp, ReduceOptions, ScanOp, ScanOptions, Strategy,
+    WeightedOptions,
+};
 
 /// The set of `devices` GPUs, or None with a line on stderr. TALLY_REQUIRE_GPU=2 (or 1, for a
 /// one-device set) makes a missing GPU or NCCL a failure.
 fn set_of(devices: usize) -> Option<DeviceSet> {
-    let required: usize = std::env::var("TALLY_REQUIRE_GPU").ok().and_then(|v| v.parse().ok()).unwrap_or(0);
+    let required = common::required_gpus();
     let fail_or_skip = |why: String| {
         if required >= devices {
             panic!("TALLY_REQUIRE_GPU={required} but no set of {devices} devices: {why}");
@@ -140,6 +143,28 @@ fn a_set_of_one_device_equals_the_device() {
     let Some(set) = set_of(1) else { return };
     for (i, n) in [0usize, 1, 4097, 1 << 20].into_iter().enumerate() {
         check_every_primitive(&set, n, 300 + i as u64);
+    }
+}
+
+/// Exact sums keep 128-bit digit sums as pairs of u64 words, which an all-reduce would add
+/// without their carry (-1 and +1 on two devices would sum to -2^64): a set refuses them, 1-D
+/// and 2-D, before it runs anything, and still takes fixed point on the same input.
+#[test]
+fn device_sets_refuse_exact_weighted_sums() {
+    for devices in [1, 2] {
+        let Some(set) = set_of(devices) else { continue };
+        let xs = vec![0.5f64, 1.5, 0.5, 1.5];
+        let ws = vec![-1.0f64, 1.0, 1.0, -1.0];
+        let spec = HistogramSpec::even(2, 0.0, 2.0);
+        let exact = WeightedOptions::exact();
+        let err = set.histogram_weighted(&xs, &ws, &spec, exact).unwrap_err();
+        assert!(matches!(err, tally::Error::Unsupported { .. }), "{devices} devices: {err}");
+        assert!(err.to_string().contains("one device"), "{err}");
+        let spec2 = Histogram2dSpec::even(2, (0.0, 2.0), 2, (0.0, 2.0));
+        let err = set.histogram_2d(&xs, &xs, Some(Shards::from(&ws)), &spec2, exact).unwrap_err();
+        assert!(matches!(err, tally::Error::Unsupported { .. }), "{devices} devices, 2-D: {err}");
+        let fixed = set.histogram_weighted(&xs, &ws, &spec, WeightedOptions::default()).unwrap();
+        assert_eq!(fixed.sums, vec![vec![0.0, 0.0]], "{devices} devices, fixed point");
     }
 }
 

@@ -173,12 +173,29 @@ fn validate(a: &BenchArgs) -> anyhow::Result<()> {
         BenchWhat::Select(r) => (r.reps, None, 0),
         BenchWhat::Unique(r) | BenchWhat::Rle(r) | BenchWhat::ReduceByKey(r) => (r.reps, None, 0),
         BenchWhat::Stream(s) => {
-            // One case's array at a time.
-            let bytes = (s.size_gib.max(0.0) * (1u64 << 30) as f64) as u128;
-            check_memory(Some(bytes), &format!("--size-gib {}", s.size_gib))?;
+            let positive = |x: f64| x.is_finite() && x > 0.0;
+            if !positive(s.size_gib) {
+                bail!("--size-gib must be positive");
+            }
+            if s.buffers.iter().any(|b| !(2..=8).contains(b)) || !s.chunk_mib.iter().all(|&m| positive(m)) {
+                bail!("--buffers takes 2 to 8 slots and --chunk-mib positive sizes");
+            }
+            // One case's array at a time; with --source file, the array and its file (in the
+            // page cache, or in memory where --dir is a tmpfs such as /dev/shm) at once.
+            let bytes = (s.size_gib * (1u64 << 30) as f64) as u128;
+            let (copies, source) = match s.source {
+                super::bench_stream::StreamFrom::File => (2, " --source file"),
+                super::bench_stream::StreamFrom::Host => (1, ""),
+            };
+            check_memory(Some(copies * bytes), &format!("--size-gib {}{source}", s.size_gib))?;
             (s.reps, None, 0)
         }
-        BenchWhat::Multi(m) => (m.reps, None, 0),
+        BenchWhat::Multi(m) => {
+            if m.log2_size > 32 {
+                bail!("--log2-size takes at most 32");
+            }
+            (m.reps, None, 0)
+        }
     };
     check_reps(reps)?;
     if let Some(n) = size {

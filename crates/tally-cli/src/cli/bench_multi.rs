@@ -3,8 +3,7 @@
 //! for the 16M-bin histogram also the NCCL all-reduce of its counters alone.
 
 use super::bench_report::{host_median_ms, ok_cell, BenchOutputArgs, BenchReport, BenchRow, Column, Yardstick};
-use super::devices::{DeviceList, DevicesArg, Engine};
-use anyhow::bail;
+use super::devices::{open_set, DeviceList, DevicesArg};
 use rayon::prelude::*;
 use serde::Serialize;
 use std::sync::Arc;
@@ -109,11 +108,7 @@ fn close(a: f64, b: f64) -> bool {
 
 /// Runs `tally bench multi`.
 pub fn run(a: BenchMultiArgs) -> anyhow::Result<()> {
-    if a.reps == 0 || a.log2_size > 32 {
-        bail!("--reps must be at least 1 and --log2-size at most 32");
-    }
-    let devices = DevicesArg { devices: Some(a.devices.devices.clone().unwrap_or(DeviceList::All)) };
-    let Engine::Set(set) = Engine::open(&a.out.backend, &devices)? else { bail!("bench multi needs --devices") };
+    let set = open_set(&a.out.backend, a.devices.devices.as_ref().unwrap_or(&DeviceList::All))?;
     let one = Backend::Cuda(set.devices()[0].clone());
     let k = set.devices().len();
     let n = 1usize << a.log2_size;

@@ -6,7 +6,7 @@
 use super::bench_report::{
     device_name, host_median_ms, ok_cell, BenchOutputArgs, BenchReport, BenchRow, Column, Yardstick,
 };
-use anyhow::{bail, Context};
+use anyhow::Context;
 use rayon::prelude::*;
 use serde::Serialize;
 use std::path::PathBuf;
@@ -155,18 +155,6 @@ impl<T: Sample + ReduceElement + PlainData> Case<'_, T> {
         })
     }
 
-    /// The CPU backend's result, the reference.
-    fn on_cpu(&self) -> anyhow::Result<Outcome> {
-        Ok(match &self.work {
-            Work::Histogram(spec) => {
-                Outcome::of_histogram(Backend::Cpu.histogram(self.data.as_slice(), spec, Strategy::Auto)?)
-            }
-            Work::Sum => {
-                Outcome::Sum(Backend::Cpu.reduce(self.data.as_slice(), ReduceOp::Sum, ReduceOptions::default())?.value)
-            }
-        })
-    }
-
     /// The whole array at once on `backend` (uploaded, then counted or reduced).
     fn whole(&self, backend: &Backend) -> anyhow::Result<Outcome> {
         Ok(match &self.work {
@@ -201,7 +189,7 @@ impl<T: Sample + ReduceElement + PlainData> Case<'_, T> {
     fn rows(&self, backend: &Backend, rows: &mut Vec<StreamRow>) -> anyhow::Result<()> {
         let a = self.a;
         let bytes = std::mem::size_of_val(self.data.as_slice()) as u64;
-        let reference = self.on_cpu()?;
+        let reference = self.whole(&Backend::Cpu)?;
         let whole = match (a.source, backend) {
             (StreamFrom::Host, Backend::Cuda(_)) => {
                 let (ms, got) = host_median_ms(a.reps, || self.whole(backend))?;
@@ -274,13 +262,6 @@ fn case<T: Sample + ReduceElement + PlainData>(
 
 /// Runs `tally bench stream`.
 pub fn run(a: BenchStreamArgs) -> anyhow::Result<()> {
-    let positive = |x: f64| x.is_finite() && x > 0.0;
-    if a.reps == 0 || !positive(a.size_gib) {
-        bail!("--reps must be at least 1 and --size-gib positive");
-    }
-    if a.buffers.iter().any(|b| !(2..=8).contains(b)) || !a.chunk_mib.iter().all(|&m| positive(m)) {
-        bail!("--buffers takes 2 to 8 slots and --chunk-mib positive sizes");
-    }
     let backend = a.out.backend.open()?;
     let upload = match &backend {
         Backend::Cuda(dev) => {

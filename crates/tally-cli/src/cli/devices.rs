@@ -49,28 +49,34 @@ pub enum Engine {
     Set(DeviceSet),
 }
 
+/// The device set of `list` (which takes no `--backend` but cuda), each ordinal checked against
+/// the devices of this host.
+pub fn open_set(backend: &BackendArg, list: &DeviceList) -> anyhow::Result<DeviceSet> {
+    if backend.backend == tally::BackendKind::Cpu {
+        bail!("--devices runs on GPUs: it does not go with --backend cpu");
+    }
+    let count = device_count().map_err(|e| anyhow!("--devices: no GPU can be used ({e})"))?;
+    let ordinals = match list {
+        DeviceList::All => (0..count).collect(),
+        DeviceList::Ordinals(v) => v.clone(),
+    };
+    if count == 0 {
+        bail!("--devices: this host has no CUDA device");
+    }
+    if let Some(missing) = ordinals.iter().find(|&&o| o >= count) {
+        bail!("--devices: there is no device {missing} (this host has {count}: 0 to {})", count - 1);
+    }
+    DeviceSet::with_options(&ordinals, &device_options()).map_err(|e| anyhow!("--devices {ordinals:?}: {e}"))
+}
+
 impl Engine {
     /// The device set of `devices` where one is asked for (it takes no `--backend` but cuda),
     /// else the backend.
     pub fn open(backend: &BackendArg, devices: &DevicesArg) -> anyhow::Result<Engine> {
-        let Some(list) = &devices.devices else { return Ok(Engine::One(backend.open()?)) };
-        if backend.backend == tally::BackendKind::Cpu {
-            bail!("--devices runs on GPUs: it does not go with --backend cpu");
+        match &devices.devices {
+            Some(list) => Ok(Engine::Set(open_set(backend, list)?)),
+            None => Ok(Engine::One(backend.open()?)),
         }
-        let count = device_count().map_err(|e| anyhow!("--devices: no GPU can be used ({e})"))?;
-        let ordinals = match list {
-            DeviceList::All => (0..count).collect(),
-            DeviceList::Ordinals(v) => v.clone(),
-        };
-        if count == 0 {
-            bail!("--devices: this host has no CUDA device");
-        }
-        if let Some(missing) = ordinals.iter().find(|&&o| o >= count) {
-            bail!("--devices: there is no device {missing} (this host has {count}: 0 to {})", count - 1);
-        }
-        let set = DeviceSet::with_options(&ordinals, &device_options())
-            .map_err(|e| anyhow!("--devices {ordinals:?}: {e}"))?;
-        Ok(Engine::Set(set))
     }
 
     /// The backend's name ("cuda" for a device set).

@@ -28,11 +28,12 @@ pub struct SelectArgs {
     /// The passing values in no particular order (GPU: faster; the CPU keeps the order).
     #[arg(long)]
     pub unordered: bool,
-    /// Write the indices (u64) of the passing values instead of the values.
-    #[arg(long, conflicts_with_all = ["partition", "unordered"])]
+    /// Write the indices (u64) of the passing values instead of the values (one device).
+    #[arg(long, conflicts_with_all = ["partition", "unordered", "devices"])]
     pub indices: bool,
-    /// Write every value: the passing ones first, then the rest, each in their order.
-    #[arg(long, conflicts_with = "unordered")]
+    /// Write every value: the passing ones first, then the rest, each in their order (one
+    /// device).
+    #[arg(long, conflicts_with_all = ["unordered", "devices"])]
     pub partition: bool,
     #[command(flatten)]
     pub backend: BackendArg,

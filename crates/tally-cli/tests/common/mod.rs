@@ -107,6 +107,21 @@ pub fn tally_within(args: &[&str], stdin: &[u8], secs: u64) -> (Option<i32>, Str
     (status.code(), o, e, killed)
 }
 
+/// A version 1 `.npy` file: the header dictionary `dict` (such as `{'descr': '<f4',
+/// 'fortran_order': False, 'shape': (3,), }`), padded to 64 bytes, then `data`.
+pub fn npy_bytes(dict: &str, data: &[u8]) -> Vec<u8> {
+    let mut header = dict.to_string();
+    while !(10 + header.len() + 1).is_multiple_of(64) {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut file = b"\x93NUMPY\x01\x00".to_vec();
+    file.extend((header.len() as u16).to_le_bytes());
+    file.extend(header.as_bytes());
+    file.extend(data);
+    file
+}
+
 /// The values of a 1-D `.npy` file.
 #[allow(dead_code)]
 pub fn read_npy<T: npyz::Deserialize>(path: &str) -> Vec<T> {

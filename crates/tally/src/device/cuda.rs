@@ -441,6 +441,12 @@ impl Stream {
         self.workspace.lock().map(|w| w.limit()).unwrap_or(0)
     }
 
+    /// Free memory on the stream's device, in bytes (`cuMemGetInfo` in its context).
+    pub fn free_memory(&self) -> Result<usize> {
+        let (free, _total) = self.inner.context().mem_get_info().map_err(driver("cuMemGetInfo"))?;
+        Ok(free)
+    }
+
     /// Caps the workspace: a call that needs more scratch fails with a message that says how
     /// much, rather than allocating it.
     pub fn set_workspace_limit(&self, bytes: usize) {

@@ -174,12 +174,7 @@ impl<T: Sample> HistogramPlan<T> {
                     slot,
                     ..Default::default()
                 };
-                let plan = PartitionPlan::new(dev, &variant, n, params, tuning)?.ok_or_else(|| {
-                    Error::invalid(format!(
-                        "the partition strategy needs at least {} bytes of scratch, more than the workspace allows",
-                        shape.tile() * 4
-                    ))
-                })?;
+                let plan = PartitionPlan::new(dev, &variant, n, params, tuning)?;
                 break 'engine (Engine::Partition(plan), variant);
             }
             if skew.is_none() && matches!(strategy, Strategy::GlobalL2 | Strategy::BlockShared16) {

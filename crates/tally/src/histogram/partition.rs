@@ -42,6 +42,8 @@ pub const PARTITION_MATCH_MIN_TOP_FRACTION: f64 = 0.02;
 pub fn match_ranks_preferred(top_bin_fraction: f64) -> bool {
     top_bin_fraction >= PARTITION_MATCH_MIN_TOP_FRACTION
 }
+/// Threads of the one block of the offsets kernel (`OFFSETS_THREADS` of histogram_partition.cu).
+const OFFSETS_THREADS: u32 = 1024;
 /// The most samples per tile (64 KiB of staged keys).
 const MAX_TILE: u32 = 1 << 14;
 /// Threads per block of the per-chunk histogram (one block per multiprocessor: its counters
@@ -137,8 +139,9 @@ pub struct PartitionLayout {
 
 impl PartitionLayout {
     /// The layout for `width` keys and `n` samples in tiles of `tile` on `info`'s device with at
-    /// most `bound` bytes of scratch; `None` if the keys are too many for the partition, or the
-    /// bound holds less than one tile.
+    /// most `bound` bytes of scratch; an error that says which limit stops it where the keys are
+    /// too many for the partition (or for the chunks beside a tile of `tile`), or a slice would
+    /// hold less than one tile (the bound or the tuned slice).
     pub fn new(
         info: &DeviceInfo,
         width: usize,
@@ -146,11 +149,22 @@ impl PartitionLayout {
         bound: usize,
         tuning: &Tuning,
         tile: usize,
-    ) -> Option<PartitionLayout> {
+    ) -> Result<PartitionLayout> {
         let chunk_shift = chunk_shift(info);
         let chunks = width.max(1).div_ceil(1 << chunk_shift);
-        if width > max_keys(info) || chunks > max_chunks(info, tile) {
-            return None;
+        if width > max_keys(info) {
+            return Err(Error::invalid(format!(
+                "the partition strategy counts at most {} keys (bins times channels) on this device, not {width}",
+                max_keys(info)
+            )));
+        }
+        if chunks > max_chunks(info, tile) {
+            return Err(Error::invalid(format!(
+                "the partition strategy with tiles of {tile} samples holds at most {} chunks of {} keys in shared \
+                 memory, and {width} keys need {chunks}: use a smaller partition tile",
+                max_chunks(info, tile),
+                1usize << chunk_shift
+            )));
         }
         let layout = |slice: usize| {
             let mut s = ScratchLayout::default();
@@ -159,14 +173,24 @@ impl PartitionLayout {
             (s.bytes(), offsets)
         };
         let fixed = layout(0).0 + 256;
-        let most = tuning.partition_slice.unwrap_or(MAX_SLICE).min(MAX_SLICE).min(bound.saturating_sub(fixed) / 4);
+        let tuned = tuning.partition_slice.unwrap_or(MAX_SLICE).min(MAX_SLICE);
+        let most = tuned.min(bound.saturating_sub(fixed) / 4);
         let slice = if n <= most { n } else { most - most % tile };
         if slice == 0 && n > 0 {
-            return None;
+            return Err(if tuned < tile {
+                Error::invalid(format!("a partition slice of {tuned} samples holds less than one tile of {tile}"))
+            } else {
+                Error::invalid(format!(
+                    "the partition strategy needs at least {} bytes of scratch (one tile of {tile} samples and \
+                     {chunks} chunks), more than the {bound} it may take (the workspace limit, at most an eighth of \
+                     the free device memory)",
+                    fixed + 4 * tile
+                ))
+            });
         }
         let slices = if n == 0 { 0 } else { n.div_ceil(slice) };
         let (scratch_bytes, offsets) = layout(slice);
-        Some(PartitionLayout { chunk_shift, chunks, slice, slices, scratch_bytes, offsets })
+        Ok(PartitionLayout { chunk_shift, chunks, slice, slices, scratch_bytes, offsets })
     }
 }
 
@@ -259,13 +283,7 @@ pub(crate) static FAMILY: KernelFamily = KernelFamily {
 
 /// The scratch bound: the workspace's limit, and at most an eighth of the free device memory.
 fn scratch_bound(stream: &Stream) -> Result<usize> {
-    stream
-        .cuda_stream()
-        .context()
-        .bind_to_thread()
-        .map_err(|source| Error::Cuda { call: "cuCtxSetCurrent".into(), source })?;
-    let (free, _) =
-        cudarc::driver::result::mem_get_info().map_err(|source| Error::Cuda { call: "cuMemGetInfo".into(), source })?;
+    let free = stream.free_memory()?;
     // What the workspace holds already counts as free for this call.
     Ok(stream.workspace_limit().min((free + stream.workspace_bytes()) / 8))
 }
@@ -286,22 +304,21 @@ pub(crate) struct PartitionPlan {
 
 impl PartitionPlan {
     /// Loads the kernels of `variant` for `n` samples; `params` holds the counters, the axis and
-    /// the channel slots. `Ok(None)` where the keys are too many for the partition.
+    /// the channel slots. An error that says why where the partition cannot take them
+    /// ([`PartitionLayout::new`]).
     pub(crate) fn new(
         dev: &CudaDevice,
         variant: &Variant,
         n: usize,
         params: PartitionParams,
         tuning: &Tuning,
-    ) -> Result<Option<PartitionPlan>> {
+    ) -> Result<PartitionPlan> {
         let info = dev.info();
         let stream = dev.stream();
         let shape = PartitionShape::new(tuning, variant.dtype);
         let tile = shape.tile();
         let bound = scratch_bound(stream)?;
-        let Some(layout) = PartitionLayout::new(info, params.width as usize, n, bound, tuning, tile) else {
-            return Ok(None);
-        };
+        let layout = PartitionLayout::new(info, params.width as usize, n, bound, tuning, tile)?;
         let table = if variant.binning == Binning::Table8 { 256 * 4 } else { 0 };
         let count_smem = table + MAX_CHANNELS as usize * 3 * 4 + layout.chunks * 4;
         let scatter_smem = table + tile * 4 + 4 * layout.chunks * 4;
@@ -331,17 +348,7 @@ impl PartitionPlan {
             bins_smem,
         );
         let params = PartitionParams { chunks: layout.chunks as u32, chunk_shift: layout.chunk_shift, ..params };
-        Ok(Some(PartitionPlan {
-            count,
-            offsets,
-            scatter,
-            bins,
-            count_shape,
-            scatter_shape,
-            bins_shape,
-            params,
-            layout,
-        }))
+        Ok(PartitionPlan { count, offsets, scatter, bins, count_shape, scatter_shape, bins_shape, params, layout })
     }
 
     /// The layout: chunks, slices, scratch.
@@ -373,7 +380,7 @@ impl PartitionPlan {
             p.n = l.slice.min(n - first) as u64;
             p.first_index = first as u64;
             stream.launch(&self.count, self.count_shape, &p)?;
-            stream.launch(&self.offsets, LaunchShape::new(1, 1024, 0), &p)?;
+            stream.launch(&self.offsets, LaunchShape::new(1, OFFSETS_THREADS, 0), &p)?;
             stream.launch(&self.scatter, self.scatter_shape, &p)?;
             stream.launch(&self.bins, self.bins_shape, &p)?;
         }
@@ -443,8 +450,24 @@ mod tests {
         let l = PartitionLayout::new(&info, 100_000, 10 * PARTITION_TILE, 1 << 30, &t, PARTITION_TILE).unwrap();
         assert_eq!((l.slice, l.slices), (3 * PARTITION_TILE, 4));
         assert_eq!(PartitionLayout::new(&info, 100_000, 0, 1 << 30, &t, PARTITION_TILE).unwrap().slices, 0);
-        // Too many keys, or not one tile of scratch.
-        assert!(PartitionLayout::new(&info, max_keys(&info) + 1, 10, 1 << 30, &t, PARTITION_TILE).is_none());
-        assert!(PartitionLayout::new(&info, 1 << 20, 1 << 20, 1000, &Tuning::default(), PARTITION_TILE).is_none());
+        // Too many keys, too many chunks beside a large tile, not one tile of scratch, a tuned
+        // slice below one tile: each refused with its own reason.
+        let refused = |width: usize, n: usize, bound: usize, t: &Tuning, tile: usize| {
+            PartitionLayout::new(&info, width, n, bound, t, tile).unwrap_err().to_string()
+        };
+        let e = refused(max_keys(&info) + 1, 10, 1 << 30, &t, PARTITION_TILE);
+        assert!(e.contains(&format!("at most {} keys", max_keys(&info))), "{e}");
+        // 99 KiB of shared memory a block (sm_86): a tile of 2^14 keys leaves room for fewer chunks.
+        let small = DeviceInfo { smem_per_block_optin: 99 << 10, ..h200() };
+        let (big_tile, keys) = (1 << 14, chunk_keys(&small));
+        let width = max_chunks(&small, big_tile) * keys + 1;
+        assert!(width <= max_keys(&small));
+        let e = PartitionLayout::new(&small, width, 10, 1 << 30, &t, big_tile).unwrap_err().to_string();
+        assert!(e.contains("use a smaller partition tile"), "{e}");
+        let e = refused(1 << 20, 1 << 20, 1000, &Tuning::default(), PARTITION_TILE);
+        assert!(e.contains("bytes of scratch") && e.contains("more than the 1000"), "{e}");
+        let t = Tuning { partition_slice: Some(PARTITION_TILE - 1), ..Tuning::default() };
+        let e = refused(1 << 20, 1 << 20, 1 << 30, &t, PARTITION_TILE);
+        assert!(e.contains("less than one tile"), "{e}");
     }
 }

@@ -22,6 +22,32 @@ fn address<T>(dev: &CudaDevice, b: &mut DeviceBuffer<T>) -> DevPtr<u8> {
     b.view_mut().ptr_mut(dev.stream().cuda_stream()).cast()
 }
 
+/// How a sharded histogram's counters are combined.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum CounterCombine {
+    /// An all-reduce in place of every device's counters, words of this width.
+    AllReduce(Word),
+    /// Every device's counts gathered to the host as 64-bit words and added there.
+    Host,
+}
+
+/// The combine for shards of these lengths (every rank's, in rank order). It depends on the
+/// lengths alone, which every process knows, so that all processes enter the same collectives: a
+/// shard of 2^32 samples or more counts in 64-bit words (as [`HistogramPlan`] decides), a shorter
+/// one in 32-bit words. All wide: a 64-bit all-reduce; all narrow and fewer than 2^32 samples in
+/// all: a 32-bit one; otherwise (mixed widths, or 32-bit sums that could overflow) the host.
+fn counter_combine(lengths: &[u64]) -> CounterCombine {
+    let wide = |&l: &u64| l >= 1 << 32;
+    let total = lengths.iter().try_fold(0u64, |t, &l| t.checked_add(l));
+    if lengths.iter().all(wide) {
+        CounterCombine::AllReduce(Word::U64)
+    } else if !lengths.iter().any(wide) && total.is_some_and(|t| t < 1 << 32) {
+        CounterCombine::AllReduce(Word::U32)
+    } else {
+        CounterCombine::Host
+    }
+}
+
 impl DeviceSet {
     /// Counts the sharded `samples` into the bins of `spec` (see [`crate::Backend::histogram`]);
     /// the counts equal one GPU's over the whole input.
@@ -35,7 +61,7 @@ impl DeviceSet {
         let shards = samples.into();
         let split = shards.split_len();
         let inputs = self.local_inputs(shards)?;
-        let total: u64 = self.shard_lengths(&inputs, split)?.iter().sum();
+        let combine = counter_combine(&self.shard_lengths(&inputs, split)?);
         let mut plans = self.per_device(inputs, |dev, input| {
             let data = device_input(dev, input, "samples")?;
             let view = data.view();
@@ -44,12 +70,12 @@ impl DeviceSet {
             dev.stream().synchronize("the shard's histogram")?;
             Ok(plan)
         })?;
-        let widths: Vec<usize> = plans.iter().map(HistogramPlan::counter_bytes).collect();
-        let narrow_fits = widths.iter().all(|&w| w == 4) && total < 1 << 32;
-        if !(narrow_fits || widths.iter().all(|&w| w == 8)) {
-            return self.histogram_on_host(&plans);
-        }
-        let word = if widths[0] == 4 { Word::U32 } else { Word::U64 };
+        let (word, width) = match combine {
+            CounterCombine::Host => return self.histogram_on_host(&plans),
+            CounterCombine::AllReduce(Word::U32) => (Word::U32, 4),
+            CounterCombine::AllReduce(word) => (word, 8),
+        };
+        debug_assert!(plans.iter().all(|p| p.counter_bytes() == width), "counter widths follow the shard lengths");
         let devs = self.devices();
         let mut counters = Vec::new();
         let mut outliers = Vec::new();
@@ -60,7 +86,7 @@ impl DeviceSet {
             counters.push(address(dev, c));
             outliers.push((address(dev, o), o.len()));
         }
-        self.all_reduce_in_place(&counters, counter_bytes / widths[0], word, Combine::Sum, "ncclAllReduce(counters)")?;
+        self.all_reduce_in_place(&counters, counter_bytes / width, word, Combine::Sum, "ncclAllReduce(counters)")?;
         let outlier_ptrs: Vec<DevPtr<u8>> = outliers.iter().map(|o| o.0).collect();
         self.all_reduce_in_place(&outlier_ptrs, outliers[0].1, Word::U64, Combine::Sum, "ncclAllReduce(outliers)")?;
         let h = plans[0].read(devs[0].stream())?;
@@ -125,7 +151,8 @@ impl DeviceSet {
     /// Sums the sharded `weights` (one per sample, sharded as the samples are) into the bins of
     /// `spec` (see [`crate::Backend::histogram_weighted`]). Fixed point (the default): the one-GPU
     /// bits. Float accumulation: each device's sums added across the set, so the rounding
-    /// differs from one GPU's as it differs from run to run.
+    /// differs from one GPU's as it differs from run to run. Exact sums run on one device only
+    /// ([`Error::Unsupported`] here).
     pub fn histogram_weighted<'a, 'b, T: Sample, W: Weight>(
         &self,
         samples: impl Into<Shards<'a, T>>,
@@ -135,7 +162,7 @@ impl DeviceSet {
     ) -> Result<WeightedHistogram> {
         spec.validate()?;
         let general = GeneralSpec::OneD(spec.clone());
-        let plans = self.general(samples.into(), None, weights.into(), &general, options)?;
+        let plans = self.general_inner(samples.into(), None, weights.into(), true, &general, options)?;
         let h = plans[0].read_weighted(self.devices()[0].stream(), spec)?;
         drop(plans);
         Ok(h)
@@ -161,17 +188,6 @@ impl DeviceSet {
         Ok(h)
     }
 
-    fn general<'a, 'b, T: Sample, W: Weight>(
-        &self,
-        x: Shards<'a, T>,
-        y: Option<Shards<'a, T>>,
-        weights: Shards<'b, W>,
-        spec: &GeneralSpec,
-        options: WeightedOptions,
-    ) -> Result<Vec<GeneralPlan<T, W>>> {
-        self.general_inner(x, y, weights, true, spec, options)
-    }
-
     /// Runs the weighted or 2-D plan on every shard and adds the accumulators across the set.
     fn general_inner<'a, 'b, T: Sample, W: Weight>(
         &self,
@@ -182,6 +198,14 @@ impl DeviceSet {
         spec: &GeneralSpec,
         options: WeightedOptions,
     ) -> Result<Vec<GeneralPlan<T, W>>> {
+        // Exact sums keep each key's 128-bit digit sums as two u64 words, which an all-reduce of
+        // u64 words would add without the carry between them.
+        if weighted && options.accumulation == Accumulation::Exact {
+            return Err(Error::Unsupported {
+                what: "exact weighted sums on a device set".into(),
+                why: "they run on one device: use a single CUDA backend, or fixed point (equal bits on a set)".into(),
+            });
+        }
         let split = x.split_len();
         let xs = self.local_inputs(x)?;
         let ys = y.map(|y| self.local_inputs(y)).transpose()?;
@@ -203,13 +227,12 @@ impl DeviceSet {
         // Phase 1: each device uploads its shard and finds its weights' largest magnitude.
         let mut ys = ys.map(|v| v.into_iter());
         let mut ws = ws.map(|v| v.into_iter());
+        let shards: Vec<_> = xs
+            .into_iter()
+            .map(|x| (x, ys.as_mut().and_then(Iterator::next), ws.as_mut().and_then(Iterator::next)))
+            .collect();
+        let parts = self.per_device(shards, |dev, (x, y, w)| ShardData::<T, W>::upload(dev, x, y, w))?;
         let devs = self.devices();
-        let mut parts = Vec::with_capacity(xs.len());
-        for (xi, dev) in xs.into_iter().zip(&devs) {
-            let yi = ys.as_mut().and_then(Iterator::next);
-            let wi = ws.as_mut().and_then(Iterator::next);
-            parts.push(ShardData::<T, W>::upload(dev, xi, yi, wi)?);
-        }
         let local: Vec<Vec<u64>> = parts.iter().map(|p| vec![p.max_abs.to_bits(), p.bad as u64]).collect();
         let gathered = if weighted { self.all_gather_host(&local)? } else { Vec::new() };
         if gathered.chunks_exact(2).any(|w| w[1] != 0) {
@@ -300,6 +323,30 @@ impl<'a, T: Sample, W: Weight> ShardData<'a, T, W> {
             y: self.y.as_ref().map(|y| y.view()),
             interleaved: false,
             weights: self.w.as_ref().map(|w| w.view()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{counter_combine, CounterCombine, Word};
+
+    #[test]
+    fn the_counter_combine_follows_every_shard_length() {
+        const W: u64 = 1 << 32;
+        let cases: [(&[u64], CounterCombine); 7] = [
+            (&[0, 0], CounterCombine::AllReduce(Word::U32)),
+            (&[10, W - 11], CounterCombine::AllReduce(Word::U32)),
+            // Narrow shards whose sum could overflow 32-bit counters.
+            (&[10, W - 10], CounterCombine::Host),
+            (&[W - 1, W - 1], CounterCombine::Host),
+            // Shards on both sides of 2^32: one rank counts in 64 bits, the other in 32.
+            (&[W, W - 1], CounterCombine::Host),
+            (&[W - 1, W], CounterCombine::Host),
+            (&[W, W + 5], CounterCombine::AllReduce(Word::U64)),
+        ];
+        for (lengths, want) in cases {
+            assert_eq!(counter_combine(lengths), want, "{lengths:?}");
         }
     }
 }

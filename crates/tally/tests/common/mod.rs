@@ -56,15 +56,22 @@ pub fn assert_same_counts(got: &Histogram, want: &Histogram, what: &str) {
     );
 }
 
-/// The CUDA device, or None with a line on stderr; with TALLY_REQUIRE_GPU=1 no GPU is a failure,
-/// so that a GPU host cannot pass these tests by skipping them.
+/// The GPUs that TALLY_REQUIRE_GPU asks for (a number; 0 where it is unset or not a number):
+/// a test that needs that many or fewer fails, rather than skips, without them.
+pub fn required_gpus() -> usize {
+    std::env::var("TALLY_REQUIRE_GPU").ok().and_then(|v| v.parse().ok()).unwrap_or(0)
+}
+
+/// The CUDA device, or None with a line on stderr; with TALLY_REQUIRE_GPU=1 (or more) no GPU is
+/// a failure, so that a GPU host cannot pass these tests by skipping them.
 pub fn gpu() -> Option<Arc<CudaDevice>> {
     match Backend::cuda() {
         Ok(Backend::Cuda(d)) => Some(d),
         Ok(Backend::Cpu) => unreachable!(),
         Err(e) => {
-            if std::env::var("TALLY_REQUIRE_GPU").as_deref() == Ok("1") {
-                panic!("TALLY_REQUIRE_GPU=1 but no GPU: {e}");
+            let required = required_gpus();
+            if required >= 1 {
+                panic!("TALLY_REQUIRE_GPU={required} but no GPU: {e}");
             }
             eprintln!("skipping GPU test: {e}");
             None

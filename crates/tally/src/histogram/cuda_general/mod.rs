@@ -269,7 +269,7 @@ fn shared_bytes(v: &GeneralVariant, width: usize, outs: usize) -> usize {
 /// of `weight`: refused, with the figures, where they would pass the stream's workspace limit.
 fn exact_words(stream: &Stream, weight: DType, keys: usize) -> Result<usize> {
     let per_key = ExactLayout::of(weight).words_per_key();
-    let limit = stream.workspace().limit();
+    let limit = stream.workspace_limit();
     match keys.checked_mul(per_key) {
         Some(words) if words.saturating_mul(8) <= limit => Ok(words),
         _ => Err(Error::invalid(format!(
