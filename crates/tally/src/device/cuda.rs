@@ -230,7 +230,7 @@ impl CudaDevice {
                 .set_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem as i32)
                 .map_err(driver("cuFuncSetAttribute(max dynamic shared memory)"))?;
         }
-        Ok(Kernel { function, entry, smem, _params: PhantomData })
+        Ok(Kernel { function, context: self.ctx.clone(), entry, smem, _params: PhantomData })
     }
 
     fn module(&self, family: &KernelFamily, defines: &[(&str, String)]) -> Result<Arc<CudaModule>> {
@@ -292,6 +292,9 @@ pub(crate) fn module_key(name: &str, source: &str, options: &[String], target: &
 /// A loaded kernel entry point that takes one parameter struct `P` by value.
 pub struct Kernel<P> {
     function: CudaFunction,
+    /// The context the function belongs to: made current before driver calls that act on the
+    /// thread's current context (a device set drives several from one thread).
+    context: Arc<CudaContext>,
     entry: &'static str,
     smem: usize,
     _params: PhantomData<fn(P)>,
@@ -328,6 +331,7 @@ impl<P: KernelParams> Kernel<P> {
     /// Blocks of `block` threads and `smem` bytes that fit on one multiprocessor at once
     /// (an error where not even one does).
     pub fn blocks_per_sm(&self, block: u32, smem: usize) -> Result<u32> {
+        self.context.bind_to_thread().map_err(driver("cuCtxSetCurrent"))?;
         let n = self
             .function
             .occupancy_max_active_blocks_per_multiprocessor(block, smem, None)
