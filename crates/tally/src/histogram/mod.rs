@@ -29,11 +29,10 @@ pub use strategy::Strategy;
 pub use weighted::{Accumulation, FixedScale, SharedAtomics, Weight, WeightedHistogram, WeightedOptions, Weighting};
 
 use crate::device::staging::{streams_host_input, SliceSource};
-use crate::device::{Backend, CudaDevice, DeviceInput, Input};
+use crate::device::{Backend, DeviceInput, Input};
 use crate::error::{Error, Result};
 use crate::sample::{DType, Sample};
 use serde::Serialize;
-use std::sync::Arc;
 
 /// How samples map onto bins.
 #[derive(Clone, Debug, PartialEq)]
@@ -558,50 +557,5 @@ impl Backend {
                 plan.read_2d(stream, spec)
             }
         }
-    }
-}
-
-impl<T: Sample, W: Weight> GeneralPlan<T, W> {
-    /// A weighted 1-D histogram of `input` (samples and weights on the device); the weights'
-    /// largest magnitude sets the fixed-point scale.
-    pub fn weighted(
-        dev: &Arc<CudaDevice>,
-        input: &GeneralInput<'_, T, W>,
-        spec: &HistogramSpec,
-        options: WeightedOptions,
-    ) -> Result<Self> {
-        let weights = input.weights.as_ref().ok_or_else(|| Error::invalid("a weighted histogram needs weights"))?;
-        let scale = weighted::prepare_device(dev, input.len(), weights, options.accumulation)?;
-        let kind = weighted::ValueKind::new(options.accumulation, scale);
-        let general = GeneralSpec::OneD(spec.clone());
-        GeneralPlan::new(dev, input.len(), &general, true, kind, options.strategy, options.shared_atomics, dev.tuning())
-    }
-
-    /// A 2-D histogram of `input`'s pairs, counted (no weights) or weighted.
-    pub fn two_d(
-        dev: &Arc<CudaDevice>,
-        input: &GeneralInput<'_, T, W>,
-        spec: &Histogram2dSpec,
-        options: WeightedOptions,
-    ) -> Result<Self> {
-        let kind = match &input.weights {
-            Some(w) => weighted::ValueKind::new(
-                options.accumulation,
-                weighted::prepare_device(dev, input.len(), w, options.accumulation)?,
-            ),
-            None => weighted::ValueKind::Count,
-        };
-        let general = GeneralSpec::TwoD(spec.clone());
-        let weighted = input.weights.is_some();
-        GeneralPlan::new(
-            dev,
-            input.len(),
-            &general,
-            weighted,
-            kind,
-            options.strategy,
-            options.shared_atomics,
-            dev.tuning(),
-        )
     }
 }

@@ -10,7 +10,7 @@ use super::weighted_exact::ExactLayout;
 use super::{Bins, HistogramSpec, Strategy, MAX_CHANNELS};
 use crate::device::params::KernelParams;
 use crate::device::registry::KernelFamily;
-use crate::device::{CudaDevice, DevPtr, DeviceBuffer, DeviceView, Kernel, LaunchShape, Stream};
+use crate::device::{CudaDevice, DevPtr, DeviceBuffer, Kernel, LaunchShape, Stream};
 use crate::error::{Error, Result};
 use crate::sample::{DType, Sample};
 use std::marker::PhantomData;
@@ -278,34 +278,6 @@ fn exact_words(stream: &Stream, weight: DType, keys: usize) -> Result<usize> {
             (keys as u128) * per_key as u128 * 8,
             per_key * 8
         ))),
-    }
-}
-
-/// Where the data of a weighted or 2-D histogram are on the device.
-pub struct GeneralInput<'a, T, W> {
-    /// Samples, or x coordinates.
-    pub x: DeviceView<'a, T>,
-    /// y coordinates (2-D): a second array, or the odd elements of `x` (interleaved pairs).
-    pub y: Option<DeviceView<'a, T>>,
-    /// 2-D pairs interleaved in `x`.
-    pub interleaved: bool,
-    /// One weight per sample, or None for counts.
-    pub weights: Option<DeviceView<'a, W>>,
-}
-
-impl<T, W> GeneralInput<'_, T, W> {
-    /// Samples (pairs).
-    pub fn len(&self) -> usize {
-        if self.interleaved {
-            self.x.len() / 2
-        } else {
-            self.x.len()
-        }
-    }
-
-    /// Whether there is nothing to count.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 }
 
@@ -598,6 +570,9 @@ impl<T: Sample, W: Weight> GeneralPlan<T, W> {
         (self.kind, [&mut self.values, &mut self.outlier_values, &mut self.outlier_counts])
     }
 }
+
+mod input;
+pub use input::GeneralInput;
 
 #[cfg(test)]
 mod tests;
