@@ -6,7 +6,7 @@ mod common;
 mod scan_common;
 
 use scan_common::*;
-use tally::scan::policy::policy as scan_policy;
+use tally::scan::policy::{policy as scan_policy, ScanKernelOp};
 use tally::scan::reference;
 use tally::{Backend, CustomOp, DeviceViewMut, Error, ScanOp, ScanOptions, ScanPlan};
 
@@ -18,15 +18,17 @@ fn cuda() -> Option<Backend> {
 /// tile) and many tiles.
 fn sizes<T: tally::ReduceElement, W: tally::ReduceElement>() -> Vec<usize> {
     let tuning = tally::Tuning::default();
-    let tile = |out, keyed| scan_policy(T::TYPE, out, keyed, 0, &tuning).expect("policy").tile as usize;
-    let mut tiles = vec![tile(T::TYPE, false), tile(W::TYPE, false), tile(T::TYPE, true)];
+    let tile = |out, op, keyed| scan_policy(T::TYPE, out, op, keyed, 0, &tuning).expect("policy").tile as usize;
+    let (sum, max) = (ScanKernelOp::Sum, ScanKernelOp::Max);
+    let mut tiles =
+        vec![tile(T::TYPE, sum, false), tile(T::TYPE, max, false), tile(W::TYPE, sum, false), tile(T::TYPE, sum, true)];
     tiles.sort();
     tiles.dedup();
     let mut v = vec![0, 1, 33];
     for t in tiles {
         v.extend([t - 1, t, t + 1, 31 * t + 5, 33 * t - 1]);
     }
-    let largest = tile(T::TYPE, false).max(tile(W::TYPE, false));
+    let largest = tile(T::TYPE, sum, false).max(tile(W::TYPE, sum, false));
     v.push(1100 * largest + 17);
     v
 }

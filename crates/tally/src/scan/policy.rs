@@ -90,7 +90,7 @@ pub fn scan_vecs_for(size: usize) -> u32 {
     }
 }
 
-/// Rows per tile of same-width scans (f32 into f32, ...): they hold 96 items per thread in
+/// Rows per tile of same-width sums (f32 into f32, ...): they hold 96 items per thread in
 /// registers through the look-back, three times v11's tiles (two times for 8-byte items, whose
 /// running values take two registers each). Fewer, larger tiles leave fewer look-backs and
 /// shorter chains of them; measured on the H200 at 2^28 f32, 128 x 24 rows: 0.614 ms fast,
@@ -98,8 +98,12 @@ pub fn scan_vecs_for(size: usize) -> u32 {
 pub fn same_width_vecs(size: usize) -> u32 {
     scan_vecs_for(size) * if size == 8 { 2 } else { 3 }
 }
-/// Threads per multiprocessor of a same-width scan (at most 168 registers a thread).
-const SAME_WIDTH_THREADS_PER_SM: u32 = 384;
+/// Threads per multiprocessor of a same-width sum (at most 168 registers a thread).
+const SAME_WIDTH_SUM_THREADS_PER_SM: u32 = 384;
+/// Threads per multiprocessor of other same-width scans (min, max, custom), which keep v11's
+/// tiles: at 128 x 24 a running f32 max measured 1.040 ms against v11's 0.915 ms (docs/PERF.md,
+/// v13).
+const SAME_WIDTH_THREADS_PER_SM: u32 = 768;
 /// Widening scans (u8 to i32 into 64 bits) stage their tile in shared memory: their items take
 /// twice the registers as outputs, so holding them left 4 blocks a multiprocessor; staged, 8 fit
 /// (i32 into i64 at 2^28: 1.510 ms against 1.634 ms, docs/PERF.md, v13).
@@ -114,8 +118,15 @@ fn acc_bytes(out_size: usize, keyed: bool) -> (usize, bool) {
     (bytes, out_size <= 4)
 }
 
-/// The policy for `n` elements of `input` scanned (by key where `keyed`) into `output`.
-pub fn policy(input: ElementType, output: ElementType, keyed: bool, n: u64, tuning: &Tuning) -> Result<ScanPolicy> {
+/// The policy for `n` elements of `input` scanned by `op` (by key where `keyed`) into `output`.
+pub fn policy(
+    input: ElementType,
+    output: ElementType,
+    op: ScanKernelOp,
+    keyed: bool,
+    n: u64,
+    tuning: &Tuning,
+) -> Result<ScanPolicy> {
     // Scans by key keep v10's 256 threads and 16 items per thread: at 128 x 8 they measured 10%
     // slower (docs/PERF.md, v11).
     let block_threads = tuning.scan_block_threads.unwrap_or(if keyed { 256 } else { BLOCK_THREADS });
@@ -123,10 +134,11 @@ pub fn policy(input: ElementType, output: ElementType, keyed: bool, n: u64, tuni
         return Err(Error::invalid(format!("scan blocks of {block_threads} threads: use 64, 128, 256 or 512")));
     }
     let widening = output.size() > input.size() && !keyed;
+    let large_sum = op == ScanKernelOp::Sum && !keyed && !widening;
     let default_vecs = match () {
         _ if keyed => vecs_for(input.size()),
-        _ if widening => scan_vecs_for(input.size()),
-        _ => same_width_vecs(input.size()),
+        _ if large_sum => same_width_vecs(input.size()),
+        _ => scan_vecs_for(input.size()),
     };
     let vecs = tuning.scan_vecs.unwrap_or(default_vecs);
     // Warp 0 scans the rows' and warps' totals, at most 4 a lane (PER_LANE in scan.cu).
@@ -141,6 +153,7 @@ pub fn policy(input: ElementType, output: ElementType, keyed: bool, n: u64, tuni
     let threads_per_sm = match () {
         _ if keyed => KEYED_THREADS_PER_SM,
         _ if widening => WIDENING_THREADS_PER_SM,
+        _ if large_sum => SAME_WIDTH_SUM_THREADS_PER_SM,
         _ => SAME_WIDTH_THREADS_PER_SM,
     };
     let min_blocks = (threads_per_sm / block_threads).max(1);
@@ -154,40 +167,45 @@ mod tests {
     #[test]
     fn tiles_are_96_items_per_thread_in_registers_or_staged_and_states_are_small() {
         let t = Tuning::default();
-        let p = policy(ElementType::F32, ElementType::F32, false, 1 << 28, &t).unwrap();
+        let p = policy(ElementType::F32, ElementType::F32, ScanKernelOp::Sum, false, 1 << 28, &t).unwrap();
         // 128 threads x 24 rows of 4 f32: 12,288 items a tile.
         assert_eq!((p.tile, p.states.tiles, p.states.groups, p.states.supers), (12288, 21846, 683, 22));
         assert_eq!((p.min_blocks, p.staged), (3, false));
         assert!(p.states.state_bytes < (1 << 20));
-        let w = policy(ElementType::I32, ElementType::I64, false, (1 << 31) + 5, &t).unwrap();
+        let w = policy(ElementType::I32, ElementType::I64, ScanKernelOp::Sum, false, (1 << 31) + 5, &t).unwrap();
         // Widening: v11's 4096-item tiles, staged in shared memory, 8 blocks a multiprocessor.
         assert_eq!((w.tile, w.min_blocks, w.staged), (4096, 8, true));
         assert_eq!(w.states.tiles, (1u64 << 31).div_ceil(4096) + 1);
         assert!(w.states.state_bytes < 12 << 20);
-        let keyed = policy(ElementType::F64, ElementType::F64, true, 1 << 20, &t).unwrap();
+        let keyed = policy(ElementType::F64, ElementType::F64, ScanKernelOp::Sum, true, 1 << 20, &t).unwrap();
         // 36-byte slots (two 16-byte accumulators and a status): 512 tiles, 16 groups, 1 super-group.
         assert_eq!(keyed.states.state_bytes, 256 + 36 * 512 + 768 + 256);
         assert!(!keyed.staged);
-        assert_eq!(policy(ElementType::U8, ElementType::U64, false, 1, &t).unwrap().tile, 4096);
-        assert_eq!(policy(ElementType::U8, ElementType::U8, false, 1, &t).unwrap().tile, 12288);
-        assert_eq!(policy(ElementType::F64, ElementType::F64, false, 1, &t).unwrap().tile, 4096);
-        assert_eq!(policy(ElementType::U16, ElementType::U64, false, 0, &t).unwrap().states.tiles, 0);
+        assert_eq!(policy(ElementType::U8, ElementType::U64, ScanKernelOp::Sum, false, 1, &t).unwrap().tile, 4096);
+        assert_eq!(policy(ElementType::U8, ElementType::U8, ScanKernelOp::Sum, false, 1, &t).unwrap().tile, 12288);
+        assert_eq!(policy(ElementType::F64, ElementType::F64, ScanKernelOp::Sum, false, 1, &t).unwrap().tile, 4096);
+        assert_eq!(
+            policy(ElementType::U16, ElementType::U64, ScanKernelOp::Sum, false, 0, &t).unwrap().states.tiles,
+            0
+        );
     }
 
     #[test]
     fn tuning_changes_the_tile_within_limits() {
         let tuned = Tuning { scan_block_threads: Some(128), scan_vecs: Some(8), ..Tuning::default() };
-        let p = policy(ElementType::F32, ElementType::F32, false, 1 << 20, &tuned).unwrap();
+        let p = policy(ElementType::F32, ElementType::F32, ScanKernelOp::Sum, false, 1 << 20, &tuned).unwrap();
         assert_eq!((p.block_threads, p.vecs, p.tile, p.min_blocks), (128, 8, 4096, 3));
         let largest = Tuning { scan_vecs: Some(32), ..Tuning::default() };
-        assert!(policy(ElementType::F32, ElementType::F32, false, 1, &largest).is_ok());
+        assert!(policy(ElementType::F32, ElementType::F32, ScanKernelOp::Sum, false, 1, &largest).is_ok());
         let too_many = Tuning { scan_vecs: Some(33), ..Tuning::default() };
-        assert!(policy(ElementType::F32, ElementType::F32, false, 1, &too_many).is_err());
+        assert!(policy(ElementType::F32, ElementType::F32, ScanKernelOp::Sum, false, 1, &too_many).is_err());
         let odd = Tuning { scan_block_threads: Some(96), ..Tuning::default() };
-        assert!(policy(ElementType::F32, ElementType::F32, false, 1, &odd).is_err());
-        let d = policy(ElementType::F32, ElementType::F32, false, 1, &Tuning::default()).unwrap();
+        assert!(policy(ElementType::F32, ElementType::F32, ScanKernelOp::Sum, false, 1, &odd).is_err());
+        let d = policy(ElementType::F32, ElementType::F32, ScanKernelOp::Sum, false, 1, &Tuning::default()).unwrap();
         assert_eq!((d.block_threads, d.vecs, d.min_blocks), (128, 24, 3));
-        let keyed = policy(ElementType::F32, ElementType::F32, true, 1, &Tuning::default()).unwrap();
+        let keyed = policy(ElementType::F32, ElementType::F32, ScanKernelOp::Sum, true, 1, &Tuning::default()).unwrap();
         assert_eq!((keyed.block_threads, keyed.vecs, keyed.min_blocks), (256, 4, 2));
+        let max = policy(ElementType::F32, ElementType::F32, ScanKernelOp::Max, false, 1, &Tuning::default()).unwrap();
+        assert_eq!((max.block_threads, max.vecs, max.min_blocks, max.staged), (128, 8, 6, false));
     }
 }
