@@ -158,20 +158,33 @@ pub fn histogram_weighted<T: Sample, W: Weight>(
             s.add(key, w.to_f64(), &scale);
         }
     }
-    let per = |off: usize| (0..nslots).map(|k| s.value(k * stride + bins + off, &scale)).collect::<Vec<_>>();
-    let per_count = |off: usize| (0..nslots).map(|k| s.counts[k * stride + bins + off]).collect::<Vec<_>>();
-    Ok(WeightedHistogram {
-        sums: (0..nslots).map(|k| (0..bins).map(|b| s.value(k * stride + b, &scale)).collect()).collect(),
+    Ok(keyed_result(nslots, bins, |k| s.value(k, &scale), |k| s.counts[k], fixed_weighting(scale)))
+}
+
+/// A weighted histogram from per-key sums and counts, keys laid out per slot as `bins` bins,
+/// then below, above and NaN (the references' layout).
+pub(crate) fn keyed_result(
+    nslots: usize,
+    bins: usize,
+    sum: impl Fn(usize) -> f64,
+    count: impl Fn(usize) -> u64,
+    weighting: Weighting,
+) -> WeightedHistogram {
+    let stride = bins + 3;
+    let per = |off: usize| (0..nslots).map(|k| sum(k * stride + bins + off)).collect::<Vec<_>>();
+    let per_count = |off: usize| (0..nslots).map(|k| count(k * stride + bins + off)).collect::<Vec<_>>();
+    WeightedHistogram {
+        sums: (0..nslots).map(|k| (0..bins).map(|b| sum(k * stride + b)).collect()).collect(),
         below: per(0),
         above: per(1),
         nan: per(2),
         below_count: per_count(0),
         above_count: per_count(1),
         nan_count: per_count(2),
-        weighting: fixed_weighting(scale),
+        weighting,
         backend: "reference",
         strategy: Strategy::Auto,
-    })
+    }
 }
 
 /// The 2-D histogram, sequentially: counts, or fixed-point sums of `weights`.

@@ -4,7 +4,7 @@
 
 use super::reference::weighted_key;
 use super::weighted::{Accumulation, Weight, WeightedHistogram, Weighting};
-use super::{HistogramSpec, Strategy};
+use super::HistogramSpec;
 use crate::error::Result;
 use crate::reduce::reference::fsum;
 use crate::sample::Sample;
@@ -54,25 +54,12 @@ pub fn histogram_weighted_exact<T: Sample, W: Weight>(
             keys[key].push(w.to_f64());
         }
     }
-    let sum = |k: usize| exact_sum(&keys[k]);
-    let per = |off: usize| (0..nslots).map(|s| sum(s * stride + bins + off)).collect::<Vec<_>>();
-    let per_count = |off: usize| (0..nslots).map(|s| keys[s * stride + bins + off].len() as u64).collect::<Vec<_>>();
-    Ok(WeightedHistogram {
-        sums: (0..nslots).map(|s| (0..bins).map(|b| sum(s * stride + b)).collect()).collect(),
-        below: per(0),
-        above: per(1),
-        nan: per(2),
-        below_count: per_count(0),
-        above_count: per_count(1),
-        nan_count: per_count(2),
-        weighting: Weighting {
-            accumulation: Accumulation::Exact,
-            fixed: None,
-            error_bound: Some(0.0),
-            deterministic: true,
-            shared_atomics: None,
-        },
-        backend: "reference",
-        strategy: Strategy::Auto,
-    })
+    let weighting = Weighting {
+        accumulation: Accumulation::Exact,
+        fixed: None,
+        error_bound: Some(0.0),
+        deterministic: true,
+        shared_atomics: None,
+    };
+    Ok(super::reference::keyed_result(nslots, bins, |k| exact_sum(&keys[k]), |k| keys[k].len() as u64, weighting))
 }
