@@ -222,7 +222,11 @@ fn two_processes_agree_with_one() {
     for (rank, out) in outputs.iter().enumerate() {
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(out.status.success(), "rank {rank} failed: {stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-        let line = stdout.lines().find(|l| l.starts_with("RESULT")).unwrap_or_else(|| panic!("rank {rank}: {stdout}"));
+        // libtest may print "test NAME ... " on the same line before the test's own output.
+        let line = stdout
+            .lines()
+            .find_map(|l| l.find("RESULT").map(|at| &l[at..]))
+            .unwrap_or_else(|| panic!("rank {rank}: {stdout}"));
         assert_eq!(line, want, "rank {rank}");
     }
     std::fs::remove_dir_all(&dir).unwrap();
