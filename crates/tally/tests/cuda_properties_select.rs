@@ -261,10 +261,10 @@ fn the_generated_predicates_compile_with_nvrtc() {
     fn variants(_: u32) -> Vec<tally::device::registry::Defines> {
         let mut v = Vec::new();
         for elem in ElementType::ALL {
-            let shape = policy(elem, 0).expect("policy").shape();
             for text in predicates(elem) {
                 let cpp = Predicate::parse(&text).and_then(|p| p.cpp_for(elem)).expect("binds");
                 for &kernel in SelectKernel::ALL.iter().filter(|&&k| k != SelectKernel::Flagged) {
+                    let shape = policy(elem, kernel, 0, &tally::Tuning::default()).expect("policy").shape();
                     v.push(SelectVariant { elem, kernel, predicate: Some(cpp.clone()), shape }.defines());
                 }
             }

@@ -11,15 +11,17 @@ use runs_common::*;
 use scan_common::data;
 use tally::runs::policy::{policy, RunsKernelOp};
 use tally::runs::reference;
-use tally::{Backend, Error, RunKey, RunOp, RunsPlan};
+use tally::{Backend, DeviceOptions, Error, RunKey, RunOp, RunsPlan};
 
 fn cuda() -> Option<Backend> {
     common::gpu().map(Backend::Cuda)
 }
 
-/// Elements per tile of unique and encode over keys of `K`.
+/// Elements per tile of unique and encode over keys of `K`, under this process's tuning (the
+/// environment's `TALLY_COMPACT_*` knobs, as the plans see them).
 fn tile<K: RunKey>() -> usize {
-    policy(K::TYPE, None, RunsKernelOp::Encode, 0).tile as usize
+    let tuning = DeviceOptions::from_env().tuning;
+    policy(K::TYPE, None, RunsKernelOp::Encode, 0, &tuning).unwrap().tile as usize
 }
 
 /// TALLY_SMALL=1 (under compute-sanitizer): every case, at small sizes.

@@ -8,29 +8,48 @@ mod common;
 mod select_common;
 
 use select_common::*;
+use tally::select::policy::{policy, SelectKernel};
 use tally::select::reference;
-use tally::{Backend, Predicate, SelectMode, SelectOptions, SelectPlan};
+use tally::{Backend, DeviceOptions, Predicate, SelectElement, SelectMode, SelectOptions, SelectPlan};
 
 fn cuda() -> Option<Backend> {
     common::gpu().map(Backend::Cuda)
 }
 
-/// Sizes around the tile (`tile` elements) and many tiles; TALLY_SMALL=1 (under
-/// compute-sanitizer) keeps those that exercise the tails and a few look-backs.
-fn sizes(tile: usize) -> Vec<usize> {
-    let mut v = vec![0, 1, 33, tile - 1, tile, tile + 1, 31 * tile + 5];
-    if std::env::var("TALLY_SMALL").as_deref() != Ok("1") {
-        v.push(1100 * tile + 17);
+/// Elements per tile of every select kernel over `T`, under this process's tuning (the
+/// environment's `TALLY_COMPACT_*` knobs, as the plans see them).
+fn tiles<T: SelectElement>() -> Vec<usize> {
+    let tuning = DeviceOptions::from_env().tuning;
+    let mut tiles: Vec<usize> =
+        SelectKernel::ALL.iter().map(|&k| policy(T::TYPE, k, 0, &tuning).unwrap().tile as usize).collect();
+    tiles.sort_unstable();
+    tiles.dedup();
+    tiles
+}
+
+/// Sizes around every kernel's tile and many tiles; TALLY_SMALL=1 (under compute-sanitizer)
+/// keeps those that exercise the tails and a few look-backs.
+fn sizes<T: SelectElement>() -> Vec<usize> {
+    let tiles = tiles::<T>();
+    let largest = *tiles.last().unwrap();
+    let mut v = vec![0, 1, 33, 31 * largest + 5];
+    for tile in tiles {
+        v.extend([tile - 1, tile, tile + 1]);
     }
+    if std::env::var("TALLY_SMALL").as_deref() != Ok("1") {
+        v.push(1100 * largest + 17);
+    }
+    v.sort_unstable();
+    v.dedup();
     v
 }
 
 macro_rules! every_type_on_the_gpu {
-    ($($name:ident: $t:ty, $tile:expr),*) => {$(
+    ($($name:ident: $t:ty),*) => {$(
         #[test]
         fn $name() {
             let Some(gpu) = cuda() else { return };
-            for (k, n) in sizes($tile).into_iter().enumerate() {
+            for (k, n) in sizes::<$t>().into_iter().enumerate() {
                 let xs: Vec<$t> = data(n, 11 + k as u64);
                 for p in PREDICATES {
                     check_all(&gpu, &xs, p, "gpu");
@@ -41,10 +60,9 @@ macro_rules! every_type_on_the_gpu {
         }
     )*};
 }
-every_type_on_the_gpu!(gpu_u8_select: u8, 4096, gpu_i8_select: i8, 4096, gpu_u16_select: u16, 4096,
-                       gpu_i16_select: i16, 4096, gpu_u32_select: u32, 4096, gpu_i32_select: i32, 4096,
-                       gpu_u64_select: u64, 2048, gpu_i64_select: i64, 2048, gpu_f32_select: f32, 4096,
-                       gpu_f64_select: f64, 2048);
+every_type_on_the_gpu!(gpu_u8_select: u8, gpu_i8_select: i8, gpu_u16_select: u16, gpu_i16_select: i16,
+                       gpu_u32_select: u32, gpu_i32_select: i32, gpu_u64_select: u64, gpu_i64_select: i64,
+                       gpu_f32_select: f32, gpu_f64_select: f64);
 
 #[test]
 fn gpu_poisoned_outputs_and_misaligned_views() {

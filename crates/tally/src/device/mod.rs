@@ -28,7 +28,8 @@ impl DeviceOptions {
     /// knobs `TALLY_HOT_SLOTS`, `TALLY_PASS_KEYS`, `TALLY_CLUSTER`, `TALLY_AGGREGATE`,
     /// `TALLY_SCAN_BLOCK_THREADS`, `TALLY_SCAN_VECS`, `TALLY_PARTITION_SLICE`, `TALLY_PARTITION_THREADS`,
     /// `TALLY_PARTITION_ITEMS`, `TALLY_PARTITION_BLOCKS_PER_SM`, `TALLY_PARTITION_MATCH` (0 or 1),
-    /// `TALLY_STREAM_CHUNK`, `TALLY_STREAM_BUFFERS`, `TALLY_STREAM_THRESHOLD` (bytes). Empty or
+    /// `TALLY_STREAM_CHUNK`, `TALLY_STREAM_BUFFERS`, `TALLY_STREAM_THRESHOLD` (bytes),
+    /// `TALLY_COMPACT_THREADS`, `TALLY_COMPACT_VECS`, `TALLY_COMPACT_MIN_BLOCKS`. Empty or
     /// unparsable values are ignored.
     pub fn from_env() -> DeviceOptions {
         let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
@@ -55,6 +56,9 @@ impl DeviceOptions {
             stream_chunk_bytes: number("TALLY_STREAM_CHUNK").map(|v| v as usize),
             stream_buffers: number("TALLY_STREAM_BUFFERS").map(|v| v as usize),
             stream_threshold: number("TALLY_STREAM_THRESHOLD").map(|v| v as usize),
+            compact_block_threads: number("TALLY_COMPACT_THREADS").map(|v| v.min(u32::MAX as u64) as u32),
+            compact_vecs: number("TALLY_COMPACT_VECS").map(|v| v.min(u32::MAX as u64) as u32),
+            compact_min_blocks: number("TALLY_COMPACT_MIN_BLOCKS").map(|v| v.min(u32::MAX as u64) as u32),
         };
         options
     }

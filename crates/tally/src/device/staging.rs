@@ -1,7 +1,7 @@
 //! Out-of-core input: host data streamed to the device in chunks through pinned staging
 //! buffers, the copy of each chunk overlapping the kernels of the ones before it.
 //!
-//! A [`ChunkPipeline`] holds N (2 to 8, by default 3) slots, each a pinned host buffer and a
+//! A [`ChunkPipeline`] holds N (2 to 8, by default 2) slots, each a pinned host buffer and a
 //! device buffer of one chunk, and a copy stream beside the device's default (compute) stream.
 //! For chunk `k` in slot `k % N`, the host waits until the slot's previous copy has finished
 //! (its `copied` event) before refilling the pinned buffer; the copy stream waits until the
@@ -28,13 +28,15 @@ use serde::Serialize;
 use std::sync::Arc;
 
 /// Bytes of one chunk unless tuned (`TALLY_STREAM_CHUNK`): large enough that a copy's fixed
-/// cost (a few microseconds) is lost in its transfer time, small enough that three slots take
+/// cost (a few microseconds) is lost in its transfer time, small enough that the slots take
 /// little memory.
 pub const DEFAULT_CHUNK_BYTES: usize = 64 << 20;
 
 /// Slots (pinned and device buffer pairs) unless tuned (`TALLY_STREAM_BUFFERS`): one being
-/// read on the host, one being copied, one being counted.
-pub const DEFAULT_BUFFERS: usize = 3;
+/// filled on the host while the other is copied and counted. Measured on an H200 from host
+/// memory (docs/PERF.md, v13): 64 MiB chunks in two slots streamed 256-bin histograms at
+/// 92.8-94.4% of the pinned upload, three slots at 83.7-86.3%.
+pub const DEFAULT_BUFFERS: usize = 2;
 
 /// The most elements in one chunk: plans index a chunk with 32-bit counters.
 pub const MAX_CHUNK_ELEMENTS: usize = 1 << 30;

@@ -50,6 +50,14 @@ pub struct Tuning {
     /// Host inputs above this many bytes are streamed through pinned chunks rather than
     /// uploaded whole; default a quarter of device memory.
     pub stream_threshold: Option<usize>,
+    /// Threads per block of the compaction kernels (select and the runs: 64, 128, 256 or
+    /// 512); default by the primitive's policy.
+    pub compact_block_threads: Option<u32>,
+    /// Rows of 16-byte loads per thread and compaction tile (rows times warps at most 128, the
+    /// tile's staging at most `select::policy::MAX_STAGE_BYTES`); default by the policy.
+    pub compact_vecs: Option<u32>,
+    /// Blocks per multiprocessor the compaction kernels are compiled for (1 to 32).
+    pub compact_min_blocks: Option<u32>,
 }
 
 impl Tuning {

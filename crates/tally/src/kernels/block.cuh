@@ -130,3 +130,53 @@ TALLY_DEVICE T block_inclusive_scan(T v, T* scratch, const T& identity, Merge me
   __syncthreads();
   return v;
 }
+
+// ---- a tile's row-and-warp pieces (single-pass scans, compaction, runs) ---------------------------
+// A tile of VECS rows held by WARPS warps has PIECES = VECS * WARPS row-and-warp aggregates in
+// shared memory, in tile order. Warp 0 scans them, PER_LANE consecutive pieces a lane (at most
+// 128 pieces), in a fixed association, in two steps with the decoupled look-back between:
+//   PieceScan<PIECES, Acc> s = piece_scan_begin<PIECES>(pieces, identity, merge);
+//   prefix = lookback_prefix(states, tile, s.aggregate, ...);            // warp 0
+//   piece_scan_end(s, pieces, tile > 0, prefix, merge);
+// after which pieces[i] is the combination of everything in the input before piece i (the
+// tile's prefix first, where there is one).
+template <int PIECES, typename Acc>
+struct PieceScan {
+  static constexpr int PER_LANE = (PIECES + 31) / 32;
+  static_assert(PIECES >= 1 && PIECES <= 128, "at most 4 row-and-warp pieces per lane of warp 0");
+  Acc part[PER_LANE];  // part[q]: this lane's first q + 1 pieces combined
+  Acc exclusive;       // the pieces of the lanes before this one
+  Acc aggregate;       // the whole tile's (every lane)
+};
+
+template <int PIECES, typename Acc, typename Merge>
+TALLY_DEVICE PieceScan<PIECES, Acc> piece_scan_begin(const Acc* pieces, const Acc& identity, Merge merge) {
+  PieceScan<PIECES, Acc> s;
+  constexpr int PER_LANE = PieceScan<PIECES, Acc>::PER_LANE;
+  const int lane = (int)lane_id();
+#pragma unroll
+  for (int q = 0; q < PER_LANE; ++q) {
+    const int i = lane * PER_LANE + q;
+    const Acc v = i < PIECES ? pieces[i] : identity;
+    s.part[q] = q == 0 ? v : merge(s.part[q - 1], v);
+  }
+  const Acc inclusive = warp_inclusive_scan(s.part[PER_LANE - 1], merge);
+  s.aggregate = warp_shfl_idx(inclusive, 31);
+  s.exclusive = warp_exclusive_from_inclusive(inclusive, identity);
+  return s;
+}
+
+// `has_prefix`: whether `prefix` (what precedes the tile) is merged in front of every piece.
+template <int PIECES, typename Acc, typename Merge>
+TALLY_DEVICE void piece_scan_end(const PieceScan<PIECES, Acc>& s, Acc* pieces, bool has_prefix, const Acc& prefix,
+                                 Merge merge) {
+  constexpr int PER_LANE = PieceScan<PIECES, Acc>::PER_LANE;
+  const int lane = (int)lane_id();
+#pragma unroll
+  for (int q = 0; q < PER_LANE; ++q) {
+    const int i = lane * PER_LANE + q;
+    // Lane 0's later pieces leave its exclusive (the identity) out, as the scans always have.
+    const Acc before = q == 0 ? s.exclusive : (lane == 0 ? s.part[q - 1] : merge(s.exclusive, s.part[q - 1]));
+    if (i < PIECES) pieces[i] = has_prefix ? merge(prefix, before) : before;
+  }
+}

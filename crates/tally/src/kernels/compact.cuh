@@ -66,7 +66,7 @@ TALLY_DEVICE u32 warp_inclusive_sum_u32(u32 v) {
 template <int BLOCK_THREADS, int ROWS>
 TALLY_DEVICE void compact_warp_counts(const u32 (&count)[ROWS], u32 (&lane_offset)[ROWS], u32* pieces) {
   constexpr int WARPS = BLOCK_THREADS / 32;
-  static_assert(ROWS * WARPS <= 32, "warp 0 scans the row-and-warp pieces");
+  static_assert(ROWS * WARPS <= 128, "warp 0 scans the row-and-warp pieces, at most 4 a lane");
 #pragma unroll
   for (int g = 0; g < ROWS; g += 4) {
     u64 packed = 0;
@@ -86,16 +86,14 @@ TALLY_DEVICE void compact_warp_counts(const u32 (&count)[ROWS], u32 (&lane_offse
   }
 }
 
-// Step 2 (warp 0 alone, after a __syncthreads): the PIECES = ROWS * WARPS totals become their
-// exclusive offsets in the tile, in place; every lane gets the tile's total.
+// Step 2 (warp 0 alone, after a __syncthreads): the PIECES = ROWS * WARPS totals (at most 128)
+// become their exclusive offsets in the tile, in place; every lane gets the tile's total.
 template <int PIECES>
 TALLY_DEVICE u32 compact_scan_pieces(u32* pieces) {
-  static_assert(PIECES <= 32, "one warp scans the pieces");
-  const u32 lane = lane_id();
-  const u32 mine = (int)lane < PIECES ? pieces[lane] : 0u;
-  const u32 incl = warp_inclusive_sum_u32(mine);
-  if ((int)lane < PIECES) pieces[lane] = incl - mine;
-  return __shfl_sync(0xffffffffu, incl, 31);
+  const auto plus = [](u32 a, u32 b) { return a + b; };
+  const PieceScan<PIECES, u32> s = piece_scan_begin<PIECES>(pieces, 0u, plus);
+  piece_scan_end(s, pieces, false, 0u, plus);
+  return s.aggregate;
 }
 
 // Steps 1-3 for one count per thread, in thread order: returns the thread's exclusive offset

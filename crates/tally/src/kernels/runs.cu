@@ -48,7 +48,7 @@ constexpr int ROW = BLOCK_THREADS * VI;
 constexpr int TILE = ROW * VECS;
 constexpr int PIECES = VECS * WARPS;
 constexpr int MIN_BLOCKS = TALLY_MIN_BLOCKS;
-static_assert(PIECES <= 32, "warp 0 scans the row-and-warp totals");
+static_assert(PIECES <= 128, "warp 0 scans the row-and-warp totals, at most 4 a lane (PieceScan)");
 
 // The layout is checked against `RunsParams` in src/runs/cuda.rs.
 struct RunsParams {
@@ -131,14 +131,22 @@ typedef u32 Staged;
 typedef O Staged;
 #endif
 struct Shared {
-  K keys[TILE];
-  Staged values[UNIQUE ? 1 : TILE];
-  Acc pieces[32];
-  u32 counts[32];  // unique: the row-and-warp pieces' head counts, then their offsets
+  Acc pieces[PIECES];
+  u32 counts[PIECES];  // unique: the row-and-warp pieces' head counts, then their offsets
   Acc prefix;  // the tile's exclusive prefix
   u32 count;   // heads in the tile
   u32 tile;
 };
+
+// The staged runs live in the launch's dynamic shared memory (so that tiles may outgrow the 48
+// KiB of static shared memory): TILE keys, then (but for unique) TILE values. `stage_bytes` in
+// src/runs/policy.rs is their size; TILE * sizeof(K) is a multiple of 16.
+TALLY_DEVICE unsigned char* stage_base() {
+  extern __shared__ __align__(16) unsigned char dynamic_shared[];
+  return dynamic_shared;
+}
+TALLY_DEVICE K* staged_keys() { return reinterpret_cast<K*>(stage_base()); }
+TALLY_DEVICE Staged* staged_values() { return reinterpret_cast<Staged*>(stage_base() + (u64)TILE * sizeof(K)); }
 
 // ---- one tile -------------------------------------------------------------------------------------
 // Row k's keys (and values) of the tile from element e0, and the heads among them (bit j: item
@@ -212,13 +220,11 @@ TALLY_DEVICE void runs_tile(const RunsParams& p, u32 tile, const States& st, Sha
   }
   __syncthreads();
   if (w == 0) {
-    const Acc mine = (int)lane < PIECES ? sh.pieces[lane] : identity();
-    const Acc incl = warp_inclusive_scan(mine, merge);
-    const Acc agg = warp_shfl_idx(incl, 31);
-    const Acc excl = warp_exclusive_from_inclusive(incl, identity());
+    const PieceScan<PIECES, Acc> pieces = piece_scan_begin<PIECES>(sh.pieces, identity(), merge);
+    const Acc agg = pieces.aggregate;
     const Acc prefix = lookback_prefix(st, tile, agg, p.deterministic);
     // Each piece's prefix, the tile's prefix first (a fixed association).
-    if ((int)lane < PIECES) sh.pieces[lane] = tile > 0 ? merge(prefix, excl) : excl;
+    piece_scan_end(pieces, sh.pieces, tile > 0, prefix, merge);
     if (lane == 0) {
       sh.prefix = prefix;
       sh.count = (u32)agg.count;
@@ -234,6 +240,8 @@ TALLY_DEVICE void runs_tile(const RunsParams& p, u32 tile, const States& st, Sha
   __syncthreads();
   const u64 before_tile = sh.prefix.count;
   u32 overflowed = 0;
+  K* const keys_out = staged_keys();
+  Staged* const values_out = staged_values();
 #pragma unroll
   for (int k = 0; k < VECS; ++k) {
     const Acc lane_excl = warp_exclusive_from_inclusive(row_incl[k], identity());
@@ -242,9 +250,9 @@ TALLY_DEVICE void runs_tile(const RunsParams& p, u32 tile, const States& st, Sha
     for (int j = 0; j < VI; ++j) {
       if ((heads[k] >> j) & 1) {
         const u32 slot = (u32)(run.count - before_tile);
-        sh.keys[slot] = key[k][j];
-        if constexpr (ENCODE) sh.values[slot] = (u32)(k * ROW + threadIdx.x * VI + j);
-        if constexpr (REDUCE) sh.values[slot] = value_of(run);
+        keys_out[slot] = key[k][j];
+        if constexpr (ENCODE) values_out[slot] = (u32)(k * ROW + threadIdx.x * VI + j);
+        if constexpr (REDUCE) values_out[slot] = value_of(run);
         run.count += 1;
         if constexpr (REDUCE) set_value(run, x[k][j]);
       } else if constexpr (REDUCE) {
@@ -267,12 +275,12 @@ TALLY_DEVICE void runs_tile(const RunsParams& p, u32 tile, const States& st, Sha
   const u32 count = sh.count;
   for (u32 s = threadIdx.x; s < count; s += BLOCK_THREADS) {
     const u64 r = before_tile + s;
-    if (r < p.key_capacity) p.out_keys[r] = sh.keys[s];
+    if (r < p.key_capacity) p.out_keys[r] = keys_out[s];
     if constexpr (!UNIQUE) {
       if (r > 0 && r - 1 < p.value_capacity) {
         O v;
-        if constexpr (ENCODE) v = s == 0 ? value_of(sh.prefix) + sh.values[0] : (O)(sh.values[s] - sh.values[s - 1]);
-        else v = sh.values[s];
+        if constexpr (ENCODE) v = s == 0 ? value_of(sh.prefix) + values_out[0] : (O)(values_out[s] - values_out[s - 1]);
+        else v = values_out[s];
         p.out_values[r - 1] = v;
       }
     }
@@ -303,11 +311,11 @@ TALLY_DEVICE void unique_tile(const RunsParams& p, u32 tile, const LookbackState
   }
   __syncthreads();
 #pragma unroll
-  for (int k = 0; k < VECS; ++k) compact_stage(sh.keys, sh.counts[k * WARPS + w] + lane_offset[k], key[k], heads[k]);
+  for (int k = 0; k < VECS; ++k) compact_stage(staged_keys(), sh.counts[k * WARPS + w] + lane_offset[k], key[k], heads[k]);
   __syncthreads();
   const u64 before_tile = sh.prefix.count;
   const u64 room = before_tile < p.key_capacity ? p.key_capacity - before_tile : 0;
-  compact_store<BLOCK_THREADS>(sh.keys, (u32)min((u64)sh.count, room), p.out_keys + before_tile);
+  compact_store<BLOCK_THREADS>(staged_keys(), (u32)min((u64)sh.count, room), p.out_keys + before_tile);
 }
 
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS) tally_runs(const RunsParams p) {

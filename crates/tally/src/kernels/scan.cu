@@ -38,10 +38,8 @@ constexpr u64 TILE = (u64)ROW * VECS;
 constexpr bool OUT_FLOAT = TALLY_OUT_FLOAT;
 constexpr bool OUT_SIGNED = TALLY_OUT_SIGNED;
 constexpr bool HAS_KEY = TALLY_KEY_BYTES != 0;
-// Warp 0 scans the VECS * WARPS row-and-warp totals, PER_LANE consecutive ones per lane.
+// Warp 0 scans the VECS * WARPS row-and-warp totals (block.cuh's PieceScan, at most 128).
 constexpr int PIECES = VECS * WARPS;
-constexpr int PER_LANE = (PIECES + 31) / 32;
-static_assert(PIECES <= 128, "at most 4 row-and-warp totals per lane of warp 0");
 #ifndef TALLY_SCAN_STAGE
 #define TALLY_SCAN_STAGE 0
 #endif
@@ -270,30 +268,15 @@ TALLY_DEVICE void scan_tile(const ScanParams& p, u32 tile, const States& st, Acc
   }
   __syncthreads();
   if (w == 0) {
-    // Lane l holds pieces l * PER_LANE ..; `part[q]` is the combination of its first q + 1.
-    const int lane = (int)lane_id();
-    Acc part[PER_LANE];
-#pragma unroll
-    for (int q = 0; q < PER_LANE; ++q) {
-      const int i = lane * PER_LANE + q;
-      const Acc v = i < PIECES ? totals[i] : identity();
-      part[q] = q == 0 ? v : merge(part[q - 1], v);
-    }
-    const Acc incl = warp_inclusive_scan(part[PER_LANE - 1], merge);
-    const Acc agg = warp_shfl_idx(incl, 31);
-    const Acc excl = warp_exclusive_from_inclusive(incl, identity());
+    const PieceScan<PIECES, Acc> pieces = piece_scan_begin<PIECES>(totals, identity(), merge);
     // A carry-in is tile 0's prefix: tile 0 publishes it merged with its aggregate, so the
     // look-back hands it on to every later tile.
     const bool carried = tile == 0 && p.has_carry;
     const Acc carry = make_acc(carry_of(p), 0);
+    const Acc agg = pieces.aggregate;
     const Acc prefix = lookback_prefix(st, tile, carried ? merge(carry, agg) : agg, p.deterministic);
     // Each row-and-warp piece's prefix, the tile's prefix first (a fixed association).
-#pragma unroll
-    for (int q = 0; q < PER_LANE; ++q) {
-      const int i = lane * PER_LANE + q;
-      const Acc before = q == 0 ? excl : (lane == 0 ? part[q - 1] : merge(excl, part[q - 1]));
-      if (i < PIECES) totals[i] = (tile > 0) ? merge(prefix, before) : (carried ? merge(carry, before) : before);
-    }
+    piece_scan_end(pieces, totals, tile > 0 || carried, tile > 0 ? prefix : carry, merge);
   }
   __syncthreads();
   u32 overflowed = 0;

@@ -6,6 +6,8 @@
 //                      parsed predicate (canonical, so equal predicates share a cached image),
 //                      or a caller's own
 //   TALLY_BLOCK_THREADS, TALLY_VECS (16-byte loads per thread and tile), TALLY_MIN_BLOCKS
+// A tile's kept items are staged in dynamic shared memory (TILE outputs, `stage_bytes` in
+// src/select/policy.rs), so that tiles may outgrow the 48 KiB of static shared memory.
 // A tile is VECS rows; in each row thread t holds the 16 bytes at t (as scan.cu loads them),
 // so the input is read once with coalesced 16-byte loads. The order-keeping kernels are single
 // pass: each tile counts what it keeps (compact.cuh), warp 0 finds the tile's output position
@@ -32,13 +34,20 @@ constexpr int ROW = BLOCK_THREADS * VI;
 constexpr int TILE = ROW * VECS;
 constexpr int MIN_BLOCKS = TALLY_MIN_BLOCKS;
 constexpr bool FLAGGED = TALLY_SELECT == TALLY_SELECT_FLAGGED;
-static_assert(VECS * WARPS <= 32, "warp 0 scans the row-and-warp counts");
+constexpr int PIECES = VECS * WARPS;
+static_assert(PIECES <= 128, "warp 0 scans the row-and-warp counts, at most 4 a lane");
 
 #if TALLY_SELECT == TALLY_SELECT_INDICES
 typedef u64 O;  // the output: indices
 #else
 typedef T O;
 #endif
+
+// The tile's staging area: TILE outputs (the launch's dynamic shared memory).
+TALLY_DEVICE O* tile_stage() {
+  extern __shared__ __align__(16) unsigned char dynamic_shared[];
+  return reinterpret_cast<O*>(dynamic_shared);
+}
 
 // The layout is checked against `SelectParams` in src/select/cuda.rs.
 struct SelectParams {
@@ -149,10 +158,10 @@ TALLY_DEVICE void load_tile(const SelectParams& p, u64 e0, T (&x)[VECS][VI], u32
     TALLY_SELECT == TALLY_SELECT_FLAGGED || TALLY_SELECT == TALLY_SELECT_PARTITION
 // One tile per block, in the order blocks start.
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS) tally_select(const SelectParams p) {
-  __shared__ u32 pieces[33];  // the row-and-warp counts, then (at 32) the tile's
-  __shared__ u32 shared_tile;
+  __shared__ u32 pieces[PIECES];  // the row-and-warp counts, then their offsets in the tile
+  __shared__ u32 shared_tile, shared_kept;
   __shared__ u64 shared_prefix;
-  __shared__ __align__(16) O stage[TILE];
+  O* const stage = tile_stage();
   const u32 tile = lookback_next_tile(p.states, &shared_tile);
   const LookbackStates<CountLookback> st = lookback_states<CountLookback>(p.states, p.tiles, p.groups, p.supers);
   const u64 e0 = (u64)tile * TILE;
@@ -164,17 +173,17 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS) tally_se
   compact_warp_counts<BLOCK_THREADS, VECS>(count, lane_offset, pieces);
   __syncthreads();
   if (warp_id() == 0) {
-    const u32 total = compact_scan_pieces<VECS * WARPS>(pieces);
+    const u32 total = compact_scan_pieces<PIECES>(pieces);
     const u64 prefix = lookback_prefix<CountLookback>(st, tile, (u64)total, false);
     if (lane_id() == 0) {
       shared_prefix = prefix;
-      pieces[32] = total;
+      shared_kept = total;
       if (tile == p.tiles - 1) *p.count = prefix + total;
     }
   }
   __syncthreads();
   const u64 prefix = shared_prefix;
-  const u32 kept = pieces[32];
+  const u32 kept = shared_kept;
 #pragma unroll
   for (int k = 0; k < VECS; ++k) {
     const u32 offset = pieces[k * WARPS + warp_id()] + lane_offset[k];
@@ -225,8 +234,8 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS) tally_select_reverse
 // claims a range of the output with one atomic (no __syncthreads, no waiting on other tiles).
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS) tally_select_unordered(const SelectParams p) {
   constexpr int WARP_ITEMS = TILE / WARPS;
-  __shared__ u32 pieces[32];
-  __shared__ __align__(16) O stage[TILE];
+  __shared__ u32 pieces[PIECES];
+  O* const stage = tile_stage();
   const u64 e0 = (u64)blockIdx.x * TILE;
   T x[VECS][VI];
   u32 keep[VECS], count[VECS], lane_offset[VECS], row_base[VECS];

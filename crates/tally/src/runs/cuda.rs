@@ -9,6 +9,7 @@ use crate::device::params::KernelParams;
 use crate::device::registry::{Defines, KernelFamily};
 use crate::device::{CudaDevice, DevPtr, DeviceBuffer, DeviceView, DeviceViewMut, Kernel, LaunchShape, Stream};
 use crate::error::{Error, Result};
+use crate::histogram::policy::Tuning;
 use crate::reduce::ElementType;
 use crate::scan::lookback::LookbackStates;
 use crate::scan::ScanValue;
@@ -69,7 +70,7 @@ impl RunsVariant {
     pub fn new(key: ElementType, value: ElementType, output: ElementType, op: RunsKernelOp) -> Self {
         let values = (!matches!(op, RunsKernelOp::Unique | RunsKernelOp::Encode)).then_some((value, output));
         let (value, output) = values.unwrap_or((key, ElementType::U64));
-        let shape = policy::policy(key, values, op, 0).shape();
+        let shape = policy::policy(key, values, op, 0, &Tuning::default()).expect("the default shape fits").shape();
         RunsVariant { key, value, output, op, shape }
     }
 
@@ -210,14 +211,21 @@ impl<K: RunKey, V: ReduceByKeyInto<O>, O: ScanValue> RunsPlan<K, V, O> {
     }
 
     fn build(dev: &Arc<CudaDevice>, op: RunsKernelOp, n: usize) -> Result<Self> {
-        let variant = RunsVariant::new(K::TYPE, V::TYPE, O::TYPE, op);
         let reduce = !matches!(op, RunsKernelOp::Unique | RunsKernelOp::Encode);
-        let policy = policy::policy(K::TYPE, reduce.then_some((V::TYPE, O::TYPE)), op, n as u64);
-        if policy.states.tiles > u32::MAX as u64 {
-            return Err(Error::invalid(format!("{n} keys make more tiles than a launch can number")));
+        let policy = policy::policy(K::TYPE, reduce.then_some((V::TYPE, O::TYPE)), op, n as u64, dev.tuning())?;
+        let variant = RunsVariant { shape: policy.shape(), ..RunsVariant::new(K::TYPE, V::TYPE, O::TYPE, op) };
+        let stage_bytes = policy.stage_bytes as usize;
+        if stage_bytes > dev.info().smem_per_block_optin {
+            return Err(Error::invalid(format!(
+                "a run tile stages {stage_bytes} bytes; a block of this device takes at most {}",
+                dev.info().smem_per_block_optin
+            )));
         }
-        let kernel =
-            if n > 0 { Some(dev.kernel::<RunsParams>(&FAMILY, &variant.defines(), "tally_runs", 0)?) } else { None };
+        let kernel = if n > 0 {
+            Some(dev.kernel::<RunsParams>(&FAMILY, &variant.defines(), "tally_runs", stage_bytes)?)
+        } else {
+            None
+        };
         let result = dev.stream().alloc_zeros::<u64>(2, "run count")?;
         Ok(RunsPlan {
             dev: dev.clone(),
@@ -292,7 +300,7 @@ impl<K: RunKey, V: ReduceByKeyInto<O>, O: ScanValue> RunsPlan<K, V, O> {
 
     /// The kernel's launch: one block per tile.
     pub fn launch_shape(&self) -> LaunchShape {
-        LaunchShape::new(self.policy.states.tiles as u32, self.policy.block_threads, 0)
+        LaunchShape::new(self.policy.states.tiles as u32, self.policy.block_threads, self.policy.stage_bytes as usize)
     }
 
     /// Bytes a launch that found `runs` runs read and wrote (keys, values, and per run a key

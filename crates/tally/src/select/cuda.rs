@@ -9,6 +9,7 @@ use crate::device::params::KernelParams;
 use crate::device::registry::{Defines, KernelFamily};
 use crate::device::{CudaDevice, DevPtr, DeviceBuffer, DeviceView, DeviceViewMut, Kernel, LaunchShape, Stream};
 use crate::error::{Error, Result};
+use crate::histogram::policy::Tuning;
 use crate::predicate::Predicate;
 use crate::reduce::ElementType;
 use crate::scan::lookback::LookbackStates;
@@ -78,8 +79,8 @@ impl SelectVariant {
         let example = Predicate::parse(EXAMPLE_PREDICATE).expect("the example parses");
         let mut v = Vec::new();
         for elem in ElementType::ALL {
-            let shape = policy::policy(elem, 0).expect("policy").shape();
             for &kernel in SelectKernel::ALL {
+                let shape = policy::policy(elem, kernel, 0, &Tuning::default()).expect("policy").shape();
                 let predicate = (kernel != SelectKernel::Flagged).then(|| example.cpp_for(elem).expect("binds"));
                 v.push(SelectVariant { elem, kernel, predicate, shape });
             }
@@ -145,11 +146,18 @@ impl<T: SelectElement> SelectPlan<T> {
     }
 
     fn build(dev: &Arc<CudaDevice>, mode: SelectMode, predicate: Option<String>, n: usize) -> Result<Self> {
-        let policy = policy::policy(T::TYPE, n as u64)?;
+        let policy = policy::policy(T::TYPE, mode.kernel(), n as u64, dev.tuning())?;
+        let stage_bytes = policy.stage_bytes as usize;
+        if stage_bytes > dev.info().smem_per_block_optin {
+            return Err(Error::invalid(format!(
+                "a selection tile stages {stage_bytes} bytes; a block of this device takes at most {}",
+                dev.info().smem_per_block_optin
+            )));
+        }
         let variant = SelectVariant { elem: T::TYPE, kernel: mode.kernel(), predicate, shape: policy.shape() };
         let (kernel, reverse) = if n > 0 {
             let defines = variant.defines();
-            let kernel = dev.kernel::<SelectParams>(&FAMILY, &defines, variant.entry(), 0)?;
+            let kernel = dev.kernel::<SelectParams>(&FAMILY, &defines, variant.entry(), stage_bytes)?;
             let reverse = if mode == SelectMode::Partition {
                 Some(dev.kernel::<ReverseParams>(&FAMILY, &defines, "tally_select_reverse", 0)?)
             } else {
@@ -281,7 +289,8 @@ impl<T: SelectElement> SelectPlan<T> {
             SelectParams { input, flags, output, n: self.n as u64, count, states, tiles, groups, supers, unused: 0 };
         let grid =
             if self.mode == SelectMode::Count { self.policy.count_grid(self.dev.info()) } else { layout.tiles as u32 };
-        stream.launch(kernel, LaunchShape::new(grid, self.policy.block_threads, 0), &params)?;
+        let shape = LaunchShape::new(grid, self.policy.block_threads, self.policy.stage_bytes as usize);
+        stream.launch(kernel, shape, &params)?;
         if let Some(reverse) = &self.reverse {
             let half = (self.n as u64 / 2).div_ceil(self.policy.block_threads as u64);
             let grid = half.clamp(1, self.dev.info().multiprocessors as u64 * 8) as u32;

@@ -3,6 +3,7 @@
 
 use crate::device::DeviceInfo;
 use crate::error::{Error, Result};
+use crate::histogram::policy::Tuning;
 use crate::reduce::ElementType;
 use crate::scan::lookback::LookbackLayout;
 
@@ -62,8 +63,23 @@ impl SelectMode {
     }
 }
 
-/// Threads per block.
-pub const BLOCK_THREADS: u32 = 256;
+/// Threads per block (v13: 256 threads and 16 items a thread, 4096-item tiles).
+pub const BLOCK_THREADS: u32 = 128;
+
+/// Items a thread holds per tile, where the staging allows: four times v13's 16. As for the
+/// scans (docs/PERF.md, v13), fewer and larger tiles leave fewer look-backs to wait on.
+pub const ITEMS_PER_THREAD: u32 = 64;
+
+/// Blocks per multiprocessor the kernels are compiled for (at most 128 registers a thread).
+pub const MIN_BLOCKS: u32 = 4;
+
+/// Shared memory a tile stages its output in by default; a tuned shape may take up to
+/// [`MAX_STAGE_BYTES`].
+pub const STAGE_BYTES: u64 = 32 << 10;
+
+/// The most dynamic shared memory a tuned shape may stage a tile in (every sm_80+ device
+/// grants a block 99 KiB).
+pub const MAX_STAGE_BYTES: u64 = 96 << 10;
 
 /// What the plan launches and reserves.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -76,6 +92,8 @@ pub struct SelectPolicy {
     pub min_blocks: u32,
     /// Elements per tile.
     pub tile: u64,
+    /// Dynamic shared memory of the order-keeping and unordered kernels: the tile's outputs.
+    pub stage_bytes: u64,
     /// The tiles and their look-back states (a packed 64-bit count per tile).
     pub states: LookbackLayout,
 }
@@ -94,34 +112,118 @@ impl SelectPolicy {
     }
 }
 
-/// The policy for `n` elements of `elem`: 16 items per thread for 1- to 4-byte types (as the
-/// scans), 8 for 8-byte ones, three blocks of 256 threads per multiprocessor.
-pub fn policy(elem: ElementType, n: u64) -> Result<SelectPolicy> {
-    let block_threads = BLOCK_THREADS;
-    let vecs = crate::scan::policy::vecs_for(elem.size());
-    let tile = block_threads as u64 * (16 / elem.size()) as u64 * vecs as u64;
+/// The tile shape of a compaction kernel (select, and the runs in `crate::runs::policy`) whose
+/// rows are 16-byte loads of `item`-byte elements and whose tile stages `staged` bytes per
+/// element: threads, rows, blocks per multiprocessor and elements per tile. By default
+/// `block_threads` threads hold `items_per_thread` elements each, rows halved until the tile's
+/// staging fits `stage_bytes`; [`Tuning`]'s `compact_*` knobs override each part, checked.
+pub fn compact_shape(
+    item: usize,
+    staged: usize,
+    defaults: (u32, u32, u32),
+    stage_bytes: u64,
+    tuning: &Tuning,
+) -> Result<(u32, u32, u32, u64)> {
+    let (default_threads, items_per_thread, default_min_blocks) = defaults;
+    let block_threads = tuning.compact_block_threads.unwrap_or(default_threads);
+    if ![64, 128, 256, 512].contains(&block_threads) {
+        return Err(Error::invalid(format!("compaction blocks of {block_threads} threads: use 64, 128, 256 or 512")));
+    }
+    let per_row = (16 / item) as u64;
+    let tile_of = |vecs: u32| block_threads as u64 * per_row * vecs as u64;
+    let vecs = match tuning.compact_vecs {
+        Some(v) => v,
+        None => {
+            let mut vecs = (items_per_thread / per_row as u32).max(1);
+            while vecs > 1 && (tile_of(vecs) * staged as u64 > stage_bytes || vecs * (block_threads / 32) > 128) {
+                vecs /= 2;
+            }
+            vecs
+        }
+    };
+    // Warp 0 scans the rows' and warps' counts, at most 4 a lane (block.cuh's PieceScan).
+    if vecs == 0 || vecs * (block_threads / 32) > 128 {
+        return Err(Error::invalid(format!(
+            "{vecs} rows per compaction tile with {block_threads} threads: rows times warps must be 1 to 128"
+        )));
+    }
+    let tile = tile_of(vecs);
+    if tile * staged as u64 > MAX_STAGE_BYTES {
+        return Err(Error::invalid(format!(
+            "a compaction tile of {tile} elements stages {} KiB, more than {} KiB",
+            (tile * staged as u64) >> 10,
+            MAX_STAGE_BYTES >> 10
+        )));
+    }
+    let min_blocks = tuning.compact_min_blocks.unwrap_or(default_min_blocks);
+    if !(1..=32).contains(&min_blocks) {
+        return Err(Error::invalid(format!("{min_blocks} compaction blocks per multiprocessor: use 1 to 32")));
+    }
+    Ok((block_threads, vecs, min_blocks, tile))
+}
+
+/// The policy of `kernel` on `n` elements of `elem`: [`compact_shape`] with
+/// [`BLOCK_THREADS`], [`ITEMS_PER_THREAD`] and [`MIN_BLOCKS`], the outputs (the elements, or
+/// u64 indices) staged in at most [`STAGE_BYTES`].
+pub fn policy(elem: ElementType, kernel: SelectKernel, n: u64, tuning: &Tuning) -> Result<SelectPolicy> {
+    let out = if kernel == SelectKernel::Indices { 8 } else { elem.size() };
+    let defaults = (BLOCK_THREADS, ITEMS_PER_THREAD, MIN_BLOCKS);
+    let (block_threads, vecs, min_blocks, tile) = compact_shape(elem.size(), out, defaults, STAGE_BYTES, tuning)?;
     let states = LookbackLayout::new(n.div_ceil(tile), 8, true);
     if states.tiles > u32::MAX as u64 {
         return Err(Error::invalid(format!("a selection of {n} elements has more tiles than a launch can number")));
     }
-    Ok(SelectPolicy { block_threads, vecs, min_blocks: 3, tile, states })
+    let stage_bytes = if kernel == SelectKernel::Count { 0 } else { tile * out as u64 };
+    Ok(SelectPolicy { block_threads, vecs, min_blocks, tile, stage_bytes, states })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn default_policy(elem: ElementType, kernel: SelectKernel, n: u64) -> SelectPolicy {
+        policy(elem, kernel, n, &Tuning::default()).unwrap()
+    }
+
     #[test]
-    fn tiles_and_states() {
-        let p = policy(ElementType::F32, 1 << 28).unwrap();
-        assert_eq!((p.tile, p.states.tiles, p.shape()), (4096, 65536, (256, 4, 3)));
-        assert_eq!(policy(ElementType::U8, 4097).unwrap().states.tiles, 2);
-        assert_eq!(policy(ElementType::F64, 2048).unwrap().states.tiles, 1);
-        assert_eq!(policy(ElementType::I16, 0).unwrap().states.tiles, 0);
-        let huge = policy(ElementType::U8, 5 << 30).unwrap();
-        assert_eq!(huge.states.tiles, (5u64 << 30) / 4096);
+    fn tiles_hold_64_items_a_thread_where_the_stage_allows() {
+        let p = default_policy(ElementType::F32, SelectKernel::Stable, 1 << 28);
+        // 128 threads x 16 rows of 4 f32: 8192 items, 32 KiB staged.
+        assert_eq!((p.tile, p.states.tiles, p.shape(), p.stage_bytes), (8192, 32768, (128, 16, 4), 32 << 10));
+        // u64 indices of f32 take 8 bytes each: half the rows.
+        let indices = default_policy(ElementType::F32, SelectKernel::Indices, 1 << 28);
+        assert_eq!((indices.tile, indices.stage_bytes), (4096, 32 << 10));
+        let f64 = default_policy(ElementType::F64, SelectKernel::Partition, 1 << 20);
+        assert_eq!((f64.tile, f64.vecs), (4096, 16));
+        let u8 = default_policy(ElementType::U8, SelectKernel::Flagged, 1 << 20);
+        assert_eq!((u8.tile, u8.vecs, u8.stage_bytes), (8192, 4, 8 << 10));
+        assert_eq!(default_policy(ElementType::F32, SelectKernel::Count, 1).stage_bytes, 0);
+        assert_eq!(default_policy(ElementType::U8, SelectKernel::Stable, 8193).states.tiles, 2);
+        assert_eq!(default_policy(ElementType::I16, SelectKernel::Stable, 0).states.tiles, 0);
+        let huge = default_policy(ElementType::U8, SelectKernel::Stable, 5 << 30);
+        assert_eq!(huge.states.tiles, (5u64 << 30) / 8192);
         let info = DeviceInfo::h200();
-        assert_eq!(policy(ElementType::F32, 10).unwrap().count_grid(&info), 1);
-        assert_eq!(p.count_grid(&info), 132 * 3 * 2);
+        assert_eq!(default_policy(ElementType::F32, SelectKernel::Count, 10).count_grid(&info), 1);
+        assert_eq!(p.count_grid(&info), 132 * 4 * 2);
+    }
+
+    #[test]
+    fn tuned_shapes_are_checked() {
+        let v13 = Tuning {
+            compact_block_threads: Some(256),
+            compact_vecs: Some(4),
+            compact_min_blocks: Some(3),
+            ..Tuning::default()
+        };
+        let p = policy(ElementType::F32, SelectKernel::Stable, 1 << 28, &v13).unwrap();
+        assert_eq!((p.tile, p.shape(), p.stage_bytes), (4096, (256, 4, 3), 16 << 10));
+        let too_many_rows = Tuning { compact_vecs: Some(33), ..Tuning::default() };
+        assert!(policy(ElementType::F32, SelectKernel::Stable, 1, &too_many_rows).is_err());
+        let too_large = Tuning { compact_block_threads: Some(512), compact_vecs: Some(16), ..Tuning::default() };
+        assert!(policy(ElementType::F32, SelectKernel::Stable, 1, &too_large).is_err());
+        let odd_threads = Tuning { compact_block_threads: Some(96), ..Tuning::default() };
+        assert!(policy(ElementType::F32, SelectKernel::Stable, 1, &odd_threads).is_err());
+        let no_blocks = Tuning { compact_min_blocks: Some(0), ..Tuning::default() };
+        assert!(policy(ElementType::F32, SelectKernel::Stable, 1, &no_blocks).is_err());
     }
 }
