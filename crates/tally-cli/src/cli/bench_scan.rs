@@ -22,6 +22,10 @@ pub struct BenchScanArgs {
     /// Timed repetitions per case.
     #[arg(long, default_value_t = 20)]
     pub reps: usize,
+    /// `bench select` only: run the cases whose name contains one of these (e.g.
+    /// `select 50,partition`); default every case.
+    #[arg(long, value_delimiter = ',')]
+    pub cases: Option<Vec<String>>,
     #[command(flatten)]
     pub out: BenchOutputArgs,
 }

@@ -225,7 +225,15 @@ impl CudaDevice {
         );
         let module = self.module(family, defines)?;
         let function = module.load_function(entry).map_err(driver("cuModuleGetFunction"))?;
-        if smem > 48 * 1024 {
+        // A block's static and dynamic shared memory together may not pass 48 KiB unless the
+        // limit is raised (48 KiB of dynamic memory beside a few hundred static bytes was refused
+        // at launch with CUDA_ERROR_INVALID_VALUE). Raised only where needed, never lowered:
+        // callers may launch with less than `smem`, or with up to the default.
+        let static_bytes = function
+            .get_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)
+            .map_err(driver("cuFuncGetAttribute(static shared memory)"))?
+            .max(0) as usize;
+        if smem + static_bytes > 48 * 1024 {
             function
                 .set_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem as i32)
                 .map_err(driver("cuFuncSetAttribute(max dynamic shared memory)"))?;
