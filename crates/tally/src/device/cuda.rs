@@ -228,15 +228,25 @@ impl CudaDevice {
         // A block's static and dynamic shared memory together may not pass 48 KiB unless the
         // limit is raised (48 KiB of dynamic memory beside a few hundred static bytes was refused
         // at launch with CUDA_ERROR_INVALID_VALUE). Raised only where needed, never lowered:
-        // callers may launch with less than `smem`, or with up to the default.
-        let static_bytes = function
-            .get_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)
-            .map_err(driver("cuFuncGetAttribute(static shared memory)"))?
-            .max(0) as usize;
-        if smem + static_bytes > 48 * 1024 {
-            function
-                .set_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem as i32)
-                .map_err(driver("cuFuncSetAttribute(max dynamic shared memory)"))?;
+        // callers may launch with less than `smem`, or with up to the default. More than the
+        // device grants a block is refused here, for every plan, with the sizes in the error.
+        if smem > 0 {
+            let static_bytes = function
+                .get_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)
+                .map_err(driver("cuFuncGetAttribute(static shared memory)"))?
+                .max(0) as usize;
+            if smem + static_bytes > self.info.smem_per_block_optin {
+                return Err(Error::invalid(format!(
+                    "{entry}: {smem} bytes of dynamic and {static_bytes} of static shared memory; a block of \
+                     this device takes at most {}",
+                    self.info.smem_per_block_optin
+                )));
+            }
+            if smem + static_bytes > 48 * 1024 {
+                function
+                    .set_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem as i32)
+                    .map_err(driver("cuFuncSetAttribute(max dynamic shared memory)"))?;
+            }
         }
         Ok(Kernel { function, context: self.ctx.clone(), entry, smem, _params: PhantomData })
     }

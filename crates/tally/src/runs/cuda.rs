@@ -215,12 +215,6 @@ impl<K: RunKey, V: ReduceByKeyInto<O>, O: ScanValue> RunsPlan<K, V, O> {
         let policy = policy::policy(K::TYPE, reduce.then_some((V::TYPE, O::TYPE)), op, n as u64, dev.tuning())?;
         let variant = RunsVariant { shape: policy.shape(), ..RunsVariant::new(K::TYPE, V::TYPE, O::TYPE, op) };
         let stage_bytes = policy.stage_bytes as usize;
-        if stage_bytes > dev.info().smem_per_block_optin {
-            return Err(Error::invalid(format!(
-                "a run tile stages {stage_bytes} bytes; a block of this device takes at most {}",
-                dev.info().smem_per_block_optin
-            )));
-        }
         let kernel = if n > 0 {
             Some(dev.kernel::<RunsParams>(&FAMILY, &variant.defines(), "tally_runs", stage_bytes)?)
         } else {

@@ -148,12 +148,6 @@ impl<T: SelectElement> SelectPlan<T> {
     fn build(dev: &Arc<CudaDevice>, mode: SelectMode, predicate: Option<String>, n: usize) -> Result<Self> {
         let policy = policy::policy(T::TYPE, mode.kernel(), n as u64, dev.tuning())?;
         let stage_bytes = policy.stage_bytes as usize;
-        if stage_bytes > dev.info().smem_per_block_optin {
-            return Err(Error::invalid(format!(
-                "a selection tile stages {stage_bytes} bytes; a block of this device takes at most {}",
-                dev.info().smem_per_block_optin
-            )));
-        }
         let variant = SelectVariant { elem: T::TYPE, kernel: mode.kernel(), predicate, shape: policy.shape() };
         let (kernel, reverse) = if n > 0 {
             let defines = variant.defines();
