@@ -241,6 +241,39 @@ impl<T: PlainData> ChunkPipeline<T> {
     }
 }
 
+/// A streamed primitive's plans: one for the full chunks and one for the shorter last chunk,
+/// each built when the first chunk of its length arrives (a plan is shaped by its length).
+pub(crate) struct ChunkPlans<P> {
+    full_len: usize,
+    plans: [Option<P>; 2],
+}
+
+impl<P> ChunkPlans<P> {
+    /// No plans yet, for chunks of `full_len` elements (and one shorter last chunk).
+    pub(crate) fn new(full_len: usize) -> Self {
+        ChunkPlans { full_len, plans: [None, None] }
+    }
+
+    /// Whether a chunk of `len` elements is the shorter last one.
+    pub(crate) fn is_last(&self, len: usize) -> bool {
+        len != self.full_len
+    }
+
+    /// The plan for a chunk of `len` elements, built by `build` the first time.
+    pub(crate) fn for_chunk(&mut self, len: usize, build: impl FnOnce() -> Result<P>) -> Result<&mut P> {
+        let slot = &mut self.plans[self.is_last(len) as usize];
+        match slot {
+            Some(p) => Ok(p),
+            None => Ok(slot.insert(build()?)),
+        }
+    }
+
+    /// The plan that ran the full chunks (`last` false) or the last chunk, if one did.
+    pub(crate) fn get(&self, last: bool) -> Option<&P> {
+        self.plans[last as usize].as_ref()
+    }
+}
+
 /// An error unless every chunk of `layout` is a whole, nonzero number of `align`-element
 /// groups (the interleaved samples of a histogram): a chunk that split a sample would count its
 /// channels against the wrong ones.

@@ -343,20 +343,12 @@ impl<T: Sample> HistogramPlan<T> {
     pub fn read(&self, stream: &Stream) -> Result<Histogram> {
         let raw = stream.download(&self.counts.view())?;
         let outliers = stream.download(&self.outliers.view())?;
-        let bins = self.spec.bins.count();
         let flat: Vec<u64> = if self.variant.wide_counters {
             raw.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))).collect()
         } else {
             raw.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes")) as u64).collect()
         };
-        let mut h = Histogram::zeroed(&self.spec, "cuda", self.strategy);
-        for k in 0..self.spec.channels.selected.len() {
-            h.counts[k].copy_from_slice(&flat[k * bins..(k + 1) * bins]);
-            h.below[k] = outliers[3 * k];
-            h.above[k] = outliers[3 * k + 1];
-            h.nan[k] = outliers[3 * k + 2];
-        }
-        Ok(h)
+        Ok(Histogram::from_flat(&self.spec, &flat, &outliers, "cuda", self.strategy))
     }
 
     /// Bytes of one counter: 8 for plans of 2^32 samples or more, else 4.

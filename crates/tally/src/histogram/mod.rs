@@ -299,6 +299,24 @@ impl Histogram {
         }
     }
 
+    /// A histogram from the device's flat channel-major counts and (below, above, NaN) per
+    /// selected channel, as the CUDA plans and the streamed totals hold them.
+    pub(crate) fn from_flat(
+        spec: &HistogramSpec,
+        flat: &[u64],
+        outside: &[u64],
+        backend: &'static str,
+        strategy: Strategy,
+    ) -> Self {
+        let bins = spec.bins.count();
+        let mut h = Histogram::zeroed(spec, backend, strategy);
+        for k in 0..spec.channels.selected.len() {
+            h.counts[k].copy_from_slice(&flat[k * bins..(k + 1) * bins]);
+            (h.below[k], h.above[k], h.nan[k]) = (outside[3 * k], outside[3 * k + 1], outside[3 * k + 2]);
+        }
+        h
+    }
+
     /// Total samples seen in the selected channels, binned or not.
     pub fn total(&self) -> u64 {
         let binned: u64 = self.counts.iter().flatten().sum();

@@ -7,7 +7,9 @@ use super::cuda::HistogramPlan;
 use super::{cpu, Histogram, HistogramSpec, Strategy};
 use crate::device::params::KernelParams;
 use crate::device::registry::KernelFamily;
-use crate::device::staging::{self, layout_for, run_on_host, ChunkLayout, ChunkPipeline, ChunkSource, PlainData};
+use crate::device::staging::{
+    self, layout_for, run_on_host, ChunkLayout, ChunkPipeline, ChunkPlans, ChunkSource, PlainData,
+};
 use crate::device::{Backend, DevPtr, DeviceBuffer, Kernel, LaunchShape, Stream};
 use crate::error::{Error, Result};
 use crate::sample::Sample;
@@ -68,22 +70,17 @@ impl<T: Sample + PlainData> ChunkPipeline<T> {
     ) -> Result<Histogram> {
         spec.validate()?;
         staging::check_chunk(self.layout(), spec.channels.interleave as usize)?;
-        let chunk = self.layout().chunk_elements;
         let dev = self.device().clone();
         let stream = dev.stream();
         let nslots = spec.channels.selected.len();
         let mut totals = stream.alloc_zeros::<u64>(spec.bins.count() * nslots, "streamed histogram totals")?;
         let mut outliers = stream.alloc_zeros::<u64>(nslots * 3, "streamed outlier totals")?;
         let add = dev.kernel::<AccumulateParams>(&FAMILY, &[], "tally_accumulate", 0)?;
-        // One plan for full chunks, one for the shorter last chunk.
-        let (mut full, mut last): (Option<HistogramPlan<T>>, Option<HistogramPlan<T>>) = (None, None);
+        let mut plans = ChunkPlans::<HistogramPlan<T>>::new(self.layout().chunk_elements);
         let mut ran = None;
         self.run(source, &mut |stream, samples, _first| {
-            let plan = if samples.len() == chunk { &mut full } else { &mut last };
-            let plan = match plan {
-                Some(p) => p,
-                None => plan.insert(HistogramPlan::new(&dev, samples, spec, strategy, dev.tuning())?),
-            };
+            let plan =
+                plans.for_chunk(samples.len(), || HistogramPlan::new(&dev, samples, spec, strategy, dev.tuning()))?;
             ran.get_or_insert(plan.strategy());
             plan.launch(stream, samples)?;
             let (counts, outside) = plan.counters();
@@ -94,25 +91,8 @@ impl<T: Sample + PlainData> ChunkPipeline<T> {
         })?;
         let flat = stream.download(&totals.view())?;
         let outside = stream.download(&outliers.view())?;
-        Ok(histogram_from_totals(spec, &flat, &outside, "cuda", ran.unwrap_or(strategy)))
+        Ok(Histogram::from_flat(spec, &flat, &outside, "cuda", ran.unwrap_or(strategy)))
     }
-}
-
-/// A histogram from its flat channel-major counts and (below, above, NaN) per channel.
-fn histogram_from_totals(
-    spec: &HistogramSpec,
-    flat: &[u64],
-    outside: &[u64],
-    backend: &'static str,
-    strategy: Strategy,
-) -> Histogram {
-    let bins = spec.bins.count();
-    let mut h = Histogram::zeroed(spec, backend, strategy);
-    for k in 0..spec.channels.selected.len() {
-        h.counts[k].copy_from_slice(&flat[k * bins..(k + 1) * bins]);
-        (h.below[k], h.above[k], h.nan[k]) = (outside[3 * k], outside[3 * k + 1], outside[3 * k + 2]);
-    }
-    h
 }
 
 /// Adds `b`'s counts into `a`'s (the same spec); an error where a total would overflow.

@@ -13,7 +13,7 @@ use super::stream::{add_counters, AccumulateParams, FAMILY};
 use super::weighted::{cpu_weighted_raw, weighted_from_raw, Accumulation, FixedScale, Raw, ValueKind, Weight};
 use super::{HistogramSpec, Strategy, WeightedHistogram, WeightedOptions};
 use crate::device::staging::{
-    check_chunk, layout_for, run_on_host, ChunkLayout, ChunkPipeline, ChunkSource, PlainData,
+    check_chunk, layout_for, run_on_host, ChunkLayout, ChunkPipeline, ChunkPlans, ChunkSource, PlainData,
 };
 use crate::device::{Backend, DeviceBuffer};
 use crate::error::{Error, Result};
@@ -146,8 +146,8 @@ impl<T: Sample + PlainData> ChunkPipeline<T> {
         let add = dev.kernel::<AccumulateParams>(&FAMILY, &[], "tally_accumulate", 0)?;
         let mut host_weights = vec![W::default(); chunk];
         let mut device_weights = stream.alloc::<W>(chunk, "streamed weights")?;
-        // One plan for full chunks, one for the shorter last chunk; the totals sized by the first.
-        let mut plans: [Option<GeneralPlan<T, W>>; 2] = [None, None];
+        // The totals are sized by the first plan.
+        let mut plans = ChunkPlans::<GeneralPlan<T, W>>::new(chunk);
         let mut totals: Option<[DeviceBuffer<u64>; 3]> = None;
         let mut ran = None;
         self.run(source, &mut |stream, xs, _first| {
@@ -155,20 +155,9 @@ impl<T: Sample + PlainData> ChunkPipeline<T> {
             let ws = fill_weights(weights, &mut host_weights[..n])?;
             let mut all = device_weights.view_mut();
             stream.copy_to_device(ws, &mut all.slice_mut(..n).expect("a chunk of weights"))?;
-            let slot = &mut plans[(n != chunk) as usize];
-            let plan = match slot {
-                Some(p) => p,
-                None => slot.insert(GeneralPlan::new(
-                    &dev,
-                    n,
-                    &general,
-                    true,
-                    kind,
-                    options.strategy,
-                    options.shared_atomics,
-                    dev.tuning(),
-                )?),
-            };
+            let plan = plans.for_chunk(n, || {
+                GeneralPlan::new(&dev, n, &general, true, kind, options.strategy, options.shared_atomics, dev.tuning())
+            })?;
             let w = device_weights.view();
             let input = GeneralInput {
                 x: xs.slice(..).expect("the chunk"),

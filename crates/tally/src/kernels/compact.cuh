@@ -1,8 +1,9 @@
-// Block-level stream compaction: the pieces that select, partition, unique, run-length encoding
-// and reduce-by-key share. A tile keeps some of its items; every kept item needs its position
-// among the tile's kept items (an exclusive count), the tile its number kept (the aggregate the
-// look-back combines: `CountLookback`), and the kept items then go out contiguously, staged in
-// shared memory so that consecutive threads write consecutive addresses.
+// Block-level stream compaction: the pieces that select and partition share (the run
+// primitives, runs.cu, stage their output the same way over a transposed tile). A tile keeps
+// some of its items; every kept item needs its position among the tile's kept items (an
+// exclusive count), the tile its number kept (the aggregate the look-back combines:
+// `CountLookback`), and the kept items then go out contiguously, staged in shared memory so that
+// consecutive threads write consecutive addresses.
 //
 // Items are held in rows (as scan.cu loads them): in row k of a tile, thread t holds N
 // consecutive items starting at k * ROW + t * N, so the tile's order is (row, warp, lane, item).

@@ -249,19 +249,30 @@ TALLY_DEVICE typename L::Acc lookback_fast(const LookbackSlots<L>& tiles, u32 ti
   return prefix;
 }
 
+// The two halves of `lookback_prefix`, for a tile with work to do between them (the runs stage
+// their tile-local output while predecessors finish). Warp 0: `lookback_begin` publishes the
+// tile's aggregate; `lookback_end` returns the exclusive prefix of the tile (the identity for
+// tile 0), by the fixed or the fast look-back, with the same `agg`.
+template <class L>
+TALLY_DEVICE void lookback_begin(const LookbackStates<L>& st, u32 tile, const typename L::Acc& agg,
+                                 bool deterministic) {
+  const u32 status = !deterministic && tile == 0 ? LOOKBACK_INCL : LOOKBACK_AGG;
+  if (lane_id() == 0) lookback_publish(st.level[0], tile, agg, status);
+}
+
+template <class L>
+TALLY_DEVICE typename L::Acc lookback_end(const LookbackStates<L>& st, u32 tile, const typename L::Acc& agg,
+                                          bool deterministic) {
+  if (deterministic) return lookback_fixed(st, tile, agg);
+  if (tile == 0) return L::identity();
+  return lookback_fast(st.level[0], tile, agg);
+}
+
 // Warp 0 of every tile: publishes the tile's aggregate and returns the exclusive prefix of the
 // tile (the identity for tile 0), by the fixed or the fast look-back.
 template <class L>
 TALLY_DEVICE typename L::Acc lookback_prefix(const LookbackStates<L>& st, u32 tile, const typename L::Acc& agg,
                                              bool deterministic) {
-  if (deterministic) {
-    if (lane_id() == 0) lookback_publish(st.level[0], tile, agg, LOOKBACK_AGG);
-    return lookback_fixed(st, tile, agg);
-  }
-  if (tile == 0) {
-    if (lane_id() == 0) lookback_publish(st.level[0], tile, agg, LOOKBACK_INCL);
-    return L::identity();
-  }
-  if (lane_id() == 0) lookback_publish(st.level[0], tile, agg, LOOKBACK_AGG);
-  return lookback_fast(st.level[0], tile, agg);
+  lookback_begin(st, tile, agg, deterministic);
+  return lookback_end(st, tile, agg, deterministic);
 }

@@ -57,6 +57,13 @@ impl<T: ReduceElement> Partial<T> {
         })
     }
 
+    /// `self.then(later)` in place: a running total absorbs the next chunk's state.
+    pub(crate) fn absorb(&mut self, later: Partial<T>) -> Result<()> {
+        // A placeholder of no cost stands in while `then` consumes the state.
+        *self = std::mem::replace(self, Partial::IntSum(0)).then(later)?;
+        Ok(())
+    }
+
     /// The result of `op` over the `n` elements this state covers.
     pub(crate) fn finish(
         self,

@@ -9,7 +9,7 @@
 use super::cuda::ReducePlan;
 use super::partial::Partial;
 use super::{cpu, validate, ReduceElement, ReduceOp, ReduceOptions, Reduction};
-use crate::device::staging::{layout_for, run_on_host, ChunkLayout, ChunkPipeline, ChunkSource};
+use crate::device::staging::{layout_for, run_on_host, ChunkLayout, ChunkPipeline, ChunkPlans, ChunkSource};
 use crate::device::{Backend, DeviceBuffer};
 use crate::error::Result;
 
@@ -35,32 +35,28 @@ impl<T: ReduceElement> ChunkPipeline<T> {
         validate::<T>(&op, &options)?;
         let dev = self.device().clone();
         let stream = dev.stream();
-        let chunk = self.layout().chunk_elements;
-        let mut plans: [Option<ReducePlan<T>>; 2] = [None, None];
+        let mut plans = ChunkPlans::<ReducePlan<T>>::new(self.layout().chunk_elements);
         let stride = super::policy::OUT_WORDS;
         let mut batch =
             Batch { words: stream.alloc::<u64>(RESULT_BATCH * stride, "streamed results")?, chunks: Vec::new() };
         let mut total = Partial::empty(op, options);
         // Reads the batch back and folds it into `total`, in chunk order.
-        let fold = |batch: &mut Batch, plans: &[Option<ReducePlan<T>>; 2], total: &mut Partial<T>| -> Result<()> {
+        let fold = |batch: &mut Batch, plans: &ChunkPlans<ReducePlan<T>>, total: &mut Partial<T>| -> Result<()> {
             if batch.chunks.is_empty() {
                 return Ok(());
             }
             let words = stream.download(&batch.words.view())?;
             for (k, &(first, last)) in batch.chunks.iter().enumerate() {
-                let plan = plans[last as usize].as_ref().expect("a plan read its chunk");
+                let plan = plans.get(last).expect("a plan read its chunk");
                 let p = plan.partial(&words[k * stride..(k + 1) * stride], first)?;
-                *total = std::mem::replace(total, Partial::empty(op, options)).then(p)?;
+                total.absorb(p)?;
             }
             batch.chunks.clear();
             Ok(())
         };
         let n = self.run(source, &mut |stream, xs, first| {
-            let last = xs.len() != chunk;
-            let plan = match &mut plans[last as usize] {
-                Some(p) => p,
-                slot => slot.insert(ReducePlan::new(&dev, op, options, xs.len())?),
-            };
+            let last = plans.is_last(xs.len());
+            let plan = plans.for_chunk(xs.len(), || ReducePlan::new(&dev, op, options, xs.len()))?;
             plan.launch(stream, xs)?;
             let words = plan.result_words();
             let at = batch.chunks.len() * stride;
@@ -110,10 +106,6 @@ pub fn cpu_reduce_stream<T: ReduceElement>(
 ) -> Result<Reduction> {
     validate::<T>(&op, &options)?;
     let mut total = Partial::empty(op, options);
-    let n = run_on_host(layout, source, |xs, first| {
-        total =
-            std::mem::replace(&mut total, Partial::empty(op, options)).then(cpu::partial(xs, op, options, first))?;
-        Ok(())
-    })?;
+    let n = run_on_host(layout, source, |xs, first| total.absorb(cpu::partial(xs, op, options, first)))?;
     total.finish(op, options, n, "cpu")
 }

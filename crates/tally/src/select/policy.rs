@@ -133,18 +133,20 @@ pub fn compact_shape(
     }
     let per_row = (16 / item) as u64;
     let tile_of = |vecs: u32| block_threads as u64 * per_row * vecs as u64;
-    let vecs = match tuning.compact_vecs {
-        Some(v) => v,
-        None => {
-            let mut vecs = (items_per_thread / per_row as u32).max(1);
-            while vecs > 1 && (tile_of(vecs) * staged as u64 > stage_bytes || vecs * (block_threads / 32) > 128) {
-                vecs /= 2;
-            }
-            vecs
-        }
+    // Rows are halved until the tile's staging fits: the default's `stage_bytes`, or for a
+    // tuned row count (given for the widest case, say) [`MAX_STAGE_BYTES`], so that one tuned
+    // shape serves every element type. Warp 0 scans the rows' and warps' counts, at most 4 a
+    // lane (block.cuh's PieceScan): a default row count is halved for that too.
+    let tuned = tuning.compact_vecs.is_some();
+    let (mut vecs, limit) = match tuning.compact_vecs {
+        Some(v) => (v, MAX_STAGE_BYTES),
+        None => ((items_per_thread / per_row as u32).max(1), stage_bytes),
     };
-    // Warp 0 scans the rows' and warps' counts, at most 4 a lane (block.cuh's PieceScan).
-    if vecs == 0 || vecs * (block_threads / 32) > 128 {
+    let pieces = |vecs: u32| vecs * (block_threads / 32);
+    while vecs > 1 && (tile_of(vecs) * staged as u64 > limit || (!tuned && pieces(vecs) > 128)) {
+        vecs /= 2;
+    }
+    if vecs == 0 || pieces(vecs) > 128 {
         return Err(Error::invalid(format!(
             "{vecs} rows per compaction tile with {block_threads} threads: rows times warps must be 1 to 128"
         )));
@@ -219,10 +221,14 @@ mod tests {
         };
         let p = policy(ElementType::F32, SelectKernel::Stable, 1 << 28, &v13).unwrap();
         assert_eq!((p.tile, p.shape(), p.stage_bytes), (4096, (256, 4, 3), 16 << 10));
+        // A tuned row count is halved where a type's staging would not fit (u64 indices).
+        let rows_24 = Tuning { compact_vecs: Some(24), ..Tuning::default() };
+        let wide = policy(ElementType::I8, SelectKernel::Indices, 1 << 20, &rows_24).unwrap();
+        assert_eq!((wide.vecs, wide.tile, wide.stage_bytes), (6, 12288, 96 << 10));
         let too_many_rows = Tuning { compact_vecs: Some(33), ..Tuning::default() };
         assert!(policy(ElementType::F32, SelectKernel::Stable, 1, &too_many_rows).is_err());
-        let too_large = Tuning { compact_block_threads: Some(512), compact_vecs: Some(16), ..Tuning::default() };
-        assert!(policy(ElementType::F32, SelectKernel::Stable, 1, &too_large).is_err());
+        let too_many_pieces = Tuning { compact_block_threads: Some(512), compact_vecs: Some(9), ..Tuning::default() };
+        assert!(policy(ElementType::F32, SelectKernel::Stable, 1, &too_many_pieces).is_err());
         let odd_threads = Tuning { compact_block_threads: Some(96), ..Tuning::default() };
         assert!(policy(ElementType::F32, SelectKernel::Stable, 1, &odd_threads).is_err());
         let no_blocks = Tuning { compact_min_blocks: Some(0), ..Tuning::default() };
