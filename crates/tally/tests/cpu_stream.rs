@@ -16,7 +16,7 @@ fn layout<T>(chunk: usize) -> ChunkLayout {
 
 #[test]
 fn histograms_equal_the_one_shot_call() {
-    for n in SIZES {
+    for n in sizes() {
         let mut xs: Vec<f32> = samples(n, 5);
         for (i, x) in xs.iter_mut().enumerate().skip(5).step_by(97) {
             *x = [f32::NAN, -3.0, 300.0][i % 3];
@@ -33,7 +33,7 @@ fn histograms_equal_the_one_shot_call() {
 
 #[test]
 fn reductions_equal_the_one_shot_call() {
-    for n in SIZES {
+    for n in sizes() {
         let mut xs: Vec<f64> = samples::<f64>(n, 7).iter().map(|x| x - 100.0).collect();
         if n > 10 {
             xs[n / 2] = f64::NAN;
@@ -112,7 +112,7 @@ fn files_and_readers_give_every_element_once() {
 #[test]
 fn weighted_histograms_equal_the_one_shot_call_bit_for_bit() {
     use tally::histogram::stream_weighted::cpu_histogram_weighted_stream;
-    for n in SIZES {
+    for n in sizes() {
         let xs: Vec<f32> = samples(n, 21);
         let ws = weights(n, 22);
         check_weighted_histograms(&xs, &ws, "f32 x f64", |xs, ws, chunk, spec| {

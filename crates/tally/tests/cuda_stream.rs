@@ -22,7 +22,7 @@ fn pipeline<T: tally::device::PlainData>(dev: &Arc<CudaDevice>, chunk: usize, bu
 #[test]
 fn gpu_streamed_histograms_equal_the_cpu() {
     let Some(dev) = common::gpu() else { return };
-    for n in SIZES {
+    for n in sizes() {
         let mut xs: Vec<f32> = samples(n, 15);
         for (i, x) in xs.iter_mut().enumerate().skip(2).step_by(89) {
             *x = [f32::NAN, -3.0, 300.0][i % 3];
@@ -44,7 +44,7 @@ fn gpu_streamed_histograms_equal_the_cpu() {
 #[test]
 fn gpu_streamed_reductions_equal_the_cpu() {
     let Some(dev) = common::gpu() else { return };
-    for n in SIZES {
+    for n in sizes() {
         let mut xs: Vec<f64> = samples::<f64>(n, 17).iter().map(|x| x - 100.0).collect();
         let mut ys: Vec<f32> = samples::<f32>(n, 18);
         if n > 10 {
@@ -93,7 +93,7 @@ fn gpu_host_input_above_the_threshold_streams() {
 fn gpu_streamed_weighted_histograms_equal_the_cpu_bit_for_bit() {
     let Some(dev) = common::gpu() else { return };
     let options = tally::WeightedOptions::default();
-    for n in SIZES {
+    for n in sizes() {
         let xs: Vec<f32> = samples(n, 31);
         let ws = weights(n, 32);
         for (buffers, shared) in [(2, tally::SharedAtomics::Halves), (3, tally::SharedAtomics::Native64)] {

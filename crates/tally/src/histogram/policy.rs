@@ -21,11 +21,17 @@ pub struct Tuning {
     pub cluster: Option<u32>,
     /// Warp aggregation before the pass strategies' atomics; default by the skew probe.
     pub aggregate: Option<bool>,
-    /// Threads per block of the scan kernels (64, 128, 256 or 512); default 256.
+    /// Threads per block of the scan kernels (64, 128, 256 or 512); default by the scan's kind.
     pub scan_block_threads: Option<u32>,
     /// Rows of 16-byte loads per thread and scan tile; default by the element size (at most
     /// 32 rows and warps together).
     pub scan_vecs: Option<u32>,
+    /// Blocks per multiprocessor the scan kernels are compiled for (1 to 32); default by the
+    /// scan's kind (`scan::policy`).
+    pub scan_min_blocks: Option<u32>,
+    /// Whether a scan tile is staged in shared memory rather than held in registers through
+    /// the look-back; default by the scan's kind.
+    pub scan_staged: Option<bool>,
     /// Samples per slice of the partition strategy (rounded down to whole tiles); default as
     /// many as its scratch bound allows.
     pub partition_slice: Option<usize>,

@@ -249,7 +249,8 @@ TALLY_DEVICE void runs_tile(const RunsParams& p, u32 tile, const States& st, Sha
   const Acc incl = warp_inclusive_scan(a, merge);
   if (lane == 31) sh.pieces[w] = incl;
   __syncthreads();  // also: every thread has read its items, so the runs may overwrite them
-  Acc agg;
+  // The tile's aggregate: warp 0's, which alone publishes it and waits for the prefix.
+  Acc agg = identity();
   if (w == 0) {
     const PieceScan<WARPS, Acc> pieces = piece_scan_begin<WARPS>(sh.pieces, identity(), merge);
     agg = pieces.aggregate;

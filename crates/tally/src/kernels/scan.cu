@@ -177,37 +177,36 @@ TALLY_DEVICE void copy_async_wait_all() {
   asm volatile("cp.async.commit_group;\ncp.async.wait_group 0;\n" ::: "memory");
 }
 
-// Row k of this thread's items: from registers, or (STAGE) from the shared copy, the
-// identity past the end of the input.
+// Row k of this thread's items as outputs: from registers, or (STAGE) from the shared copy, the
+// identity past the end of the input. Registers hold the input type, not the output's, so that
+// a widening scan (i32 into i64) holds its tile in as many registers as a same-width one.
 template <bool FAST, typename Xs>
 TALLY_DEVICE void row_items(const ScanParams& p, u64 e0, int k, const Xs& x, const T* stage, O (&out)[VI]) {
-  if constexpr (STAGE) {
-    const u32 at = (u32)k * ROW + threadIdx.x * VI;
-    if constexpr (FAST) {
-      // A 16-byte vector per thread and row: consecutive threads, consecutive banks.
-      union {
-        uint4 raw[VI * sizeof(T) / 16];
-        T item[VI];
-      } u;
+  const u32 at = (u32)k * ROW + threadIdx.x * VI;
+  T item[VI];
+  if constexpr (STAGE && FAST) {
+    // A 16-byte vector per thread and row: consecutive threads, consecutive banks.
+    union {
+      uint4 raw[VI * sizeof(T) / 16];
+      T item[VI];
+    } u;
 #pragma unroll
-      for (int v = 0; v < (int)(VI * sizeof(T) / 16); ++v) u.raw[v] = reinterpret_cast<const uint4*>(stage + at)[v];
+    for (int v = 0; v < (int)(VI * sizeof(T) / 16); ++v) u.raw[v] = reinterpret_cast<const uint4*>(stage + at)[v];
 #pragma unroll
-      for (int j = 0; j < VI; ++j) out[j] = (O)u.item[j];
-    } else {
-#pragma unroll
-      for (int j = 0; j < VI; ++j) out[j] = e0 + at + j < p.n ? (O)stage[at + j] : op_identity();
-    }
+    for (int j = 0; j < VI; ++j) item[j] = u.item[j];
   } else {
 #pragma unroll
-    for (int j = 0; j < VI; ++j) out[j] = x[k][j];
+    for (int j = 0; j < VI; ++j) item[j] = STAGE ? stage[at + j] : x[STAGE ? 0 : k][j];
   }
+#pragma unroll
+  for (int j = 0; j < VI; ++j) out[j] = FAST || e0 + at + j < p.n ? (O)item[j] : op_identity();
 }
 
 template <bool FAST>
 TALLY_DEVICE void scan_tile(const ScanParams& p, u32 tile, const States& st, Acc* totals, T* stage) {
   const u32 w = warp_id();
   const u64 e0 = (u64)tile * TILE;
-  O x[STAGE ? 1 : VECS][VI];
+  T x[STAGE ? 1 : VECS][VI];
   u32 heads[VECS];
   Acc row_incl[VECS];
 #pragma unroll
@@ -226,13 +225,10 @@ TALLY_DEVICE void scan_tile(const ScanParams& p, u32 tile, const States& st, Acc
           if (e + j < p.n) stage[at + j] = p.input[e + j];
       }
     } else if constexpr (FAST) {
-      T in[VI];
-      load_items<T, VI>(p.input, e, in);
-#pragma unroll
-      for (int j = 0; j < VI; ++j) x[k][j] = (O)in[j];
+      load_items<T, VI>(p.input, e, x[k]);
     } else {
 #pragma unroll
-      for (int j = 0; j < VI; ++j) x[k][j] = e + j < p.n ? (O)p.input[e + j] : op_identity();
+      for (int j = 0; j < VI; ++j) x[k][j] = e + j < p.n ? p.input[e + j] : T();
     }
     if constexpr (HAS_KEY) {
       if constexpr (FAST) {

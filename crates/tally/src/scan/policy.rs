@@ -104,10 +104,19 @@ const SAME_WIDTH_SUM_THREADS_PER_SM: u32 = 384;
 /// tiles: at 128 x 24 a running f32 max measured 1.040 ms against v11's 0.915 ms (docs/PERF.md,
 /// v13).
 const SAME_WIDTH_THREADS_PER_SM: u32 = 768;
-/// Widening scans (u8 to i32 into 64 bits) stage their tile in shared memory: their items take
-/// twice the registers as outputs, so holding them left 4 blocks a multiprocessor; staged, 8 fit
-/// (i32 into i64 at 2^28: 1.510 ms against 1.634 ms, docs/PERF.md, v13).
-const WIDENING_THREADS_PER_SM: u32 = 1024;
+/// Widening scans (u8 to i32 into 64 bits) stage their tile in shared memory: their outputs take
+/// twice the registers of their items, and held in registers they measured slower at every
+/// shape (i32 into i64 at 2^28 on the H100: 1.99-2.35 ms at 8 to 24 rows, against 1.79 ms
+/// staged; docs/PERF.md, v16). Staged tiles of 16 rows (32 KiB) at 4 blocks a multiprocessor
+/// beat v13's 8 rows at 8 blocks (1.634 against 1.789 ms); 24 rows no longer fit the 48 KiB of
+/// static shared memory.
+const WIDENING_THREADS_PER_SM: u32 = 512;
+
+/// Rows per tile of widening scans: twice v11's (`scan_vecs_for`), staged (see
+/// `WIDENING_THREADS_PER_SM`).
+pub fn widening_vecs(size: usize) -> u32 {
+    scan_vecs_for(size) * 2
+}
 /// Threads per multiprocessor of scans by key (v10's shape).
 const KEYED_THREADS_PER_SM: u32 = 512;
 
@@ -138,6 +147,7 @@ pub fn policy(
     let default_vecs = match () {
         _ if keyed => vecs_for(input.size()),
         _ if large_sum => same_width_vecs(input.size()),
+        _ if widening => widening_vecs(input.size()),
         _ => scan_vecs_for(input.size()),
     };
     let vecs = tuning.scan_vecs.unwrap_or(default_vecs);
@@ -156,8 +166,13 @@ pub fn policy(
         _ if large_sum => SAME_WIDTH_SUM_THREADS_PER_SM,
         _ => SAME_WIDTH_THREADS_PER_SM,
     };
-    let min_blocks = (threads_per_sm / block_threads).max(1);
-    Ok(ScanPolicy { block_threads, vecs, min_blocks, staged: widening, tile, states })
+    let min_blocks = tuning.scan_min_blocks.unwrap_or((threads_per_sm / block_threads).max(1));
+    if !(1..=32).contains(&min_blocks) {
+        return Err(Error::invalid(format!("{min_blocks} scan blocks per multiprocessor: use 1 to 32")));
+    }
+    // Scans by key read their keys beside the tile; only plain scans stage it.
+    let staged = !keyed && tuning.scan_staged.unwrap_or(widening);
+    Ok(ScanPolicy { block_threads, vecs, min_blocks, staged, tile, states })
 }
 
 #[cfg(test)]
@@ -173,15 +188,15 @@ mod tests {
         assert_eq!((p.min_blocks, p.staged), (3, false));
         assert!(p.states.state_bytes < (1 << 20));
         let w = policy(ElementType::I32, ElementType::I64, ScanKernelOp::Sum, false, (1 << 31) + 5, &t).unwrap();
-        // Widening: v11's 4096-item tiles, staged in shared memory, 8 blocks a multiprocessor.
-        assert_eq!((w.tile, w.min_blocks, w.staged), (4096, 8, true));
-        assert_eq!(w.states.tiles, (1u64 << 31).div_ceil(4096) + 1);
+        // Widening: 8192-item tiles, staged in shared memory, 4 blocks a multiprocessor.
+        assert_eq!((w.tile, w.min_blocks, w.staged), (8192, 4, true));
+        assert_eq!(w.states.tiles, (1u64 << 31).div_ceil(8192) + 1);
         assert!(w.states.state_bytes < 12 << 20);
         let keyed = policy(ElementType::F64, ElementType::F64, ScanKernelOp::Sum, true, 1 << 20, &t).unwrap();
         // 36-byte slots (two 16-byte accumulators and a status): 512 tiles, 16 groups, 1 super-group.
         assert_eq!(keyed.states.state_bytes, 256 + 36 * 512 + 768 + 256);
         assert!(!keyed.staged);
-        assert_eq!(policy(ElementType::U8, ElementType::U64, ScanKernelOp::Sum, false, 1, &t).unwrap().tile, 4096);
+        assert_eq!(policy(ElementType::U8, ElementType::U64, ScanKernelOp::Sum, false, 1, &t).unwrap().tile, 8192);
         assert_eq!(policy(ElementType::U8, ElementType::U8, ScanKernelOp::Sum, false, 1, &t).unwrap().tile, 12288);
         assert_eq!(policy(ElementType::F64, ElementType::F64, ScanKernelOp::Sum, false, 1, &t).unwrap().tile, 4096);
         assert_eq!(
@@ -207,5 +222,15 @@ mod tests {
         assert_eq!((keyed.block_threads, keyed.vecs, keyed.min_blocks), (256, 4, 2));
         let max = policy(ElementType::F32, ElementType::F32, ScanKernelOp::Max, false, 1, &Tuning::default()).unwrap();
         assert_eq!((max.block_threads, max.vecs, max.min_blocks, max.staged), (128, 8, 6, false));
+        let shaped = Tuning { scan_min_blocks: Some(3), scan_staged: Some(false), ..Tuning::default() };
+        let w = policy(ElementType::I32, ElementType::I64, ScanKernelOp::Sum, false, 1, &shaped).unwrap();
+        assert_eq!((w.min_blocks, w.staged), (3, false));
+        let staged = Tuning { scan_staged: Some(true), ..Tuning::default() };
+        assert!(policy(ElementType::F32, ElementType::F32, ScanKernelOp::Sum, false, 1, &staged).unwrap().staged);
+        assert!(!policy(ElementType::F32, ElementType::F32, ScanKernelOp::Sum, true, 1, &staged).unwrap().staged);
+        for bad in [0, 33] {
+            let t = Tuning { scan_min_blocks: Some(bad), ..Tuning::default() };
+            assert!(policy(ElementType::F32, ElementType::F32, ScanKernelOp::Sum, false, 1, &t).is_err());
+        }
     }
 }
