@@ -8,7 +8,7 @@ use crate::error::{to_py, type_error, value_error};
 use cudarc::driver::DeviceRepr;
 use pyo3::prelude::*;
 use std::sync::Arc;
-use tally::{Backend, CudaDevice, DeviceViewMut, ElementType, ExternalBuffer, Input};
+use tally::{Backend, CallerStreamOrder, CudaDevice, DeviceViewMut, ElementType, ExternalBuffer, Input};
 
 /// numpy's name of an element type.
 pub fn numpy_name(t: ElementType) -> &'static str {
@@ -68,8 +68,8 @@ pub fn unsupported(dtype: ElementType, what: &str, types: &[ElementType]) -> PyE
     ))
 }
 
-/// Where a call runs: the CPU backend, or a CUDA device (its ordinal) queueing on a stream (the
-/// raw handle; 0 is the legacy default stream).
+/// Where a call runs: the CPU backend, or a CUDA device queueing on the legacy default stream
+/// or on tally's own stream (see `device::for_call`).
 #[derive(Clone)]
 pub enum Target {
     Cpu,
@@ -77,11 +77,15 @@ pub enum Target {
 }
 
 impl Target {
-    /// `None`: the CPU; `(ordinal, stream)`: that device on that stream.
-    pub fn new(device: Option<(usize, usize)>) -> PyResult<Target> {
+    /// `None`: the CPU; `(ordinal, stream)`: that device, for a call on the caller's raw
+    /// stream, with the order to keep for the length of the call (none on the legacy default
+    /// stream).
+    pub fn for_call(device: Option<(usize, usize)>) -> PyResult<(Target, Option<CallerStreamOrder>)> {
         match device {
-            None => Ok(Target::Cpu),
-            Some((ordinal, stream)) => device::on_stream(ordinal, stream).map(Target::Cuda).map_err(to_py),
+            None => Ok((Target::Cpu, None)),
+            Some((ordinal, stream)) => {
+                device::for_call(ordinal, stream).map(|(dev, order)| (Target::Cuda(dev), order)).map_err(to_py)
+            }
         }
     }
 
@@ -112,6 +116,9 @@ pub struct Subject<'py> {
     pub dtype: ElementType,
     /// Where the call runs.
     pub target: Target,
+    /// Orders the caller's stream after the call's work when the subject goes, at the end of
+    /// the call.
+    _order: Option<CallerStreamOrder>,
 }
 
 impl<'py> Subject<'py> {
@@ -120,7 +127,9 @@ impl<'py> Subject<'py> {
         type Triple<'py> = (Bound<'py, PyAny>, String, Option<(usize, usize)>);
         let (parts, dtype, device): Triple<'py> =
             arg.extract().map_err(|_| type_error("expected ((address, elements, on_host), dtype, device)"))?;
-        Ok(Subject { parts, dtype: parse_dtype(&dtype)?, target: Target::new(device)? })
+        let dtype = parse_dtype(&dtype)?;
+        let (target, order) = Target::for_call(device)?;
+        Ok(Subject { parts, dtype, target, _order: order })
     }
 
     /// The array, held for reading as `T`.
@@ -165,10 +174,12 @@ impl<T: DeviceRepr> Held<T> {
         }
         let dev = target.cuda(what)?;
         // SAFETY: the Python layer passes the address and length of a live, contiguous device
-        // array of `T` that it holds a reference to for the whole call, and the call queues its
-        // work on the stream the caller works on. Work still queued when the call returns is
-        // ordered before anything the caller queues next on that stream, and PyTorch's and
-        // CuPy's allocators reuse freed memory in that stream's order, as for their own kernels.
+        // array of `T` that it holds a reference to for the whole call, and the call's work is
+        // queued on the target's stream, which is the caller's (the legacy default stream) or
+        // ordered after it for the call (`Subject`'s order). Work still queued when the call
+        // returns is ordered before anything the caller queues next on its stream, and
+        // PyTorch's and CuPy's allocators reuse freed memory in that stream's order, as for
+        // their own kernels.
         let buffer = unsafe { ExternalBuffer::from_raw_parts(dev.stream(), address, len) }.map_err(to_py)?;
         Ok(Held::Device(buffer))
     }

@@ -1,48 +1,71 @@
-//! The CUDA devices a process uses, opened once each, and their views on the callers' streams.
-//! A raw stream handle gets one `CudaDevice` (sharing the device's compiled kernels) with its own
-//! workspace, kept for the process. Work that a call leaves queued on its stream is ordered
-//! before the next call's on that stream; a handle that a new stream reuses names a stream that
-//! the driver released, which it does only once the old stream's work is done.
+//! The CUDA devices a process uses, opened once each, and the order of tally's work with the
+//! callers' streams. Calls on the legacy default stream (handle 0) queue on it directly, as the
+//! device's own default stream is that stream. Calls on any other stream of the caller's (a
+//! PyTorch side stream, a CuPy stream) queue on one stream that tally owns per device, ordered
+//! after the caller's stream at the start of the call and before it at the end (two events):
+//! plans and scratch kept between calls are then never freed on a caller's stream, which the
+//! caller may destroy at any time after its call (CuPy does when a `Stream` object goes).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
-use tally::{CudaDevice, DeviceOptions, Stream};
+use tally::{CallerStreamOrder, CudaDevice, DeviceOptions};
 
-type Devices = Mutex<HashMap<(usize, usize), Arc<CudaDevice>>>;
+/// Per ordinal: the device on the legacy default stream, and (once a call needs it) the same
+/// device on a stream of tally's own.
+#[derive(Default)]
+struct Opened {
+    default: Option<Arc<CudaDevice>>,
+    own_stream: Option<Arc<CudaDevice>>,
+}
+
+type Devices = Mutex<HashMap<usize, Opened>>;
 
 fn devices() -> &'static Devices {
     static DEVICES: OnceLock<Devices> = OnceLock::new();
     DEVICES.get_or_init(Devices::default)
 }
 
-/// Device `ordinal` queueing on the raw stream `stream` (0: the legacy default stream, which
-/// the device's own default stream is).
-pub fn on_stream(ordinal: usize, stream: usize) -> tally::Result<Arc<CudaDevice>> {
+/// Device `ordinal` on the legacy default stream, opened on first use.
+pub fn on_default_stream(ordinal: usize) -> tally::Result<Arc<CudaDevice>> {
     let mut map = devices().lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    if let Some(dev) = map.get(&(ordinal, stream)) {
+    default_of(map.entry(ordinal).or_default(), ordinal)
+}
+
+fn default_of(opened: &mut Opened, ordinal: usize) -> tally::Result<Arc<CudaDevice>> {
+    if let Some(dev) = &opened.default {
         return Ok(dev.clone());
     }
-    let base = match map.get(&(ordinal, 0)) {
-        Some(dev) => dev.clone(),
-        None => {
-            let dev = CudaDevice::with_options(DeviceOptions { ordinal, ..DeviceOptions::from_env() })?;
-            map.insert((ordinal, 0), dev.clone());
-            dev
+    let dev = CudaDevice::with_options(DeviceOptions { ordinal, ..DeviceOptions::from_env() })?;
+    opened.default = Some(dev.clone());
+    Ok(dev)
+}
+
+/// Device `ordinal` for one call on the caller's raw stream `stream` (0: the legacy default
+/// stream), and for any other stream the order that ties tally's stream to it: kept for the
+/// length of the call, it makes the caller's stream wait for the call's work when it goes.
+pub fn for_call(ordinal: usize, stream: usize) -> tally::Result<(Arc<CudaDevice>, Option<CallerStreamOrder>)> {
+    let dev = {
+        let mut map = devices().lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let opened = map.entry(ordinal).or_default();
+        let default = default_of(opened, ordinal)?;
+        if stream == 0 {
+            return Ok((default, None));
+        }
+        match &opened.own_stream {
+            Some(dev) => dev.clone(),
+            None => {
+                let dev = default.with_stream(default.new_stream()?)?;
+                opened.own_stream = Some(dev.clone());
+                dev
+            }
         }
     };
-    if stream == 0 {
-        return Ok(base);
-    }
     // SAFETY: the Python layer passes the current stream of PyTorch, CuPy or the array's
-    // `__cuda_array_interface__`, all streams of the device's primary context (the context tally
-    // opens), and the caller keeps a stream alive while it queues work on it. A handle that is
-    // later destroyed and reused names the new stream: the driver releases a destroyed stream
-    // (and so its handle) only after its queued work is done, so the cached wrapper's workspace
-    // has no work of the old stream pending when the new one uses it.
-    let raw = unsafe { Stream::from_raw(&base, stream as cudarc::driver::sys::CUstream) };
-    let dev = base.with_stream(raw)?;
-    map.insert((ordinal, stream), dev.clone());
-    Ok(dev)
+    // `__cuda_array_interface__` (or the one the caller named), a stream of the device's primary
+    // context (the context tally opens) that the caller is working on and so keeps alive while
+    // its call runs; the order lives only as long as the call.
+    let order = unsafe { dev.order_with_caller_stream(stream as cudarc::driver::sys::CUstream) }?;
+    Ok((dev, Some(order)))
 }
 
 /// The ordinal of the device that holds `address` (for arrays that do not say which device

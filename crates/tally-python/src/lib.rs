@@ -27,7 +27,7 @@ type DeviceSummary = (String, (i32, i32), u32, usize, String);
 /// of memory, NVRTC target)`; a `RuntimeError` with the reason where there is none.
 #[pyfunction]
 fn device_info(ordinal: usize) -> PyResult<DeviceSummary> {
-    let dev = device::on_stream(ordinal, 0).map_err(error::to_py)?;
+    let dev = device::on_default_stream(ordinal).map_err(error::to_py)?;
     let i = dev.info();
     Ok((i.name.clone(), i.compute_capability, i.multiprocessors, i.total_memory, i.target.clone()))
 }

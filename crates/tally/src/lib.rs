@@ -31,8 +31,8 @@ pub mod scan;
 pub mod select;
 
 pub use device::{
-    Backend, BackendKind, Buffer, CudaDevice, Detected, DeviceBuffer, DeviceOptions, DeviceView, DeviceViewMut,
-    ExternalBuffer, Input, Stream,
+    Backend, BackendKind, Buffer, CallerStreamOrder, CudaDevice, Detected, DeviceBuffer, DeviceOptions, DeviceView,
+    DeviceViewMut, ExternalBuffer, Input, Stream,
 };
 pub use error::{Error, Result};
 /// The 16-bit float types tally reads ([`half::f16`], [`half::bf16`]), re-exported.

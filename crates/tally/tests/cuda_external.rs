@@ -1,6 +1,7 @@
 //! A caller's device memory and stream taken by raw handle (`ExternalBuffer::from_raw_parts`,
-//! `Stream::from_raw`, `CudaDevice::with_stream`), as language bindings use them: read and
-//! written in place, never freed, work ordered on the caller's stream, bad addresses refused.
+//! `Stream::from_raw`, `CudaDevice::with_stream`, `CudaDevice::order_with_caller_stream`), as
+//! language bindings use them: read and written in place, never freed, work ordered on or with
+//! the caller's stream, bad addresses refused.
 
 mod common;
 
@@ -102,6 +103,47 @@ fn work_runs_on_the_callers_stream() {
     // SAFETY: `ones` outlives the view; the reduction synchronises `theirs`.
     let ext = unsafe { ExternalBuffer::<i32>::from_raw_parts(on_theirs.stream(), at, n) }.unwrap();
     assert_eq!(Backend::Cuda(on_theirs.clone()).sum(&ext).unwrap(), 0);
+}
+
+#[test]
+fn work_is_ordered_with_a_callers_stream_that_is_destroyed_after_the_call() {
+    let Some(dev) = common::gpu() else { return };
+    // tally's own stream, as the Python binding runs every call on a caller's side stream.
+    let ours = dev.with_stream(dev.new_stream().unwrap()).unwrap();
+    let s = ours.stream();
+    let n = 1 << 24;
+    let ones = s.upload(&vec![1i32; n], "ones").unwrap().into_cuda_slice();
+    let mut data = s.alloc_zeros::<i32>(n, "data").unwrap().into_cuda_slice();
+    let mut copied = s.alloc_zeros::<i64>(n, "the caller's copy").unwrap().into_cuda_slice();
+    s.synchronize("the uploads").unwrap();
+    let want: Vec<i64> = (1..=n as i64).collect();
+    for round in 0..3 {
+        let theirs = dev.cuda_context().new_stream().unwrap();
+        // The caller's stream is busy for a while and then writes the ones tally must read.
+        for _ in 0..16 {
+            theirs.memset_zeros(&mut data).unwrap();
+            theirs.memcpy_dtod(&ones, &mut data).unwrap();
+        }
+        // SAFETY: `theirs` is a stream of the device's context and lives past `finish`.
+        let order = unsafe { ours.order_with_caller_stream(theirs.cu_stream()) }.unwrap();
+        let at = data.device_ptr(&theirs).0;
+        // SAFETY: `data` outlives the view, and the work on it is ordered by `order`.
+        let x = unsafe { ExternalBuffer::<i32>::from_raw_parts(s, at, n) }.unwrap();
+        let mut out = s.alloc::<i64>(n, "running sums").unwrap();
+        let mut plan = ScanPlan::<i32, i64>::new(&ours, ScanOp::Sum, ScanOptions::default(), n).unwrap();
+        plan.launch(s, &x.view(), &mut out.view_mut()).unwrap();
+        order.finish().unwrap();
+        // The caller's stream after the call, never waiting on tally's: the sums are complete.
+        theirs.memcpy_dtod(out.as_cuda_slice(), &mut copied).unwrap();
+        let got = theirs.clone_dtoh(&copied).unwrap();
+        theirs.synchronize().unwrap();
+        assert!(got == want, "round {round}: the caller's copy of the scan differs");
+        // The caller destroys its stream; the plan and the output are freed afterwards, on
+        // tally's stream, as a binding's kept plans are.
+        drop(theirs);
+        drop((x, plan, out));
+    }
+    assert_eq!(Backend::Cuda(ours.clone()).sum(&ones).unwrap(), n as i128);
 }
 
 #[test]

@@ -22,7 +22,7 @@ mod external;
 #[cfg(test)]
 mod fixtures;
 mod timer;
-pub use external::ExternalBuffer;
+pub use external::{CallerStreamOrder, ExternalBuffer};
 pub use timer::EventTimer;
 
 /// What `tally info` reports about the device, and what policies decide from.

@@ -13,7 +13,9 @@ pub mod registry;
 pub mod staging;
 pub mod workspace;
 
-pub use cuda::{CudaDevice, DeviceInfo, DeviceOptions, EventTimer, ExternalBuffer, Kernel, LaunchShape, Stream};
+pub use cuda::{
+    CallerStreamOrder, CudaDevice, DeviceInfo, DeviceOptions, EventTimer, ExternalBuffer, Kernel, LaunchShape, Stream,
+};
 pub use memory::{DevPtr, DeviceBuffer, DeviceView, DeviceViewMut, Input};
 pub use staging::{ChunkLayout, ChunkPipeline, ChunkSource, FileSource, PlainData, ReadSource, SliceSource};
 

@@ -9,7 +9,7 @@ use crate::device::memory::{DeviceView, DeviceViewMut};
 use crate::device::workspace::Workspace;
 use crate::error::{driver, Error, Result};
 use cudarc::driver::sys::{self, CUmemorytype, CUpointer_attribute};
-use cudarc::driver::{CudaSlice, DeviceRepr};
+use cudarc::driver::{CudaSlice, CudaStream, DeviceRepr};
 use std::ffi::c_void;
 use std::mem::ManuallyDrop;
 use std::sync::Arc;
@@ -56,6 +56,62 @@ impl CudaDevice {
             nvrtc_options: self.nvrtc_options.clone(),
             tuning: self.tuning.clone(),
         }))
+    }
+}
+
+/// tally's work on its own stream, ordered with a caller's stream for the length of one call:
+/// made by [`CudaDevice::order_with_caller_stream`], which makes the device's stream wait for
+/// what the caller queued before the call; finishing it (or dropping it) makes the caller's
+/// stream wait for what the device's stream queued meanwhile. Unlike a device on
+/// [`Stream::from_raw`], nothing tally keeps (plans, their buffers, the workspace) is allocated
+/// or freed on the caller's stream, so the caller may destroy that stream once the call is done;
+/// freeing memory that a destroyed stream was given is undefined behaviour, and a binding that
+/// keeps plans between calls cannot know when a caller destroys a stream.
+#[must_use = "the caller's stream is ordered after tally's work only when this is finished or dropped"]
+pub struct CallerStreamOrder {
+    own: Arc<CudaStream>,
+    caller: Arc<CudaStream>,
+    finished: bool,
+}
+
+impl CudaDevice {
+    /// Orders this device's stream after the work queued so far on the caller's stream
+    /// `cu_stream`, for one call; see [`CallerStreamOrder`]. Two events a call (about a
+    /// microsecond each), and calls on different caller streams share the device's stream.
+    ///
+    /// # Safety
+    ///
+    /// `cu_stream` must be a stream of this device's context (or one of the driver's special
+    /// handles: null or `CU_STREAM_LEGACY` for the legacy default stream,
+    /// `CU_STREAM_PER_THREAD`), alive until the returned order is finished or dropped.
+    pub unsafe fn order_with_caller_stream(&self, cu_stream: sys::CUstream) -> Result<CallerStreamOrder> {
+        // SAFETY: the caller guarantees that the stream belongs to this context and lives as
+        // long as the order, which is the only holder of this wrapper; cudarc never destroys a
+        // borrowed stream.
+        let caller = unsafe { self.ctx.wrap_borrowed_stream(cu_stream) };
+        let own = self.stream.inner.clone();
+        own.join(&caller).map_err(driver("cuStreamWaitEvent (tally's stream after the caller's)"))?;
+        Ok(CallerStreamOrder { own, caller, finished: false })
+    }
+}
+
+impl CallerStreamOrder {
+    /// Makes the caller's stream wait for the work queued on the device's stream since the
+    /// order was made.
+    pub fn finish(mut self) -> Result<()> {
+        self.finished = true;
+        self.caller.join(&self.own).map_err(driver("cuStreamWaitEvent (the caller's stream after tally's)"))
+    }
+}
+
+impl Drop for CallerStreamOrder {
+    fn drop(&mut self) {
+        if !self.finished {
+            // A call that ends early (an error, a panic) still orders the caller's stream
+            // after whatever it queued. This can fail only on a context that a fault already
+            // broke, which every later call reports; a drop has no one to tell.
+            let _ = self.caller.join(&self.own);
+        }
     }
 }
 
