@@ -117,7 +117,7 @@ pub struct Subject<'py> {
     /// Where the call runs.
     pub target: Target,
     /// Orders the caller's stream after the call's work when the subject goes, at the end of
-    /// the call.
+    /// the call (on success and on error alike; see `CallerStreamOrder`'s drop).
     _order: Option<CallerStreamOrder>,
 }
 

@@ -4,7 +4,10 @@
 //! PyTorch side stream, a CuPy stream) queue on one stream that tally owns per device, ordered
 //! after the caller's stream at the start of the call and before it at the end (two events):
 //! plans and scratch kept between calls are then never freed on a caller's stream, which the
-//! caller may destroy at any time after its call (CuPy does when a `Stream` object goes).
+//! caller may destroy at any time after its call (CuPy does when a `Stream` object goes). The
+//! price: calls on different side streams of one device run in the order of the calls, not
+//! side by side, and a caller's stream after its call also waits for what earlier calls' streams
+//! had queued before them.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -44,6 +47,8 @@ fn default_of(opened: &mut Opened, ordinal: usize) -> tally::Result<Arc<CudaDevi
 /// stream), and for any other stream the order that ties tally's stream to it: kept for the
 /// length of the call, it makes the caller's stream wait for the call's work when it goes.
 pub fn for_call(ordinal: usize, stream: usize) -> tally::Result<(Arc<CudaDevice>, Option<CallerStreamOrder>)> {
+    // `CU_STREAM_LEGACY` (1) names the legacy default stream too.
+    let stream = if stream == 1 { 0 } else { stream };
     let dev = {
         let mut map = devices().lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let opened = map.entry(ordinal).or_default();

@@ -1,9 +1,9 @@
 //! Plans kept between calls. A plan (kernel looked up, policy resolved, its own small buffers
 //! allocated) costs tens of microseconds to make, a large share of a call on a resident array;
-//! a plan made for one device view (its stream), element type, spec and length is kept and
-//! launched again by the next call that matches. A call takes its plan out while it runs, so
-//! two threads never share one, and puts it back after; the work it queued stays ordered
-//! before the next call's on the same stream.
+//! a plan made for one device view (the legacy default stream's or tally's own stream's, see
+//! `device.rs`), element type, spec and length is kept and launched again by the next call that
+//! matches. A call takes its plan out while it runs, so two threads never share one, and puts it
+//! back after; the work it queued stays ordered before the next call's on the same stream.
 
 use std::any::Any;
 use std::collections::HashMap;
@@ -12,8 +12,7 @@ use std::sync::{Mutex, OnceLock};
 /// Plans kept at most: enough for the shapes of a pipeline; past that the cache starts over.
 const MAX_PLANS: usize = 64;
 
-/// What identifies a plan: the device view (its address: one per device and stream, kept for
-/// the process), the primitive with its element types and options, and the length.
+/// What identifies a plan: the device view (its address: two per device, kept for the process), the primitive with its element types and options, and the length.
 pub type Key = (usize, String, usize);
 
 type Plans = Mutex<HashMap<Key, Box<dyn Any + Send>>>;

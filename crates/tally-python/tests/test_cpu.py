@@ -197,9 +197,26 @@ def test_bincount_equals_numpy(dtype):
     assert tally.bincount(np.array([], dtype=dtype), minlength=3).tolist() == [0, 0, 0]
 
 
+@pytest.mark.parametrize("minlength", [0, 1, 199, 200, 201, 1000])
+def test_bincount_minlength_around_the_largest_value(minlength):
+    """minlength above the largest value counts in one pass; at or below it, the largest value
+    sets the length (a second pass): either way numpy's result, weighted too."""
+    x = data("int32", 30_001, lo=0, hi=200)
+    x[17] = 200  # the largest value, once
+    w = (np.arange(x.size) % 5).astype(np.float64) - 1.5
+    np.testing.assert_array_equal(tally.bincount(x, minlength=minlength), np.bincount(x, minlength=minlength))
+    np.testing.assert_array_equal(tally.bincount(x, weights=w, minlength=minlength),
+                                  np.bincount(x, weights=w, minlength=minlength))
+
+
 def test_bincount_rejects_negatives_and_floats():
     with pytest.raises(ValueError):
         tally.bincount(np.array([1, -1, 2], dtype=np.int32))
+    for minlength in [0, 2, 5]:  # below, at and above the largest value
+        with pytest.raises(ValueError, match="1 negative"):
+            tally.bincount(np.array([1, -1, 4], dtype=np.int32), minlength=minlength)
+        with pytest.raises(ValueError, match="1 negative"):
+            tally.bincount(np.array([1, -1, 4], dtype=np.int32), weights=np.ones(3), minlength=minlength)
     with pytest.raises(TypeError):
         tally.bincount(np.array([1.0]))
 

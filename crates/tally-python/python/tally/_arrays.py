@@ -3,7 +3,7 @@
 An input becomes an :class:`Arg`: its dtype by numpy's name, its elements, the
 ``(address, elements, on_host)`` triple the extension reads, and where the call runs
 (``None`` for the CPU backend, else ``(device ordinal, raw stream handle)``). Device arrays are
-read in place, on the caller's current stream: PyTorch's, CuPy's, the stream a
+read in place, ordered with the caller's current stream: PyTorch's, CuPy's, the stream a
 ``__cuda_array_interface__`` names, or the one passed to ``__dlpack__``.
 
 Every array is read as a flat, C-contiguous run of elements (as ``numpy.histogram`` and

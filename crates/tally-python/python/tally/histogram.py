@@ -11,10 +11,10 @@ counts equal numpy's wherever numpy's float edges are exact (powers of two, inte
 Nothing is lost: samples below the first edge, above the last and NaN are counted and reported on
 the result (``below``, ``above``, ``nan``). Counts come back as int64 arrays of the input's
 kind on its device: for device input they are copied from the kernels' counters on the device,
-on the caller's stream; the call waits only for the three outlier counts, which it returns as
+ordered with the caller's stream; the call waits only for the three outlier counts, which it returns as
 numbers. Weighted sums and 2-D counts are still gathered on the host (they are small) and copied
 over. Plans (the kernel, the strategy, the counters) for even bins are kept for the next call
-with the same device, stream, dtype, bins, range, strategy and length.
+with the same device, dtype, bins, range, strategy and length.
 """
 
 from __future__ import annotations
@@ -293,22 +293,32 @@ def bincount(x: Any, weights: Any = None, minlength: int = 0, *, strategy: str =
     minlength = operator.index(minlength)
     if minlength < 0:
         raise ValueError("minlength must be non-negative")
-    n = minlength
-    if a.n > 0:
-        n = max(n, _native.reduce(a.call, "max") + 1)
-    if n == 0:
-        out = np.zeros(0, dtype="int64" if weights is None else "float64")
-        return result(a, out)
-    spec = (n, 0.0, float(n))
-    if weights is None:
-        raw, parts = _counts_out(a, n)
-        below, _, _, _ = _native.histogram(a.call, spec, strategy, parts)
-        counts = _widen(a, raw)
-    else:
-        w = _float_weights(weights, a, backend, device, stream)
-        counts, parts = _host_out(n, "float64")
+    w = None if weights is None else _float_weights(weights, a, backend, device, stream)
+
+    def count(n: int) -> Tuple[Any, int, int]:
+        """The counts (or sums) of values 0 to n - 1, the values below 0 and those from n."""
+        spec = (n, 0.0, float(n))
+        if w is None:
+            raw, parts = _counts_out(a, n)
+            below, above, _, _ = _native.histogram(a.call, spec, strategy, parts)
+            return _widen(a, raw), below, above
+        sums, parts = _host_out(n, "float64")
         outside, _ = _native.histogram_weighted(a.call, (w.parts, w.dtype), spec, strategy, parts)
-        below = outside[3]
+        return sums, outside[3], outside[4]
+
+    counts = None
+    if a.n > 0 and minlength > 0:
+        # The usual call (labels of k classes, minlength=k): every value is below minlength, and
+        # one pass counts them. Otherwise the largest value sets the length and they are counted
+        # again.
+        counts, below, above = count(minlength)
+        if above:
+            counts = None
+    if counts is None:
+        n = minlength if a.n == 0 else max(minlength, _native.reduce(a.call, "max") + 1)
+        if n == 0:
+            return result(a, np.zeros(0, dtype="int64" if w is None else "float64"))
+        counts, below, _ = count(n)
     if below:
         raise ValueError(f"bincount: {below} negative values in the input")
     return result(a, counts)

@@ -9,7 +9,7 @@ use crate::device::memory::{DeviceView, DeviceViewMut};
 use crate::device::workspace::Workspace;
 use crate::error::{driver, Error, Result};
 use cudarc::driver::sys::{self, CUmemorytype, CUpointer_attribute};
-use cudarc::driver::{CudaSlice, CudaStream, DeviceRepr};
+use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, DeviceRepr};
 use std::ffi::c_void;
 use std::mem::ManuallyDrop;
 use std::sync::Arc;
@@ -71,13 +71,17 @@ impl CudaDevice {
 pub struct CallerStreamOrder {
     own: Arc<CudaStream>,
     caller: Arc<CudaStream>,
+    /// Made with the order, so that ending it only records and waits (no allocation to fail).
+    done: CudaEvent,
     finished: bool,
 }
 
 impl CudaDevice {
     /// Orders this device's stream after the work queued so far on the caller's stream
-    /// `cu_stream`, for one call; see [`CallerStreamOrder`]. Two events a call (about a
-    /// microsecond each), and calls on different caller streams share the device's stream.
+    /// `cu_stream`, for one call; see [`CallerStreamOrder`]. Two events a call. Calls on
+    /// different caller streams that use one device share its stream, so their work runs in
+    /// the order of the calls, and a caller's stream, after its call, also waits for what the
+    /// calls before it on that device waited for.
     ///
     /// # Safety
     ///
@@ -90,8 +94,9 @@ impl CudaDevice {
         // borrowed stream.
         let caller = unsafe { self.ctx.wrap_borrowed_stream(cu_stream) };
         let own = self.stream.inner.clone();
+        let done = self.ctx.new_event(None).map_err(driver("cuEventCreate"))?;
         own.join(&caller).map_err(driver("cuStreamWaitEvent (tally's stream after the caller's)"))?;
-        Ok(CallerStreamOrder { own, caller, finished: false })
+        Ok(CallerStreamOrder { own, caller, done, finished: false })
     }
 }
 
@@ -100,7 +105,12 @@ impl CallerStreamOrder {
     /// order was made.
     pub fn finish(mut self) -> Result<()> {
         self.finished = true;
-        self.caller.join(&self.own).map_err(driver("cuStreamWaitEvent (the caller's stream after tally's)"))
+        self.order_caller()
+    }
+
+    fn order_caller(&self) -> Result<()> {
+        self.done.record(&self.own).map_err(driver("cuEventRecord (tally's work of the call)"))?;
+        self.caller.wait(&self.done).map_err(driver("cuStreamWaitEvent (the caller's stream after tally's)"))
     }
 }
 
@@ -108,9 +118,10 @@ impl Drop for CallerStreamOrder {
     fn drop(&mut self) {
         if !self.finished {
             // A call that ends early (an error, a panic) still orders the caller's stream
-            // after whatever it queued. This can fail only on a context that a fault already
-            // broke, which every later call reports; a drop has no one to tell.
-            let _ = self.caller.join(&self.own);
+            // after whatever it queued. With the event made, recording and waiting fail only
+            // on a context that a fault already broke, which every later call reports; a drop
+            // has no one to tell.
+            let _ = self.order_caller();
         }
     }
 }
