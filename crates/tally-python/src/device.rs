@@ -47,7 +47,8 @@ fn default_of(opened: &mut Opened, ordinal: usize) -> tally::Result<Arc<CudaDevi
 /// stream), and for any other stream the order that ties tally's stream to it: kept for the
 /// length of the call, it makes the caller's stream wait for the call's work when it goes.
 pub fn for_call(ordinal: usize, stream: usize) -> tally::Result<(Arc<CudaDevice>, Option<CallerStreamOrder>)> {
-    // `CU_STREAM_LEGACY` (1) names the legacy default stream too.
+    // `CU_STREAM_LEGACY` (1) names the legacy default stream too (DLPack and the CUDA array
+    // interface write it so); the one place it becomes 0.
     let stream = if stream == 1 { 0 } else { stream };
     let dev = {
         let mut map = devices().lock().unwrap_or_else(|poisoned| poisoned.into_inner());

@@ -12,7 +12,8 @@ use std::sync::{Mutex, OnceLock};
 /// Plans kept at most: enough for the shapes of a pipeline; past that the cache starts over.
 const MAX_PLANS: usize = 64;
 
-/// What identifies a plan: the device view (its address: two per device, kept for the process), the primitive with its element types and options, and the length.
+/// What identifies a plan: the device view (its address: two per device, kept for the process),
+/// the primitive with its element types and options, and the length.
 pub type Key = (usize, String, usize);
 
 type Plans = Mutex<HashMap<Key, Box<dyn Any + Send>>>;

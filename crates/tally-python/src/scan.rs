@@ -71,8 +71,9 @@ where
 
 /// Ends a device scan of `n` elements: waits for it only where a checked sum may report an
 /// overflow; the other scans' results stay queued, ordered before the caller's later work on its
-/// stream, as the caller's own kernels would be. Sums of fewer than 2^32 elements of 32 bits or less cannot leave the 64
-/// bits they are summed in (2^32 * 2^32 = 2^64 unsigned, 2^32 * 2^31 = 2^63 signed).
+/// stream, as the caller's own kernels would be. Sums of fewer than 2^32 elements of 32 bits or
+/// less cannot leave the 64 bits they are summed in (2^32 * 2^32 = 2^64 unsigned, 2^32 * 2^31 =
+/// 2^63 signed).
 fn finish<T: ScanInto<O>, O: ScanValue>(plan: &ScanPlan<T, O>, stream: &tally::Stream, n: usize) -> tally::Result<()> {
     let may_overflow = std::mem::size_of::<T>() > 4 || n as u64 >= 1 << 32;
     if plan.checks_overflow() && may_overflow {

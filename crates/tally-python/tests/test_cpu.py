@@ -204,7 +204,8 @@ def test_bincount_minlength_around_the_largest_value(minlength):
     x = data("int32", 30_001, lo=0, hi=200)
     x[17] = 200  # the largest value, once
     w = (np.arange(x.size) % 5).astype(np.float64) - 1.5
-    np.testing.assert_array_equal(tally.bincount(x, minlength=minlength), np.bincount(x, minlength=minlength))
+    np.testing.assert_array_equal(tally.bincount(x, minlength=minlength),
+                                  np.bincount(x, minlength=minlength))
     np.testing.assert_array_equal(tally.bincount(x, weights=w, minlength=minlength),
                                   np.bincount(x, weights=w, minlength=minlength))
 

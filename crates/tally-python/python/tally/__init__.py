@@ -1,11 +1,12 @@
 """tally: GPU histograms, reductions, scans, selection and runs for numpy, PyTorch and CuPy arrays.
 
 Arrays on a GPU (PyTorch and CuPy, or anything with ``__dlpack__`` or
-``__cuda_array_interface__``) are read in place, ordered with the caller's current stream, and results come
-back as the same kind of array on the same device. numpy arrays are counted on the CPU, or copied
-to a GPU with ``backend="cuda"``. Calls whose results are arrays of a known size (histogram
-counts, scans) leave their work queued, ordered before the caller's later work, as its own kernels would;
-calls that return numbers, or arrays whose length depends on the data (select, unique), wait.
+``__cuda_array_interface__``) are read in place, ordered with the caller's current stream, and
+results come back as the same kind of array on the same device. numpy arrays are counted on the
+CPU, or copied to a GPU with ``backend="cuda"``. Calls whose results are arrays of a known size
+(histogram counts, scans) leave their work queued, ordered before the caller's later work, as its
+own kernels would; calls that return numbers, or arrays whose length depends on the data
+(select, unique), wait.
 
     import tally
     counts, edges = tally.histogram(x, bins=256, range=(0, 256))   # numpy.histogram

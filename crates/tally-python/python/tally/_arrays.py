@@ -189,12 +189,10 @@ def _read_cai(x, cai, what, backend, stream) -> Arg:
     address = cai["data"][0] or 0
     ordinal = _native.device_of(address) if n > 0 else 0
     if stream is None:
-        # Version 3: the stream the producer works on (None: no ordering needed; 1 is the legacy
-        # default stream, which handle 0 names too; 2 the per-thread default stream, a handle
-        # the driver takes as it is).
+        # Version 3: the stream the producer works on (None: no ordering needed; 1 the legacy
+        # default stream, 2 the per-thread default stream: handles the extension takes as they
+        # are).
         stream = cai.get("stream") or 0
-        if stream == 1:
-            stream = 0
     return _device(x, "other", dtype, n, address, ordinal, stream, backend, what)
 
 
@@ -218,7 +216,7 @@ def _read_dlpack(x, what, backend, device, stream) -> Arg:
     n = int(np.prod(shape, dtype=np.int64)) if shape else 1
     if strides is not None and not _contiguous(shape, [st * (bits // 8) for st in strides], bits // 8):
         raise ValueError(f"{what} is not contiguous: tally reads contiguous arrays")
-    return _device(x, "other", dtype, n, address, device_id, 0 if s == 1 else s, backend, what, keep=capsule)
+    return _device(x, "other", dtype, n, address, device_id, s, backend, what, keep=capsule)
 
 
 def same_place(a: Arg, b: Arg, what: str) -> None:

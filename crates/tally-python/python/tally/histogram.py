@@ -11,8 +11,8 @@ counts equal numpy's wherever numpy's float edges are exact (powers of two, inte
 Nothing is lost: samples below the first edge, above the last and NaN are counted and reported on
 the result (``below``, ``above``, ``nan``). Counts come back as int64 arrays of the input's
 kind on its device: for device input they are copied from the kernels' counters on the device,
-ordered with the caller's stream; the call waits only for the three outlier counts, which it returns as
-numbers. Weighted sums and 2-D counts are still gathered on the host (they are small) and copied
+ordered with the caller's stream; the call waits only for the three outlier counts, which it
+returns as numbers. Weighted sums and 2-D counts are still gathered on the host (they are small) and copied
 over. Plans (the kernel, the strategy, the counters) for even bins are kept for the next call
 with the same device, dtype, bins, range, strategy and length.
 """
