@@ -1,5 +1,6 @@
 //! `tally._native`: the extension module under the `tally` Python package. Each primitive has
-//! one file here (`histogram`, `reduce`, `scan`, `select`, `runs`) and one Python module over it; the Python layer
+//! one file here (`histogram`, `reduce`, `scan`, `select`, `runs`; `multi` for device sets) and
+//! one Python module over it; the Python layer
 //! reads the caller's arrays (numpy, PyTorch, CuPy, DLPack, `__cuda_array_interface__`), picks
 //! the device and stream, allocates outputs, and calls these functions with each array as
 //! `(address, elements, on_host)`. Every call releases the GIL while tally works.
@@ -12,6 +13,7 @@ mod device;
 mod dlpack;
 mod error;
 mod histogram;
+mod multi;
 mod plans;
 mod reduce;
 mod runs;
@@ -54,5 +56,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(select::select, m)?)?;
     m.add_function(wrap_pyfunction!(runs::runs, m)?)?;
     m.add_function(wrap_pyfunction!(runs::reduce_by_key, m)?)?;
+    m.add_class::<multi::PyDeviceSet>()?;
     Ok(())
 }

@@ -12,7 +12,7 @@ use std::time::Instant;
 use tally::{CmpOp, Compare, Input, ReduceElement, ReduceOp, ReduceOptions, ReducePlan, Reduction};
 
 /// The op named `name`, with `compare` = (symbol, value) for count.
-fn parse_op(name: &str, compare: Option<(String, f64)>) -> PyResult<ReduceOp> {
+pub(crate) fn parse_op(name: &str, compare: Option<(String, f64)>) -> PyResult<ReduceOp> {
     let compare = match compare {
         None => None,
         Some((symbol, value)) => Some(Compare::new(
@@ -35,7 +35,7 @@ fn number(py: Python<'_>, value: f64, exact: Option<i128>) -> PyResult<Py<PyAny>
 
 /// The reduction's value as Python sees it: an int for integer sums, minima and maxima, the
 /// index, the count; a float otherwise; a pair for minmax.
-fn to_python(py: Python<'_>, r: &Reduction) -> PyResult<Py<PyAny>> {
+pub(crate) fn to_python(py: Python<'_>, r: &Reduction) -> PyResult<Py<PyAny>> {
     match r.op {
         ReduceOp::Sum | ReduceOp::Min | ReduceOp::Max => number(py, r.value, r.exact),
         ReduceOp::Mean => r.value.into_py_any(py),

@@ -310,3 +310,13 @@ def test_dlpack_producers_on_the_host():
 
     assert tally.sum(Producer()) == int(x.sum())
     np.testing.assert_array_equal(tally.cumsum(Producer()), np.cumsum(x))
+
+
+def test_a_device_set_without_gpus_says_why():
+    # No driver, no GPU or no NCCL: a RuntimeError that names what is missing, never a crash.
+    if tally.cuda_available():
+        pytest.skip("a GPU is present")
+    with pytest.raises(RuntimeError, match="CUDA|NCCL|libnccl|device"):
+        tally.DeviceSet()
+    with pytest.raises(ValueError, match="'all' or a list"):
+        tally.DeviceSet("some")

@@ -413,3 +413,76 @@ def test_16_bit_floats_from_torch_in_place(dtype, n, offset):
     assert s.dtype == dtype and np.array_equal(s.float().cpu().numpy(), x32[x32 > 0.5])
     u = tally.unique(t)
     assert u.dtype == dtype and np.array_equal(u.float().cpu().numpy(), unique_consecutive(x32))
+
+
+# Device sets ---------------------------------------------------------------------------------
+# Two GPUs, combined through NCCL. Skipped with fewer (TALLY_REQUIRE_GPU=2 makes that a failure).
+
+def _two_gpu_set():
+    need = os.environ.get("TALLY_REQUIRE_GPU") == "2"
+    if torch.cuda.device_count() < 2:
+        if need:
+            raise RuntimeError("TALLY_REQUIRE_GPU=2 but fewer than two GPUs")
+        pytest.skip("fewer than two GPUs")
+    try:
+        return tally.DeviceSet([0, 1])
+    except RuntimeError as e:
+        if need:
+            raise
+        pytest.skip(f"no device set: {e}")
+
+
+@pytest.mark.parametrize("n", [0, 1, 4097, 3_000_001])
+def test_device_set_equals_one_gpu_and_numpy(n):
+    s = _two_gpu_set()
+    assert s.devices == [0, 1] and s.world_size == 2
+    ints = data("int32", n, seed=n + 3)
+    floats = data("float64", n, seed=n + 4) * 1e6 + 0.1
+    counts, edges = s.histogram(ints, bins=100, range=(-1000, 1000))
+    want, want_edges = np.histogram(ints, bins=100, range=(-1000, 1000))
+    assert counts.tolist() == want.tolist() and np.array_equal(edges, want_edges)
+    assert s.sum(ints) == int(ints.astype(np.int64).sum())
+    assert s.sum(floats, exact=True) == tally.sum(floats, exact=True, backend="cuda")
+    assert s.count(ints, ">", 10) == int((ints > 10).sum())
+    if n:
+        assert s.argmax(ints) == int(np.argmax(ints)) and s.argmin(ints) == int(np.argmin(ints))
+        assert s.min(ints) == int(ints.min()) and s.max(ints) == int(ints.max())
+        # Without a range: the data's, the maximum in the last bin, as numpy.
+        c, _ = s.histogram(ints, bins=7)
+        assert c.tolist() == np.histogram(ints, bins=7)[0].tolist()
+    run = s.cumsum(ints)
+    assert run.dtype == np.int64 and np.array_equal(run, np.cumsum(ints, dtype=np.int64))
+    excl = s.cumsum(ints, exclusive=True)
+    assert np.array_equal(excl, np.cumsum(ints, dtype=np.int64) - ints)
+    kept = s.select(ints, "x > 500")
+    assert kept.dtype == np.int32 and np.array_equal(kept, ints[ints > 500])
+
+
+def test_device_set_reads_device_shards_in_place():
+    s = _two_gpu_set()
+    a = data("float32", 1_000_003, seed=11)
+    b = data("float32", 7, seed=12)
+    # The first shard misaligned for vector loads, the second short; torch on GPU 0, CuPy on 1.
+    t0 = torch.from_numpy(np.concatenate([np.zeros(1, a.dtype), a])).to("cuda:0")[1:]
+    cupy = pytest.importorskip("cupy")
+    with cupy.cuda.Device(1):
+        c1 = cupy.asarray(b)
+    whole = np.concatenate([a, b])
+    assert s.sum([t0, c1], exact=True) == tally.sum(whole, exact=True)
+    assert s.argmax([t0, c1]) == int(np.argmax(whole))
+    # Eighths below 64 in magnitude: every running sum here is exact in float32, in any order.
+    assert np.array_equal(s.cumsum([t0, c1]), np.cumsum(whole.astype(np.float64)).astype(np.float32))
+    assert np.array_equal(s.select([t0, c1], "x < -60"), whole[whole < -60])
+    counts, _ = s.histogram([t0, c1], bins=64, range=(-64, 64))
+    assert counts.tolist() == np.histogram(whole, bins=64, range=(-64, 64))[0].tolist()
+    # A host shard beside a device one, and an empty shard.
+    assert s.sum([a, torch.empty(0, dtype=torch.float32, device="cuda:1")], exact=True) == tally.sum(a, exact=True)
+    # Shards on the wrong devices, or the wrong count of them, are refused before anything runs.
+    with pytest.raises(ValueError, match="GPU 0, but rank 1"):
+        s.sum([t0, t0])
+    with pytest.raises(ValueError, match="one per device"):
+        s.sum([a])
+    with pytest.raises(ValueError, match="cannot be split"):
+        s.sum(t0)
+    with pytest.raises(TypeError, match="one dtype"):
+        s.sum([a, b.astype(np.float64)])

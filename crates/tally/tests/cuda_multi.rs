@@ -7,6 +7,7 @@
 mod common;
 
 use common::draw;
+use tally::device::DeviceBuffer;
 use tally::multi::{DeviceSet, Shards};
 use tally::{
     Backend, Histogram2dSpec, HistogramSpec, Input, Predicate, ReduceOp, ReduceOptions, ScanOp, ScanOptions, Strategy,
@@ -135,6 +136,101 @@ fn two_devices_take_uneven_and_empty_shards() {
     let Some(set) = set_of(2) else { return };
     for (i, n) in [1usize, 7, 5000, 1 << 20].into_iter().enumerate() {
         check_uneven_local_shards(&set, n, 200 + i as u64);
+    }
+}
+
+/// Shards already on their devices (nothing to upload, so the devices' work is queued from one
+/// thread): the histogram's combined counters read in place on every device, and the scan
+/// written into device outputs poisoned first, against the sequential reference, with uneven
+/// and empty shards.
+#[test]
+fn resident_shards_leave_results_on_the_devices() {
+    let Some(set) = set_of(2) else { return };
+    let devs = set.devices();
+    for (i, n) in [0usize, 5, 4097, (1 << 21) + 11].into_iter().enumerate() {
+        let ints: Vec<i32> = draw(n, 400 + i as u64, |r| (r.next() % 5000) as i32 - 2500);
+        // Narrower than the values: some fall below and above.
+        let spec = HistogramSpec::even(4000, -2000.0, 2000.0);
+        let want = tally::histogram::reference::histogram(&ints, &spec);
+        for (a, _) in uneven(n) {
+            let parts = [&ints[..a], &ints[a..]];
+            let resident: Vec<DeviceBuffer<i32>> =
+                parts.iter().zip(&devs).map(|(p, d)| d.stream().upload(p, "shard").unwrap()).collect();
+            let shards = || Shards::Local(resident.iter().map(|b| Input::Device(b.view())).collect());
+            let h = set.histogram_on_devices(shards(), &spec, Strategy::Auto).unwrap();
+            h.synchronize().unwrap();
+            assert_eq!(h.counter_bytes(), 4);
+            for (k, dev) in devs.iter().enumerate() {
+                let (counters, outliers) = h.counters(k).expect("combined in place");
+                let raw = dev.stream().download(&counters).unwrap();
+                let counts: Vec<u64> =
+                    raw.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap()) as u64).collect();
+                assert_eq!(counts, want.counts[0], "device {k}'s counters, split at {a} of {n}");
+                let outside = dev.stream().download(&outliers).unwrap();
+                assert_eq!(outside, vec![want.below[0], want.above[0], want.nan[0]], "device {k}, split at {a}");
+            }
+            assert!(h.read().unwrap().same_counts(&want), "read, split at {a} of {n}");
+
+            let mut outs: Vec<DeviceBuffer<i64>> = parts
+                .iter()
+                .zip(&devs)
+                .map(|(p, d)| d.stream().upload(&vec![i64::MIN + 7; p.len()], "poisoned output").unwrap())
+                .collect();
+            let mut views: Vec<_> = outs.iter_mut().map(|b| b.view_mut()).collect();
+            set.scan_into(shards(), &mut views, ScanOp::Sum, ScanOptions::exclusive()).unwrap();
+            let got: Vec<i64> =
+                outs.iter().zip(&devs).flat_map(|(b, d)| d.stream().download(&b.view()).unwrap()).collect();
+            let mut run = 0i64;
+            let want_scan: Vec<i64> = ints
+                .iter()
+                .map(|&x| {
+                    let before = run;
+                    run += x as i64;
+                    before
+                })
+                .collect();
+            assert_eq!(got, want_scan, "exclusive scan into device outputs, split at {a} of {n}");
+            // Outputs that do not match the shards are refused.
+            let mut short: Vec<DeviceBuffer<i64>> =
+                devs.iter().map(|d| d.stream().alloc::<i64>(0, "short output").unwrap()).collect();
+            let mut short_views: Vec<_> = short.iter_mut().map(|b| b.view_mut()).collect();
+            if n > 0 {
+                let err = set.scan_into(shards(), &mut short_views, ScanOp::Sum, ScanOptions::inclusive()).unwrap_err();
+                assert!(err.to_string().contains("output holds 0"), "{err}");
+            }
+
+            if n > 0 {
+                let got = set.reduce(shards(), ReduceOp::ArgMax, ReduceOptions::default()).unwrap();
+                let want = Backend::Cpu.reduce(&ints, ReduceOp::ArgMax, ReduceOptions::default()).unwrap();
+                assert!(got.same_result(&want), "argmax split at {a} of {n}: {got:?} vs {want:?}");
+            }
+        }
+    }
+}
+
+/// Host shards above the streaming threshold (set low here) stream through each device's
+/// pinned pipeline, in small chunks, and the counts add on the host: the reference's counts,
+/// for an even split and for a host shard beside a device one.
+#[test]
+fn streamed_host_shards_count_as_one_device() {
+    if set_of(2).is_none() {
+        return;
+    }
+    let mut options = tally::DeviceOptions::from_env();
+    options.tuning.stream_threshold = Some(4096);
+    options.tuning.stream_chunk_bytes = Some(64 * 1024);
+    let set = DeviceSet::with_options(&[0, 1], &options).unwrap();
+    for (i, n) in [1usize, 4097, 1_000_003].into_iter().enumerate() {
+        let ints: Vec<i32> = draw(n, 500 + i as u64, |r| (r.next() % 3000) as i32 - 1000);
+        let spec = HistogramSpec::even(1000, 0.0, 1000.0);
+        let want = tally::histogram::reference::histogram(&ints, &spec);
+        let h = set.histogram(&ints, &spec, Strategy::Auto).unwrap();
+        assert!(h.same_counts(&want), "even split of {n}");
+        let a = n / 3;
+        let second = set.devices()[1].stream().upload(&ints[a..], "second shard").unwrap();
+        let shards = Shards::Local(vec![Input::Host(&ints[..a]), Input::Device(second.view())]);
+        let on = set.histogram_on_devices(shards, &spec, Strategy::Auto).unwrap();
+        assert!(on.read().unwrap().same_counts(&want), "host and device shards of {n}");
     }
 }
 

@@ -13,6 +13,7 @@ own kernels would; calls that return numbers, or arrays whose length depends on 
     total = tally.sum(x, exact=True)                                 # math.fsum, on the GPU
     running = tally.cumsum(x)                                        # numpy.cumsum
     positive = tally.select(x, "x > 0")                              # x[x > 0]
+    total = tally.DeviceSet().sum([x0, x1])                          # over two GPUs (NCCL)
 
 Errors: ``TypeError`` for an array or dtype tally does not take, ``ValueError`` for bad
 arguments (and strided arrays), ``OverflowError`` where a result does not fit its type,
@@ -48,6 +49,7 @@ _load_nvrtc_from_wheels()
 
 from . import _native  # noqa: E402
 from .histogram import Histogram, Histogram2d, bincount, histogram, histogram2d
+from .multi import DeviceSet
 from .reduce import argmax, argmin, count, max, mean, min, minmax, sum
 from .runs import reduce_by_key, run_length_encode, unique
 from .scan import cummax, cummin, cumsum
@@ -61,6 +63,7 @@ __all__ = [
     "cumsum", "cummin", "cummax",
     "select", "nonzero", "partition", "count_if",
     "unique", "run_length_encode", "reduce_by_key",
+    "DeviceSet",
     "cuda_available", "device_info",
 ]
 

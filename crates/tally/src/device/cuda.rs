@@ -568,11 +568,20 @@ impl Stream {
     /// Waits for the stream's work and copies `view` back.
     pub fn download<T: DeviceRepr + Default + Clone>(&self, view: &DeviceView<'_, T>) -> Result<Vec<T>> {
         let mut out = vec![T::default(); view.len()];
-        if !out.is_empty() {
-            self.inner.memcpy_dtoh(view.as_cuda_view(), &mut out).map_err(driver("cuMemcpyDtoHAsync"))?;
-        }
-        self.synchronize("the copy back")?;
+        self.download_into(view, &mut out)?;
         Ok(out)
+    }
+
+    /// Waits for the stream's work and copies `view` into `out` (the same length): for callers
+    /// that gather several devices' parts into one host array without a second copy.
+    pub fn download_into<T: DeviceRepr>(&self, view: &DeviceView<'_, T>, out: &mut [T]) -> Result<()> {
+        if out.len() != view.len() {
+            return Err(Error::invalid(format!("{} elements do not fit a host slice of {}", view.len(), out.len())));
+        }
+        if !out.is_empty() {
+            self.inner.memcpy_dtoh(view.as_cuda_view(), out).map_err(driver("cuMemcpyDtoHAsync"))?;
+        }
+        self.synchronize("the copy back")
     }
 
     /// Zeroes `view`, in stream order.

@@ -54,7 +54,7 @@ pub struct Tuning {
     /// `device::staging::DEFAULT_BUFFERS`.
     pub stream_buffers: Option<usize>,
     /// Host inputs above this many bytes are streamed through pinned chunks rather than
-    /// uploaded whole; default a quarter of device memory.
+    /// uploaded whole; default 1 GiB, or a quarter of device memory where that is less.
     pub stream_threshold: Option<usize>,
     /// Threads per block of the compaction kernels (select and the runs: 64, 128, 256 or
     /// 512); default by the primitive's policy.

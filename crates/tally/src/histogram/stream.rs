@@ -96,7 +96,7 @@ impl<T: Sample + PlainData> ChunkPipeline<T> {
 }
 
 /// Adds `b`'s counts into `a`'s (the same spec); an error where a total would overflow.
-fn add_histogram(a: &mut Histogram, b: &Histogram) -> Result<()> {
+pub(crate) fn add_histogram(a: &mut Histogram, b: &Histogram) -> Result<()> {
     let overflow = || Error::Overflow("a streamed histogram's count passed 2^64".into());
     let add = |x: &mut u64, y: u64| x.checked_add(y).map(|s| *x = s).ok_or_else(overflow);
     for (ca, cb) in a.counts.iter_mut().zip(&b.counts) {

@@ -4,11 +4,13 @@
 //! point use one scale for the whole set (the largest weight of every shard, the total count),
 //! so their sums are the one-GPU bits too.
 
-use super::nccl::{Combine, Word};
-use super::{device_input, DeviceSet, Shards};
-use crate::device::{CudaDevice, DevPtr, DeviceBuffer, Input};
+use super::nccl::{self, Collective, Combine, Word};
+use super::{device_input, uploads, DeviceSet, Shards};
+use crate::device::staging::streams_host_input;
+use crate::device::{Backend, CudaDevice, DevPtr, DeviceBuffer, DeviceView, Input, SliceSource};
 use crate::error::{Error, Result};
 use crate::histogram::cuda_general::{GeneralInput, GeneralPlan, GeneralSpec};
+use crate::histogram::stream::add_histogram;
 use crate::histogram::weighted::{FixedScale, ValueKind, Weight};
 use crate::histogram::{
     Accumulation, Histogram, Histogram2d, Histogram2dSpec, HistogramPlan, HistogramSpec, Strategy, WeightedHistogram,
@@ -48,6 +50,50 @@ fn counter_combine(lengths: &[u64]) -> CounterCombine {
     }
 }
 
+/// A sharded histogram whose combined counters stay on the devices
+/// ([`DeviceSet::histogram_on_devices`]): once the devices' streams have run, every device of
+/// this process holds the counts of the whole input, for kernels of the caller's that read
+/// them in place; [`SetHistogram::read`] brings them to the host.
+pub struct SetHistogram<T: Sample> {
+    plans: Vec<HistogramPlan<T>>,
+    devices: Vec<Arc<CudaDevice>>,
+    /// Where the counters could not be all-reduced (shards of both counter widths, or 32-bit
+    /// sums that could overflow) or the shards were streamed from the host: the combined
+    /// counts, already on the host.
+    on_host: Option<Histogram>,
+}
+
+impl<T: Sample> SetHistogram<T> {
+    /// The combined histogram on the host (waits for the devices).
+    pub fn read(&self) -> Result<Histogram> {
+        if let Some(h) = &self.on_host {
+            return Ok(h.clone());
+        }
+        let h = self.plans[0].read(self.devices[0].stream())?;
+        self.synchronize()?;
+        Ok(h)
+    }
+
+    /// Device `i`'s combined counters in place (this process's devices in rank order): one
+    /// little-endian counter of [`SetHistogram::counter_bytes`] per bin and selected channel,
+    /// channel-major; the outlier counters (below, above, NaN per channel) beside them. None
+    /// where the counts were combined on the host.
+    pub fn counters(&self, i: usize) -> Option<(DeviceView<'_, u8>, DeviceView<'_, u64>)> {
+        (self.on_host.is_none()).then(|| self.plans[i].counters())
+    }
+
+    /// Bytes of one counter on the devices (4, or 8 where the shards hold 2^32 samples or
+    /// more; 8 where the counts were combined on the host).
+    pub fn counter_bytes(&self) -> usize {
+        self.plans.first().map_or(8, HistogramPlan::counter_bytes)
+    }
+
+    /// Waits for the counting and the combine on every device of this process.
+    pub fn synchronize(&self) -> Result<()> {
+        self.devices.iter().try_for_each(|d| d.stream().synchronize("the device set's histogram"))
+    }
+}
+
 impl DeviceSet {
     /// Counts the sharded `samples` into the bins of `spec` (see [`crate::Backend::histogram`]);
     /// the counts equal one GPU's over the whole input.
@@ -57,41 +103,83 @@ impl DeviceSet {
         spec: &HistogramSpec,
         strategy: Strategy,
     ) -> Result<Histogram> {
+        self.histogram_on_devices(samples, spec, strategy)?.read()
+    }
+
+    /// [`DeviceSet::histogram`], the combined counters left on the devices: returns once the
+    /// counting and the combine are queued (or, where the counts must be combined on the
+    /// host, done).
+    pub fn histogram_on_devices<'a, T: Sample>(
+        &self,
+        samples: impl Into<Shards<'a, T>>,
+        spec: &HistogramSpec,
+        strategy: Strategy,
+    ) -> Result<SetHistogram<T>> {
         spec.validate()?;
         let shards = samples.into();
         let split = shards.split_len();
         let inputs = self.local_inputs(shards)?;
         let combine = counter_combine(&self.shard_lengths(&inputs, split)?);
-        let mut plans = self.per_device(inputs, |dev, input| {
-            let data = device_input(dev, input, "samples")?;
-            let view = data.view();
-            let mut plan = HistogramPlan::<T>::new(dev, &view, spec, strategy, dev.tuning())?;
-            plan.launch(dev.stream(), &view)?;
-            dev.stream().synchronize("the shard's histogram")?;
-            Ok(plan)
-        })?;
+        let devices: Vec<Arc<CudaDevice>> = self.devices().into_iter().cloned().collect();
+        // Host shards that one device would stream (above its tuned threshold) stream here too,
+        // each device through pinned buffers of its own, and the counts add on the host. Only
+        // where this process holds every rank: every process must choose the same combine.
+        let streamed = |dev: &CudaDevice, input: &Input<'_, T>| match input {
+            Input::Host(s) => streams_host_input(dev.info().total_memory, std::mem::size_of_val(*s), dev.tuning()),
+            Input::Device(_) => false,
+        };
+        if self.holds_every_rank() && inputs.iter().zip(&devices).any(|(i, d)| streamed(d, i)) {
+            let parts = self.per_device(true, inputs, |dev, input| match input {
+                Input::Host(s) => Backend::Cuda(dev.clone()).histogram_stream(&mut SliceSource::new(s), spec, strategy),
+                input => {
+                    let data = device_input(dev, input, "samples")?;
+                    let view = data.view();
+                    HistogramPlan::<T>::new(dev, &view, spec, strategy, dev.tuning())?.run(&view)
+                }
+            })?;
+            let mut total = parts[0].clone();
+            for h in &parts[1..] {
+                add_histogram(&mut total, h)?;
+            }
+            return Ok(SetHistogram { plans: Vec::new(), devices, on_host: Some(total) });
+        }
+        // Each device counts its shard; only queued (a plan's skew probe waits for its own
+        // device alone), so that the devices count at the same time.
+        let (data, mut plans): (Vec<_>, Vec<_>) = self
+            .per_device(uploads(&inputs), inputs, |dev, input| {
+                let data = device_input(dev, input, "samples")?;
+                let view = data.view();
+                let mut plan = HistogramPlan::<T>::new(dev, &view, spec, strategy, dev.tuning())?;
+                plan.launch(dev.stream(), &view)?;
+                Ok((data, plan))
+            })?
+            .into_iter()
+            .unzip();
         let (word, width) = match combine {
-            CounterCombine::Host => return self.histogram_on_host(&plans),
+            CounterCombine::Host => {
+                let h = self.histogram_on_host(&plans)?;
+                return Ok(SetHistogram { plans, devices, on_host: Some(h) });
+            }
             CounterCombine::AllReduce(Word::U32) => (Word::U32, 4),
             CounterCombine::AllReduce(word) => (word, 8),
         };
         debug_assert!(plans.iter().all(|p| p.counter_bytes() == width), "counter widths follow the shard lengths");
-        let devs = self.devices();
-        let mut counters = Vec::new();
-        let mut outliers = Vec::new();
-        let mut counter_bytes = 0;
-        for (plan, dev) in plans.iter_mut().zip(&devs) {
+        // Counters and outlier counters in one NCCL group: one launch per device, not two.
+        let mut ops = Vec::with_capacity(2 * plans.len());
+        for (i, (plan, dev)) in plans.iter_mut().zip(&devices).enumerate() {
             let (c, o) = plan.counters_mut();
-            counter_bytes = c.len();
-            counters.push(address(dev, c));
-            outliers.push((address(dev, o), o.len()));
+            let (count, outliers) = (c.len() / width, o.len());
+            let (c, o) = (address(dev, c), address(dev, o));
+            ops.push((i, Collective::AllReduce { send: c, recv: c, count, word, op: Combine::Sum }));
+            let outlier_sum =
+                Collective::AllReduce { send: o, recv: o, count: outliers, word: Word::U64, op: Combine::Sum };
+            ops.push((i, outlier_sum));
         }
-        self.all_reduce_in_place(&counters, counter_bytes / width, word, Combine::Sum, "ncclAllReduce(counters)")?;
-        let outlier_ptrs: Vec<DevPtr<u8>> = outliers.iter().map(|o| o.0).collect();
-        self.all_reduce_in_place(&outlier_ptrs, outliers[0].1, Word::U64, Combine::Sum, "ncclAllReduce(outliers)")?;
-        let h = plans[0].read(devs[0].stream())?;
-        self.synchronize()?;
-        Ok(h)
+        // Queued on each device's stream after its counting.
+        nccl::group(self.comms(), &ops, "ncclAllReduce(counters)")?;
+        // The shards' device copies are freed in stream order, after the counting has read them.
+        drop(data);
+        Ok(SetHistogram { plans, devices, on_host: None })
     }
 
     /// Milliseconds of the all-reduce that combines `counters` 32-bit histogram counters across
@@ -231,7 +319,11 @@ impl DeviceSet {
             .into_iter()
             .map(|x| (x, ys.as_mut().and_then(Iterator::next), ws.as_mut().and_then(Iterator::next)))
             .collect();
-        let parts = self.per_device(shards, |dev, (x, y, w)| ShardData::<T, W>::upload(dev, x, y, w))?;
+        // On threads where a shard is uploaded or weights are scanned for their largest magnitude
+        // (both wait for their device).
+        let host = |i: &Input<'_, T>| uploads(std::slice::from_ref(i));
+        let threads = weighted || shards.iter().any(|(x, y, _)| host(x) || y.as_ref().is_some_and(host));
+        let parts = self.per_device(threads, shards, |dev, (x, y, w)| ShardData::<T, W>::upload(dev, x, y, w))?;
         let devs = self.devices();
         let local: Vec<Vec<u64>> = parts.iter().map(|p| vec![p.max_abs.to_bits(), p.bad as u64]).collect();
         let gathered = if weighted { self.all_gather_host(&local)? } else { Vec::new() };

@@ -171,17 +171,19 @@ impl DeviceSet {
         }
     }
 
-    /// Runs `f` once per device of this process, each on a thread of its own (so that uploads
-    /// and launches of different devices overlap), with that device's shard; the results in
-    /// rank order, or the first error.
+    /// Runs `f` once per device of this process, with that device's shard; the results in rank
+    /// order, or the first error. With `threads`, each device runs on a thread of its own, so
+    /// that blocking host work of different devices (uploads of host shards) overlaps; without,
+    /// one after another on this thread, which costs less where `f` only queues work (a
+    /// launch is asynchronous, so the devices still compute at the same time).
     pub(crate) fn per_device<I: Send, R: Send>(
         &self,
+        threads: bool,
         inputs: Vec<I>,
         f: impl Fn(&Arc<CudaDevice>, I) -> Result<R> + Sync,
     ) -> Result<Vec<R>> {
-        if self.comms.len() == 1 {
-            let input = inputs.into_iter().next().expect("one input");
-            return Ok(vec![f(&self.comms[0].dev, input)?]);
+        if !threads || self.comms.len() == 1 {
+            return self.comms.iter().zip(inputs).map(|(c, input)| f(&c.dev, input)).collect();
         }
         std::thread::scope(|s| {
             let f = &f;
@@ -192,14 +194,28 @@ impl DeviceSet {
         })
     }
 
+    /// Whether this process holds every rank of the set (one process for all its devices): the
+    /// host words of every rank are then here already, and need no collective.
+    pub(crate) fn holds_every_rank(&self) -> bool {
+        self.comms.len() == self.world
+    }
+
     /// Every rank's `words` (the same count from each device of every process), in rank order,
     /// on the host of every process: an NCCL all-gather of small host values (lengths, counts,
-    /// per-device results).
+    /// per-device results) where the ranks span processes; gathered here where this process
+    /// holds them all.
     pub(crate) fn all_gather_host(&self, local: &[Vec<u64>]) -> Result<Vec<u64>> {
         let k = local.first().map_or(0, Vec::len);
         assert!(local.len() == self.comms.len() && local.iter().all(|w| w.len() == k), "k words from every device");
         if k == 0 {
             return Ok(Vec::new());
+        }
+        if self.holds_every_rank() {
+            let mut out = vec![0u64; k * self.world];
+            for (c, words) in self.comms.iter().zip(local) {
+                out[c.rank * k..(c.rank + 1) * k].copy_from_slice(words);
+            }
+            return Ok(out);
         }
         let mut send = Vec::with_capacity(local.len());
         let mut recv = Vec::with_capacity(local.len());
@@ -255,6 +271,12 @@ impl DeviceSet {
     pub(crate) fn comms(&self) -> &[Communicator] {
         &self.comms
     }
+}
+
+/// Whether any shard is host memory to upload: then the devices take their shards on threads
+/// of their own, so that the copies overlap (see [`DeviceSet::per_device`]).
+pub(crate) fn uploads<T>(inputs: &[Input<'_, T>]) -> bool {
+    inputs.iter().any(|i| matches!(i, Input::Host(s) if !s.is_empty()))
 }
 
 /// A device view of a shard: uploads a host slice (kept in the returned buffer) or borrows

@@ -56,6 +56,12 @@ pub(crate) struct Communicator {
     pub(crate) rank: usize,
 }
 
+// SAFETY: an NCCL communicator may be used from any thread, one at a time (NCCL's rule: not
+// from two threads at once). A `Communicator` is owned by one `DeviceSet`, whose calls take it
+// by shared reference on the calling thread only, so moving the set to another thread moves
+// its sole user with it; `DeviceSet` stays `!Sync`, so two threads never call it at once.
+unsafe impl Send for Communicator {}
+
 impl Drop for Communicator {
     fn drop(&mut self) {
         // SAFETY: the communicator was made by NCCL and is destroyed once, here; an error on

@@ -1,11 +1,11 @@
-//! Sharded scans: each device reduces its shard to its total, the totals are all-gathered and
+//! Sharded scans: each device but the last rank's reduces its shard to its total, the totals are all-gathered and
 //! scanned (exclusive, in rank order) into each shard's carry, and each device scans its shard
 //! with the single-GPU kernel starting from that carry (the carry is tile 0's prefix). Integer
 //! results equal one GPU's exactly (the carries are exact sums, checked for overflow); float
 //! sums add the same elements in another association than one GPU (the shard totals first).
 
-use super::{device_input, shard, DeviceSet, Shards};
-use crate::device::DeviceInput;
+use super::{device_input, shard, uploads, DeviceSet, Shards};
+use crate::device::{DeviceInput, DeviceViewMut, Input};
 use crate::error::{Error, Result};
 use crate::reduce::{ReduceOp, ReduceOptions, ReducePlan};
 use crate::scan::{ScanInto, ScanOp, ScanOptions, ScanPlan, ScanValue};
@@ -20,6 +20,59 @@ impl DeviceSet {
         op: ScanOp,
         options: ScanOptions,
     ) -> Result<Vec<O>> {
+        let inputs = self.local_inputs(input.into())?;
+        let mut host = vec![O::default(); inputs.iter().map(Input::len).sum()];
+        self.scan_to_host(Shards::Local(inputs), &mut host, op, options)?;
+        Ok(host)
+    }
+
+    /// [`DeviceSet::scan`] into `out` on the host, as long as this process's shards together.
+    pub fn scan_to_host<'a, T: ScanInto<O>, O: ScanValue>(
+        &self,
+        input: impl Into<Shards<'a, T>>,
+        out: &mut [O],
+        op: ScanOp,
+        options: ScanOptions,
+    ) -> Result<()> {
+        let inputs = self.local_inputs(input.into())?;
+        let total: usize = inputs.iter().map(Input::len).sum();
+        if out.len() != total {
+            return Err(Error::invalid(format!("the shards hold {total} elements, the output {}", out.len())));
+        }
+        let devs = self.devices();
+        let mut outputs = Vec::with_capacity(inputs.len());
+        for (dev, input) in devs.iter().zip(&inputs) {
+            outputs.push(dev.stream().alloc::<O>(input.len(), "scan output")?);
+        }
+        {
+            let mut views: Vec<DeviceViewMut<'_, O>> = outputs.iter_mut().map(|b| b.view_mut()).collect();
+            self.scan_into(Shards::Local(inputs), &mut views, op, options)?;
+        }
+        // Each device's part copied straight into its place in `out`, the devices' copies at the
+        // same time.
+        let mut parts = Vec::with_capacity(outputs.len());
+        let mut rest = out;
+        for b in &outputs {
+            let (part, tail) = rest.split_at_mut(b.len());
+            parts.push((b, part));
+            rest = tail;
+        }
+        self.per_device(parts.len() > 1, parts, |dev, (b, part)| dev.stream().download_into(&b.view(), part))?;
+        Ok(())
+    }
+
+    /// The scan by `op` of the sharded `input` into `outputs`, device memory: one view per
+    /// device of this process, in rank order, each as long as that device's shard. Returns once
+    /// the scans are done. Each device except the last rank's first reduces its shard to its
+    /// total (the last rank's total carries into no shard); the totals are gathered and
+    /// scanned into each shard's carry, and each device scans its shard from its carry.
+    pub fn scan_into<'a, T: ScanInto<O>, O: ScanValue>(
+        &self,
+        input: impl Into<Shards<'a, T>>,
+        outputs: &mut [DeviceViewMut<'_, O>],
+        op: ScanOp,
+        options: ScanOptions,
+    ) -> Result<()> {
         if O::TYPE.is_float() && op != ScanOp::Sum {
             return Err(Error::invalid(format!(
                 "a scan over several devices takes floats by sum only, not {}",
@@ -32,38 +85,69 @@ impl DeviceSet {
             ScanOp::Max => ReduceOp::Max,
         };
         let inputs = self.local_inputs(input.into())?;
-        // Phase 1: each shard on its device, and its total as two words (an exact integer's
-        // 128 bits, or a float's f64 bits).
-        let parts: Vec<(DeviceInput<'a, T>, [u64; 2])> = self.per_device(inputs, |dev, input| {
-            let data = device_input(dev, input, "scan input")?;
-            let view = data.view();
+        if outputs.len() != inputs.len() {
+            return Err(Error::invalid(format!(
+                "{} outputs for the {} devices of this process: one output per device",
+                outputs.len(),
+                inputs.len()
+            )));
+        }
+        for (i, (input, out)) in inputs.iter().zip(outputs.iter()).enumerate() {
+            if input.len() != out.len() {
+                return Err(Error::invalid(format!(
+                    "shard {i}: {} elements, but its output holds {}",
+                    input.len(),
+                    out.len()
+                )));
+            }
+        }
+        let last_rank = self.world_size() - 1;
+        let ranks = self.ranks();
+        let threads = uploads(&inputs);
+        let work: Vec<_> = inputs.into_iter().zip(ranks.iter().copied()).collect();
+        // Phase 1: each shard on its device, and (queued, so that the devices reduce at the same
+        // time) its total.
+        let parts: Vec<(DeviceInput<'a, T>, Option<ReducePlan<T>>)> =
+            self.per_device(threads, work, |dev, (input, rank)| {
+                let data = device_input(dev, input, "scan input")?;
+                let view = data.view();
+                let mut total = None;
+                if !view.is_empty() && rank != last_rank {
+                    let mut plan = ReducePlan::<T>::new(dev, reduce_op, ReduceOptions::default(), view.len())?;
+                    plan.launch(dev.stream(), &view)?;
+                    total = Some(plan);
+                }
+                Ok((data, total))
+            })?;
+        // Each total as two words (an exact integer's 128 bits, or a float's f64 bits) and the
+        // shard's length.
+        let mut local = Vec::with_capacity(parts.len());
+        for ((data, plan), dev) in parts.iter().zip(self.devices()) {
             let mut words = [0u64; 2];
-            if !view.is_empty() {
-                let mut plan = ReducePlan::<T>::new(dev, reduce_op, ReduceOptions::default(), view.len())?;
-                let r = plan.run(&view)?;
+            if let Some(plan) = plan {
+                let r = plan.read(dev.stream())?;
                 words = match r.exact {
                     Some(v) => [v as u64, ((v as u128) >> 64) as u64],
                     None => [r.value.to_bits(), 0],
                 };
             }
-            Ok((data, words))
-        })?;
-        let local: Vec<Vec<u64>> = parts.iter().map(|(d, w)| vec![w[0], w[1], d.view().len() as u64]).collect();
+            local.push(vec![words[0], words[1], data.view().len() as u64]);
+        }
         let gathered = self.all_gather_host(&local)?;
         let carries = carries_of::<O>(op, &gathered, options.wrapping)?;
-        let ranks = self.ranks();
-        let work: Vec<_> = parts.into_iter().zip(ranks).map(|((data, _), rank)| (data, carries[rank])).collect();
-        // Phase 2: each shard scanned from its carry.
-        let outputs = self.per_device(work, |dev, (data, carry)| {
+        // Phase 2: each shard scanned from its carry, queued on every device before any waits.
+        let mut plans = Vec::with_capacity(parts.len());
+        for (((data, _), dev), (out, rank)) in parts.iter().zip(self.devices()).zip(outputs.iter_mut().zip(&ranks)) {
             let view = data.view();
             let mut plan = ScanPlan::<T, O>::new(dev, op, options, view.len())?;
-            plan.set_carry(carry)?;
-            let mut out = dev.stream().alloc::<O>(view.len(), "scan output")?;
-            plan.launch(dev.stream(), &view, &mut out.view_mut())?;
+            plan.set_carry(carries[*rank])?;
+            plan.launch(dev.stream(), &view, out)?;
+            plans.push(plan);
+        }
+        for (plan, dev) in plans.iter().zip(self.devices()) {
             plan.read(dev.stream())?;
-            dev.stream().download(&out.view())
-        })?;
-        Ok(outputs.concat())
+        }
+        Ok(())
     }
 }
 

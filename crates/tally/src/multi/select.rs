@@ -19,7 +19,8 @@ impl DeviceSet {
     ) -> Result<Vec<T>> {
         predicate.bind::<T>()?;
         let inputs = self.local_inputs(input.into())?;
-        let mut kept = self.per_device(inputs, |dev, input| {
+        // On threads: each device waits for its count of kept elements.
+        let mut kept = self.per_device(true, inputs, |dev, input| {
             let data = device_input(dev, input, "select input")?;
             let view = data.view();
             let (b, n) = SelectPlan::<T>::new(dev, predicate, SelectMode::Stable, view.len())?.run(&view)?;
