@@ -89,6 +89,44 @@ fn gpu_host_input_above_the_threshold_streams() {
     assert_eq!(got.value.to_bits(), want.value.to_bits());
 }
 
+/// A pipeline's pinned buffers stay with the device when it goes and serve the next pipeline,
+/// holding the last call's data (of another type here): the next call's results do not depend
+/// on it. At most `KEPT_PINNED_BYTES` are kept, and `release_pinned` frees them.
+#[test]
+fn gpu_pinned_buffers_are_kept_and_reused() {
+    let Some(_) = common::gpu() else { return };
+    let dev = CudaDevice::with_options(DeviceOptions::default()).unwrap();
+    assert_eq!(dev.kept_pinned_bytes(), 0);
+    let chunk_bytes = 1 << 16;
+    let wide: Vec<f64> = samples(100_003, 21);
+    let layout = |bytes: usize| ChunkLayout { chunk_elements: chunk_bytes / bytes, element_bytes: bytes, buffers: 3 };
+    let mut p = ChunkPipeline::<f64>::new(&dev, layout(8)).unwrap();
+    let sum = p.reduce(&mut SliceSource::new(&wide), ReduceOp::Sum, ReduceOptions::exact()).unwrap();
+    assert_eq!(
+        sum.value.to_bits(),
+        Backend::cpu().reduce(&wide, ReduceOp::Sum, ReduceOptions::exact()).unwrap().value.to_bits()
+    );
+    drop(p);
+    assert_eq!(dev.kept_pinned_bytes(), 3 * chunk_bytes, "the three slots' buffers are kept");
+    // The next pipeline takes them (full of f64 bits) for bytes, and counts only its own.
+    let bytes: Vec<u8> = samples(70_001, 22);
+    let spec = HistogramSpec::even(256, 0.0, 256.0);
+    let mut p = ChunkPipeline::<u8>::new(&dev, layout(1)).unwrap();
+    assert_eq!(dev.kept_pinned_bytes(), 0, "taken by the new pipeline");
+    let h = p.histogram(&mut SliceSource::new(&bytes), &spec, Strategy::Auto).unwrap();
+    assert!(h.same_counts(&Backend::cpu().histogram(&bytes, &spec, Strategy::Auto).unwrap()));
+    drop(p);
+    // Buffers past the bound are freed, not kept.
+    let big = tally::device::KEPT_PINNED_BYTES / 2 + 4096;
+    let mut p =
+        ChunkPipeline::<u8>::new(&dev, ChunkLayout { chunk_elements: big, element_bytes: 1, buffers: 2 }).unwrap();
+    p.histogram(&mut SliceSource::new(&bytes), &spec, Strategy::Auto).unwrap();
+    drop(p);
+    assert!(dev.kept_pinned_bytes() <= tally::device::KEPT_PINNED_BYTES, "{}", dev.kept_pinned_bytes());
+    dev.release_pinned();
+    assert_eq!(dev.kept_pinned_bytes(), 0);
+}
+
 #[test]
 fn gpu_streamed_weighted_histograms_equal_the_cpu_bit_for_bit() {
     let Some(dev) = common::gpu() else { return };

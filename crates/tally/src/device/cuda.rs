@@ -10,7 +10,9 @@ use super::workspace::Workspace;
 use crate::error::{driver, Error, Result};
 use crate::histogram::Tuning;
 use cudarc::driver::sys::{self, CUdevice_attribute, CUfunction_attribute};
-use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, DeviceRepr, DriverError, ValidAsZeroBits};
+use cudarc::driver::{
+    CudaContext, CudaFunction, CudaModule, CudaStream, DeviceRepr, DriverError, PinnedHostSlice, ValidAsZeroBits,
+};
 use cudarc::nvrtc::Ptx;
 use serde::Serialize;
 use std::collections::HashMap;
@@ -90,10 +92,17 @@ pub struct CudaDevice {
     info: DeviceInfo,
     /// Shared with the views of this device on other streams ([`CudaDevice::with_stream`]).
     modules: Arc<Mutex<HashMap<String, Arc<CudaModule>>>>,
+    /// Pinned staging buffers kept between streamed calls (pinning is a call's largest fixed
+    /// cost); shared with the views on other streams, like the modules.
+    pinned: Arc<Mutex<Vec<PinnedHostSlice<u8>>>>,
     cache: KernelCache,
     nvrtc_options: Vec<String>,
     tuning: Tuning,
 }
+
+/// Bytes of pinned staging buffers a device keeps between calls at most: the default pipeline
+/// (three 64 MiB chunks) with room for a second one.
+pub const KEPT_PINNED_BYTES: usize = 512 << 20;
 
 impl std::fmt::Debug for CudaDevice {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -174,6 +183,7 @@ impl CudaDevice {
             stream,
             info,
             modules: Arc::default(),
+            pinned: Arc::default(),
             cache,
             nvrtc_options: options.nvrtc_options,
             tuning: options.tuning,
@@ -193,6 +203,55 @@ impl CudaDevice {
     /// The device's default stream: what the `Backend` calls queue their work on.
     pub fn stream(&self) -> &Stream {
         &self.stream
+    }
+
+    /// A pinned host buffer of at least `bytes`: one kept by an earlier call where one is
+    /// large enough (its contents are that call's), else a new, zeroed one.
+    pub(crate) fn take_pinned(&self, bytes: usize) -> Result<PinnedHostSlice<u8>> {
+        {
+            let mut kept = self.pinned.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            // The smallest that fits, so that large buffers stay for large chunks.
+            let fit = (0..kept.len()).filter(|&i| kept[i].len() >= bytes).min_by_key(|&i| kept[i].len());
+            if let Some(i) = fit {
+                return Ok(kept.swap_remove(i));
+            }
+        }
+        // SAFETY: the memory is zeroed below before anything reads it.
+        let mut host = unsafe { self.ctx.alloc_pinned::<u8>(bytes.max(1)) }.map_err(|e| {
+            if e.0 == sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
+                Error::OutOfMemory { bytes, what: "pinned staging buffer".into() }
+            } else {
+                Error::Cuda { call: "cuMemHostAlloc (staging buffer)".into(), source: e }
+            }
+        })?;
+        host.as_mut_slice().map_err(driver("cuEventSynchronize"))?.fill(0);
+        Ok(host)
+    }
+
+    /// Keeps `buffers` for later calls, as many as fit in [`KEPT_PINNED_BYTES`] with those
+    /// already kept (the largest first); the rest are freed. Nothing may still read or write
+    /// them.
+    pub(crate) fn keep_pinned(&self, buffers: impl IntoIterator<Item = PinnedHostSlice<u8>>) {
+        let mut kept = self.pinned.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        kept.extend(buffers);
+        kept.sort_by_key(|b| std::cmp::Reverse(b.len()));
+        let mut total = 0;
+        kept.retain(|b| {
+            let fits = total + b.len() <= KEPT_PINNED_BYTES;
+            total += if fits { b.len() } else { 0 };
+            fits
+        });
+    }
+
+    /// Bytes of pinned staging memory this device keeps for later streamed calls (at most
+    /// [`KEPT_PINNED_BYTES`]).
+    pub fn kept_pinned_bytes(&self) -> usize {
+        self.pinned.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).iter().map(|b| b.len()).sum()
+    }
+
+    /// Frees the pinned staging memory kept for later streamed calls.
+    pub fn release_pinned(&self) {
+        self.pinned.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clear();
     }
 
     /// A new stream of this device, with a workspace of its own.

@@ -102,10 +102,12 @@ pub(crate) fn layout_for<T>(dev: Option<&CudaDevice>, input: Option<u64>, align:
     chunk_layout(memory, input, std::mem::size_of::<T>(), align, &tuning)
 }
 
-/// Host inputs above this many bytes stream by default. A call's pipeline pins its staging
-/// buffers anew (a fixed cost of 30-100 ms on an H100 host, v17), then streams at about 30 GB/s
-/// where one pageable upload runs at 6-8 GB/s: they break even near 1 GiB (a 256-bin histogram
-/// of 1 GiB: 133 ms streamed, 136 ms uploaded whole; of 4 GiB: 220 ms against 655 ms).
+/// Host inputs above this many bytes stream by default: where even a device's first streamed
+/// call, which pins its staging buffers (30-100 ms on an H100 host), keeps up with one pageable
+/// upload (PERF v17: a 256-bin histogram of 1 GiB, pinning every call, 133 ms against 136 ms
+/// uploaded whole). Later calls reuse the kept buffers and gain from 64 MiB on (4.7 ms against
+/// 10.3 ms; 4 GiB: 172-213 ms against 637 ms): a caller that streams often may lower the
+/// threshold (`TALLY_STREAM_THRESHOLD`).
 pub const STREAM_ABOVE_BYTES: usize = 1 << 30;
 
 /// Whether a host input of `bytes` goes through the pipeline rather than one upload: above
@@ -121,7 +123,9 @@ pub type OnChunk<'f, T> = dyn FnMut(&Stream, &DeviceView<'_, T>, u64) -> Result<
 /// One slot: a chunk's pinned host buffer, its device buffer, and the events that order their
 /// reuse.
 struct Slot<T> {
-    host: PinnedHostSlice<T>,
+    /// Bytes of pinned memory, at least a chunk of `T` (page-aligned, as the driver allocates
+    /// it); taken from the device's kept buffers and given back when the pipeline goes.
+    host: PinnedHostSlice<u8>,
     device: DeviceBuffer<T>,
     /// Recorded on the copy stream after the chunk's copy: the pinned buffer may be refilled.
     copied: CudaEvent,
@@ -139,8 +143,31 @@ pub struct ChunkPipeline<T> {
     slots: Vec<Slot<T>>,
 }
 
+/// A slot's pinned bytes as `elements` elements of `T`.
+fn typed_mut<T: PlainData>(host: &mut PinnedHostSlice<u8>, elements: usize) -> Result<&mut [T]> {
+    let bytes = host.as_mut_slice().map_err(driver("cuEventSynchronize"))?;
+    if bytes.len() < elements * std::mem::size_of::<T>() || !bytes.as_ptr().cast::<T>().is_aligned() {
+        return Err(Error::invalid("a pinned staging buffer too small or misaligned for its chunk"));
+    }
+    // SAFETY: the bytes are live pinned memory borrowed mutably from `host` for the returned
+    // lifetime, aligned for `T` and long enough (checked above), and `T` is plain data, valid
+    // for every bit pattern (`PlainData`).
+    Ok(unsafe { std::slice::from_raw_parts_mut(bytes.as_mut_ptr().cast::<T>(), elements) })
+}
+
+impl<T> Drop for ChunkPipeline<T> {
+    fn drop(&mut self) {
+        // A run that stopped at an error may leave copies from the pinned buffers in flight:
+        // they finish before the buffers go back to the device for other calls.
+        if self.copy.synchronize("the staging copies").is_ok() {
+            self.dev.keep_pinned(self.slots.drain(..).map(|slot| slot.host));
+        }
+    }
+}
+
 impl<T: PlainData> ChunkPipeline<T> {
-    /// Allocates `layout.buffers` slots of `layout.chunk_elements` elements on `dev`.
+    /// Allocates `layout.buffers` slots of `layout.chunk_elements` elements on `dev`, their
+    /// pinned buffers reused from earlier pipelines of the device where it kept some.
     pub fn new(dev: &Arc<CudaDevice>, layout: ChunkLayout) -> Result<Self> {
         if layout.element_bytes != std::mem::size_of::<T>() || layout.chunk_elements == 0 {
             return Err(Error::invalid(format!(
@@ -153,18 +180,7 @@ impl<T: PlainData> ChunkPipeline<T> {
         let event = || ctx.new_event(Some(CUevent_flags::CU_EVENT_DISABLE_TIMING)).map_err(driver("cuEventCreate"));
         let mut slots = Vec::with_capacity(layout.buffers);
         for _ in 0..layout.buffers {
-            // SAFETY: the memory is zeroed below before anything reads it.
-            let mut host = unsafe { ctx.alloc_pinned::<T>(layout.chunk_elements) }.map_err(|e| {
-                if e.0 == cudarc::driver::sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
-                    Error::OutOfMemory { bytes: layout.chunk_bytes(), what: "pinned staging buffer".into() }
-                } else {
-                    Error::Cuda { call: "cuMemHostAlloc (staging buffer)".into(), source: e }
-                }
-            })?;
-            let ptr = host.as_mut_ptr().map_err(driver("cuEventSynchronize"))?;
-            // SAFETY: `ptr` points at `chunk_elements` elements of freshly allocated pinned
-            // memory that nothing else references; zero bits are a valid `T` (ValidAsZeroBits).
-            unsafe { std::ptr::write_bytes(ptr, 0, layout.chunk_elements) };
+            let host = dev.take_pinned(layout.chunk_bytes())?;
             let device = dev.stream().alloc::<T>(layout.chunk_elements, "streamed chunk")?;
             slots.push(Slot { host, device, copied: event()?, consumed: event()? });
         }
@@ -182,8 +198,7 @@ impl<T: PlainData> ChunkPipeline<T> {
     pub fn poison(&mut self, byte: u8) -> Result<()> {
         let stream = self.dev.stream();
         for slot in &mut self.slots {
-            let host = slot.host.as_mut_slice().map_err(driver("cuEventSynchronize"))?;
-            source::as_bytes_mut(host).fill(byte);
+            slot.host.as_mut_slice().map_err(driver("cuEventSynchronize"))?.fill(byte);
             let mut junk = vec![T::default(); slot.device.len()];
             source::as_bytes_mut(&mut junk).fill(byte);
             stream.copy_to_device(&junk, &mut slot.device.view_mut())?;
@@ -201,8 +216,9 @@ impl<T: PlainData> ChunkPipeline<T> {
     /// of chunks can reach at best).
     pub fn upload_bandwidth(&mut self, reps: usize) -> Result<f64> {
         let bytes = self.layout.chunk_bytes() as f64;
+        let chunk = self.layout.chunk_elements;
         let slot = &mut self.slots[0];
-        let host = slot.host.as_slice().map_err(driver("cuEventSynchronize"))?;
+        let host: &[T] = typed_mut(&mut slot.host, chunk)?;
         let device = &mut slot.device;
         let ms = self.copy.timer()?.median_ms(reps, || self.copy.copy_to_device(host, &mut device.view_mut()))?;
         Ok(bytes / (ms * 1e6))
@@ -219,7 +235,7 @@ impl<T: PlainData> ChunkPipeline<T> {
         for k in 0.. {
             let slot = &mut self.slots[k % self.layout.buffers];
             slot.copied.synchronize().map_err(driver("cuEventSynchronize (staging buffer free)"))?;
-            let host = slot.host.as_mut_slice().map_err(driver("cuEventSynchronize"))?;
+            let host = typed_mut::<T>(&mut slot.host, chunk)?;
             let got = source.fill(host)?;
             if got > chunk {
                 return Err(Error::invalid(format!("a source filled {got} elements into a chunk of {chunk}")));

@@ -52,6 +52,7 @@ impl CudaDevice {
             stream,
             info: self.info.clone(),
             modules: self.modules.clone(),
+            pinned: self.pinned.clone(),
             cache: self.cache.clone(),
             nvrtc_options: self.nvrtc_options.clone(),
             tuning: self.tuning.clone(),
