@@ -139,13 +139,13 @@ impl PyDeviceSet {
     ) -> PyResult<(u64, u64, u64)> {
         let (split, parts, dtype) = self.args(x)?;
         let spec = HistogramSpec::even(bins, lo, hi);
-        let out = host_out::<i64>(counts, bins as usize)?;
+        let mut out = HostOut::<i64>::new(counts, bins as usize)?;
         let h = dispatch!(dtype, "a histogram", T => {
             let held = self.hold::<T>(split, &parts)?;
             py.detach(|| histogram_of(&self.set(), &held, &spec)).map_err(to_py)
         }, [U8: u8, U16: u16, I32: i32, U32: u32, I64: i64, F32: f32, F64: f64, F16: tally::half::f16,
             BF16: tally::half::bf16])?;
-        for (o, &c) in out.iter_mut().zip(&h.counts[0]) {
+        for (o, &c) in out.slice().iter_mut().zip(&h.counts[0]) {
             *o = i64::try_from(c).map_err(|_| value_error("a count above 2^63"))?;
         }
         Ok((h.below[0], h.above[0], h.nan[0]))
@@ -181,8 +181,8 @@ impl PyDeviceSet {
             let held = self.hold::<T>(split, &parts)?;
             type O = <T as ScanElement>::Wide;
             let len = local_len(&self.set(), &held);
-            let out = host_out::<O>(out, len)?;
-            py.detach(|| scan_of::<T, O>(&self.set(), &held, out, options)).map_err(to_py)
+            let mut out = HostOut::<O>::new(out, len)?;
+            py.detach(|| scan_of::<T, O>(&self.set(), &held, out.slice(), options)).map_err(to_py)
         })
     }
 
@@ -248,25 +248,39 @@ fn bytes_of<T: SelectElement>(values: &[T]) -> &[u8] {
     unsafe { std::slice::from_raw_parts(values.as_ptr() as *const u8, std::mem::size_of_val(values)) }
 }
 
-/// A numpy output the Python layer allocated: `(address, elements, on_host)`, `len` elements of
-/// `O`, written in place.
-fn host_out<'a, O>(obj: &'a Bound<'_, PyAny>, len: usize) -> PyResult<&'a mut [O]> {
-    let (address, n, on_host): (u64, usize, bool) =
-        obj.extract().map_err(|_| type_error("the output: expected (address, elements, on_host)"))?;
-    if !on_host {
-        return Err(value_error("a device set writes its results to the host"));
+/// A numpy output the Python layer allocated for one call: `len` elements of `O` at `address`,
+/// written in place.
+struct HostOut<O> {
+    address: u64,
+    len: usize,
+    _elements: std::marker::PhantomData<fn(O)>,
+}
+
+impl<O> HostOut<O> {
+    /// Reads `(address, elements, on_host)` for `len` elements.
+    fn new(obj: &Bound<'_, PyAny>, len: usize) -> PyResult<Self> {
+        let (address, n, on_host): (u64, usize, bool) =
+            obj.extract().map_err(|_| type_error("the output: expected (address, elements, on_host)"))?;
+        if !on_host {
+            return Err(value_error("a device set writes its results to the host"));
+        }
+        if n != len {
+            return Err(value_error(format!("the output holds {n} elements, {len} are needed")));
+        }
+        if len > 0 && (address == 0 || !address.is_multiple_of(std::mem::align_of::<O>() as u64)) {
+            return Err(value_error(format!("the output's address {address:#x} is not aligned")));
+        }
+        Ok(HostOut { address, len, _elements: std::marker::PhantomData })
     }
-    if n != len {
-        return Err(value_error(format!("the output holds {n} elements, {len} are needed")));
+
+    /// The elements.
+    fn slice(&mut self) -> &mut [O] {
+        if self.len == 0 {
+            return &mut [];
+        }
+        // SAFETY: the Python layer allocated this C-contiguous numpy array of `O` for this call
+        // alone and holds it until the call returns; `new` checked its address and length, and
+        // this borrow of `self` is the only reference to it while it lives.
+        unsafe { std::slice::from_raw_parts_mut(self.address as *mut O, self.len) }
     }
-    if len == 0 {
-        return Ok(&mut []);
-    }
-    if address == 0 || !address.is_multiple_of(std::mem::align_of::<O>() as u64) {
-        return Err(value_error(format!("the output's address {address:#x} is not aligned")));
-    }
-    // SAFETY: the Python layer allocated this C-contiguous numpy array of `O` for this call
-    // alone and holds it until the call returns; nothing else reads or writes it meanwhile, and
-    // the borrow ends with the call.
-    Ok(unsafe { std::slice::from_raw_parts_mut(address as *mut O, len) })
 }
