@@ -126,6 +126,18 @@ impl PyDeviceSet {
         self.set().world_size()
     }
 
+    /// Elements of this process's shards: the length of its `cumsum` (the whole input in one
+    /// process; this process's part of an even split otherwise).
+    fn local_len(&self, x: &Bound<'_, PyAny>) -> PyResult<usize> {
+        let (split, parts, _) = self.args(x)?;
+        let lens = parts
+            .iter()
+            .map(|p| p.extract::<(u64, usize, bool)>().map(|(_, n, _)| n))
+            .collect::<PyResult<Vec<usize>>>()
+            .map_err(|_| type_error("expected (address, elements, on_host) per shard"))?;
+        Ok(local_len(&self.set(), split, &lens))
+    }
+
     /// Counts the shards into `bins` even bins of [lo, hi) (the last bin closed, as numpy's)
     /// into `counts` (an int64 numpy array of `bins`); returns (below, above, nan).
     fn histogram(
@@ -180,7 +192,8 @@ impl PyDeviceSet {
         dispatch!(dtype, "a scan", T => {
             let held = self.hold::<T>(split, &parts)?;
             type O = <T as ScanElement>::Wide;
-            let len = local_len(&self.set(), &held);
+            let lens: Vec<usize> = held.held.iter().map(Held::len).collect();
+            let len = local_len(&self.set(), held.split, &lens);
             let mut out = HostOut::<O>::new(out, len)?;
             py.detach(|| scan_of::<T, O>(&self.set(), &held, out.slice(), options)).map_err(to_py)
         })
@@ -220,15 +233,13 @@ fn reduce_of<T: ReduceElement>(
     set.reduce(held.shards(), op, options)
 }
 
-/// Elements of this process's shards (the whole array for an even split in one process; this
-/// process's part of it otherwise).
-fn local_len<T: DeviceRepr>(set: &DeviceSet, held: &HeldShards<T>) -> usize {
-    if held.split {
-        let n = held.held[0].len();
-        let p = tally::multi::shard::split_points(n, set.world_size());
+/// Elements of this process's shards of these lengths (see `PyDeviceSet::local_len`).
+fn local_len(set: &DeviceSet, split: bool, lens: &[usize]) -> usize {
+    if split {
+        let p = tally::multi::shard::split_points(lens[0], set.world_size());
         set.ranks().iter().map(|&r| p[r + 1] - p[r]).sum()
     } else {
-        held.held.iter().map(Held::len).sum()
+        lens.iter().sum()
     }
 }
 

@@ -179,7 +179,7 @@ class DeviceSet:
         """The running sum (``numpy.cumsum``'s types) as a numpy array: the whole input's in one
         process, this process's part of it with one process per GPU."""
         call, _held = self._shards(x)
-        n = self._local_len(call, _held)
+        n = self._set.local_len(call)
         out = np.empty(n, dtype=_numpy_dtype(_SUM_TYPES[call[2]]))
         self._set.cumsum(call, exclusive, (out.__array_interface__["data"][0], n, True))
         return out
@@ -190,11 +190,3 @@ class DeviceSet:
         call, _held = self._shards(x)
         raw = self._set.select(call, predicate)
         return np.frombuffer(raw, dtype=_numpy_dtype(call[2]))
-
-    def _local_len(self, call: tuple, held: list) -> int:
-        split, _, _ = call
-        if not split:
-            return sum(a.n for a in held)
-        n, world = held[0].n, self.world_size
-        # The even split: the first n % world ranks hold one element more.
-        return sum(n // world + (1 if r < n % world else 0) for r in self.ranks)

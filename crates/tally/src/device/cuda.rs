@@ -217,13 +217,8 @@ impl CudaDevice {
             }
         }
         // SAFETY: the memory is zeroed below before anything reads it.
-        let mut host = unsafe { self.ctx.alloc_pinned::<u8>(bytes.max(1)) }.map_err(|e| {
-            if e.0 == sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
-                Error::OutOfMemory { bytes, what: "pinned staging buffer".into() }
-            } else {
-                Error::Cuda { call: "cuMemHostAlloc (staging buffer)".into(), source: e }
-            }
-        })?;
+        let mut host = unsafe { self.ctx.alloc_pinned::<u8>(bytes.max(1)) }
+            .map_err(|e| oom_or(e, "cuMemHostAlloc", bytes, "pinned staging buffer"))?;
         host.as_mut_slice().map_err(driver("cuEventSynchronize"))?.fill(0);
         Ok(host)
     }
@@ -581,7 +576,7 @@ impl Stream {
         let bytes = len.max(1).saturating_mul(std::mem::size_of::<T>());
         // SAFETY: the contents are not read before something writes them: every caller fills
         // the buffer (memset, upload or a kernel's writes) before reading it.
-        let slice = unsafe { self.inner.alloc::<T>(len.max(1)) }.map_err(|e| oom_or(e, bytes, what))?;
+        let slice = unsafe { self.inner.alloc::<T>(len.max(1)) }.map_err(|e| oom_or(e, "cuMemAlloc", bytes, what))?;
         Ok(DeviceBuffer::from_parts(slice, len))
     }
 
@@ -664,10 +659,11 @@ impl Stream {
     }
 }
 
-fn oom_or(e: DriverError, bytes: usize, what: &str) -> Error {
+/// An allocation's failure: out of memory as such, any other error as the failed `call`.
+fn oom_or(e: DriverError, call: &str, bytes: usize, what: &str) -> Error {
     if e.0 == sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
         Error::OutOfMemory { bytes, what: what.to_string() }
     } else {
-        Error::Cuda { call: format!("cuMemAlloc ({what})"), source: e }
+        Error::Cuda { call: format!("{call} ({what})"), source: e }
     }
 }
