@@ -2,8 +2,9 @@
 # On a GPU host with Python, PyTorch (CUDA), CuPy, numpy and pytest (no Rust, no network):
 # installs tally's wheel into a private directory, runs the GPU tests (which must not skip),
 # the CPU tests, and the benchmark against PyTorch and CuPy; with TALLY (the tally CLI of the
-# same build) the benchmark also prints the Rust bench of the same cases. Logs go to $OUT
-# (default gpu-out/python).
+# same build) the benchmark also sets the Rust bench of the same cases beside it. Logs go to
+# $OUT (default gpu-out/python); TALLY_BENCH_ARGS adds arguments to the benchmark (such as
+# "--log2 20 28").
 #
 #   scripts/gpu-python.sh .gpu/wheels/tally-*.whl [.gpu/bin/tally]
 set -uo pipefail
@@ -29,6 +30,6 @@ tests=$(realpath crates/tally-python/tests)
   | tee "$out/test_gpu.log"; [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 (cd "$out" && python3 -m pytest -p no:cacheprovider -q "$tests"/test_cpu*.py) 2>&1 \
   | tee "$out/test_cpu.log"; [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
-python3 -m tally.bench ${rust:+--rust "$(realpath "$rust")"} 2>&1 | tee "$out/bench.log"; [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+python3 -m tally.bench ${TALLY_BENCH_ARGS:-} ${rust:+--rust "$(realpath "$rust")"} 2>&1 | tee "$out/bench.log"; [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 echo "gpu-python: status $status (logs in $out)"
 exit $status

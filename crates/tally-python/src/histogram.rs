@@ -1,6 +1,8 @@
 //! Histograms: `Backend::histogram`, `histogram_weighted` and `histogram_2d`, the counts or sums
 //! written into numpy arrays that the Python layer allocated (it moves them to the input's
-//! device), and the binning rule's bin edges.
+//! device), and the binning rule's bin edges. Device samples are counted in two steps,
+//! [`histogram_start`] and [`histogram_finish`], so that the Python layer's own work overlaps
+//! the kernel; their counts stay on the device.
 
 use crate::array::{parse_dtype, Held, Out, Subject, Target};
 use crate::dispatch;
@@ -9,10 +11,11 @@ use crate::plans::{self, Key};
 use cudarc::driver::DeviceRepr;
 use pyo3::prelude::*;
 use std::sync::Arc;
+use std::sync::Mutex;
 use tally::histogram::{rule_edge, Outliers2d, PairsInput, Weight};
 use tally::{
-    Bins, Channels, CudaDevice, DType, DevicePairs, ElementType, HistogramPlan, HistogramSpec, Input, Pairs, Sample,
-    Strategy, WeightedOptions,
+    Bins, Channels, CudaDevice, DType, DevicePairs, DeviceViewMut, ElementType, HistogramPlan, HistogramSpec, Input,
+    Pairs, Sample, Strategy, WeightedOptions,
 };
 
 /// The bins the Python layer passes: `(bins, lower, upper)` for even bins, or a list of edges.
@@ -47,52 +50,134 @@ fn plan_key<T: Sample>(dev: &Arc<CudaDevice>, spec: &HistogramSpec, strategy: St
     Some((Arc::as_ptr(dev) as usize, what, n))
 }
 
-/// A histogram of device samples into `counts`, device memory of the counters' width that the
-/// Python layer allocated: the counters are copied there on the stream (no trip through the
-/// host), and only the outliers, which Python returns as numbers, are waited for.
-fn device_histogram<T: Sample>(
+/// A histogram of device samples queued by [`histogram_start`] and not yet waited for: the
+/// plan that counted them (kept again for the next call by [`histogram_finish`]).
+trait Queued: Send {
+    /// Queues the counts into `counts` (64-bit words), waits, and returns the outliers (below,
+    /// above, NaN) and the strategy that ran.
+    fn finish(&mut self, stream: &tally::Stream, counts: &mut DeviceViewMut<'_, u64>) -> tally::Result<Counted>;
+    /// Counters per call (the bins).
+    fn bins(&self) -> usize;
+    /// Puts the plan back into the kept plans.
+    fn keep(self: Box<Self>);
+}
+
+struct QueuedPlan<T: Sample> {
+    plan: HistogramPlan<T>,
+    bins: usize,
+    key: Option<Key>,
+}
+
+impl<T: Sample> Queued for QueuedPlan<T> {
+    fn finish(&mut self, stream: &tally::Stream, counts: &mut DeviceViewMut<'_, u64>) -> tally::Result<Counted> {
+        // The counts' copy is queued first, while the kernel most likely still runs (its cost
+        // on the host is hidden); the outliers' copy was queued with the kernel, before it, so
+        // the wait ends with them and the counts' copy overlaps what the Python layer does next.
+        self.plan.copy_counts_u64(stream, counts)?;
+        let outliers = self.plan.wait_outliers()?;
+        Ok((outliers[0], outliers[1], outliers[2], self.plan.strategy().name()))
+    }
+
+    fn bins(&self) -> usize {
+        self.bins
+    }
+
+    fn keep(self: Box<Self>) {
+        if let Some(k) = self.key {
+            plans::keep(k, self.plan);
+        }
+    }
+}
+
+/// A device histogram that [`histogram_start`] queued and [`histogram_finish`] completes.
+#[pyclass(module = "tally._native")]
+pub struct PendingHistogram {
+    queued: Mutex<Option<Box<dyn Queued>>>,
+}
+
+fn start_typed<T: Sample>(
     py: Python<'_>,
     x: &Subject<'_>,
     spec: &HistogramSpec,
     strategy: Strategy,
-    counts: &Bound<'_, PyAny>,
-) -> PyResult<Counted> {
-    let dev = x.target.cuda("the output")?;
+) -> PyResult<PendingHistogram> {
+    let dev = x.target.cuda("the samples")?;
     let held = x.held::<T>()?;
     let Input::Device(view) = held.input() else {
-        return Err(value_error("device counts need device samples"));
+        return Err(value_error("histogram_start counts device samples"));
     };
     let key = plan_key::<T>(dev, spec, strategy, view.len());
     let make = || HistogramPlan::new(dev, &view, spec, strategy, dev.tuning());
-    let mut plan = py
-        .detach(|| match &key {
-            Some(k) => plans::take(k, make),
-            None => make(),
+    let plan = py
+        .detach(|| -> tally::Result<HistogramPlan<T>> {
+            let mut plan = match &key {
+                Some(k) => plans::take(k, make)?,
+                None => make()?,
+            };
+            plan.launch(dev.stream(), &view)?;
+            plan.queue_outliers(dev.stream())?;
+            Ok(plan)
         })
         .map_err(to_py)?;
-    let mut out = Out::<u8>::new(counts, &x.target, spec.bins.count() * plan.counter_bytes())?;
-    let (outliers, ran) = py
-        .detach(|| -> tally::Result<(Vec<u64>, Strategy)> {
-            let stream = dev.stream();
-            plan.launch(stream, &view)?;
-            let mut dest = out.device().ok_or_else(|| tally::Error::invalid("device counts for host samples"))?;
-            plan.copy_counts(stream, &mut dest)?;
-            Ok((plan.read_outliers(stream)?, plan.strategy()))
+    let queued: Box<dyn Queued> = Box::new(QueuedPlan { plan, bins: spec.bins.count(), key });
+    Ok(PendingHistogram { queued: Mutex::new(Some(queued)) })
+}
+
+/// Queues a histogram of device samples `x` (see `Subject`) into `bins` (see [`parse_bins`])
+/// and returns without waiting, so that the Python layer prepares its results (edges, the
+/// counts' array) while the kernel runs; [`histogram_finish`] then waits. The samples must
+/// stay alive until then.
+#[pyfunction]
+pub fn histogram_start(
+    py: Python<'_>,
+    x: &Bound<'_, PyAny>,
+    bins: &Bound<'_, PyAny>,
+    strategy: &str,
+) -> PyResult<PendingHistogram> {
+    let x = Subject::new(x)?;
+    let (spec, strategy) = prepare(bins, strategy)?;
+    dispatch!(x.dtype, "a histogram", T => start_typed::<T>(py, &x, &spec, strategy),
+        [U8: u8, U16: u16, I32: i32, U32: u32, I64: i64, F32: f32, F64: f64, F16: tally::half::f16,
+         BF16: tally::half::bf16])
+}
+
+/// Completes `pending` (from [`histogram_start`] of the same `x`): writes the counts into
+/// `counts`, int64 device memory of one word per bin on `x`'s device (ordered with the caller's
+/// stream as any call is), waits for the outliers, and keeps the plan for the next call.
+/// Returns the samples below the first edge, at or above the last, the NaNs, and the strategy
+/// that ran. A pending histogram completes once.
+#[pyfunction]
+pub fn histogram_finish(
+    py: Python<'_>,
+    x: &Bound<'_, PyAny>,
+    pending: &PendingHistogram,
+    counts: &Bound<'_, PyAny>,
+) -> PyResult<Counted> {
+    let x = Subject::new(x)?;
+    let dev = x.target.cuda("the counts")?;
+    let mut queued = pending
+        .queued
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .take()
+        .ok_or_else(|| value_error("this histogram was already finished"))?;
+    let mut out = Out::<u64>::new(counts, &x.target, queued.bins())?;
+    let counted = py
+        .detach(|| {
+            let mut dest = out.device().ok_or_else(|| tally::Error::invalid("host counts for device samples"))?;
+            queued.finish(dev.stream(), &mut dest)
         })
         .map_err(to_py)?;
-    if let Some(k) = key {
-        plans::keep(k, plan);
-    }
-    Ok((outliers[0], outliers[1], outliers[2], ran.name()))
+    queued.keep();
+    Ok(counted)
 }
 
 /// Samples below the first edge, at or above the last, NaN; and the strategy that ran.
 type Counted = (u64, u64, u64, &'static str);
 
-/// Counts `x` (see `Subject`) into `bins` (see [`parse_bins`]), writing the counts into
-/// `counts`: a host array of int64, one per bin; or for device samples device memory of one
-/// counter per bin, uint32 for fewer than 2^32 samples, else int64, which the Python layer
-/// widens. Returns the samples below the first edge, at or above the last, the NaNs, and the
+/// Counts host samples `x` (see `Subject`; for device samples see [`histogram_start`]) into
+/// `bins` (see [`parse_bins`]), writing the counts into `counts`, a host array of int64, one
+/// per bin. Returns the samples below the first edge, at or above the last, the NaNs, and the
 /// strategy that ran.
 #[pyfunction]
 pub fn histogram(
@@ -104,12 +189,6 @@ pub fn histogram(
 ) -> PyResult<Counted> {
     let x = Subject::new(x)?;
     let (spec, strategy) = prepare(bins, strategy)?;
-    let (_, _, counts_on_host) = counts.extract::<(u64, usize, bool)>()?;
-    if !counts_on_host {
-        return dispatch!(x.dtype, "a histogram", T => device_histogram::<T>(py, &x, &spec, strategy, counts),
-            [U8: u8, U16: u16, I32: i32, U32: u32, I64: i64, F32: f32, F64: f64, F16: tally::half::f16,
-             BF16: tally::half::bf16]);
-    }
     let mut out = Out::<i64>::new(counts, &x.target, spec.bins.count())?;
     let h = dispatch!(x.dtype, "a histogram", T => {
         let held = x.held::<T>()?;

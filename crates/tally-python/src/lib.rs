@@ -9,6 +9,7 @@
 //! and `dispatch!`, one line per function below, and a Python module in `python/tally/`.
 
 mod array;
+mod bench;
 mod device;
 mod dlpack;
 mod error;
@@ -47,11 +48,15 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(device_of, m)?)?;
     m.add_function(wrap_pyfunction!(dlpack::dlpack_info, m)?)?;
     m.add_function(wrap_pyfunction!(histogram::histogram, m)?)?;
+    m.add_function(wrap_pyfunction!(histogram::histogram_start, m)?)?;
+    m.add_function(wrap_pyfunction!(histogram::histogram_finish, m)?)?;
+    m.add_class::<histogram::PendingHistogram>()?;
     m.add_function(wrap_pyfunction!(histogram::histogram_weighted, m)?)?;
     m.add_function(wrap_pyfunction!(histogram::histogram2d, m)?)?;
     m.add_function(wrap_pyfunction!(histogram::rule_edges, m)?)?;
     m.add_function(wrap_pyfunction!(reduce::reduce, m)?)?;
     m.add_function(wrap_pyfunction!(reduce::time_reduce, m)?)?;
+    m.add_function(wrap_pyfunction!(bench::bench_data, m)?)?;
     m.add_function(wrap_pyfunction!(scan::scan, m)?)?;
     m.add_function(wrap_pyfunction!(select::select, m)?)?;
     m.add_function(wrap_pyfunction!(runs::runs, m)?)?;

@@ -2,13 +2,37 @@
 //! into outputs the Python layer allocated with room for one run per key (numpy arrays, or
 //! device memory of the caller's array library that the kernels write in place). The Python
 //! layer cuts them to the number of runs these functions return (a number Python needs, so
-//! these calls wait for their work).
+//! these calls wait for their work). Plans for device arrays are kept between calls
+//! (`plans.rs`), keyed by the primitive, its types and the length.
 
 use crate::array::{parse_dtype, write_out, Held, Out, Subject, Target};
 use crate::dispatch;
 use crate::error::{to_py, value_error};
+use crate::plans;
 use pyo3::prelude::*;
-use tally::{Input, ReduceByKeyInto, RunKey, RunOp, RunsPlan, ScanElement, ScanValue};
+use std::any::type_name;
+use std::sync::Arc;
+use tally::{CudaDevice, Input, ReduceByKeyInto, RunKey, RunOp, RunsPlan, ScanElement, ScanValue};
+
+/// Runs `work` with the plan for `what` over `n` elements on `dev` (the types are part of the
+/// key): the one kept from an earlier call, else `make`'s, kept afterwards.
+fn with_plan<K: 'static, V: 'static, O: 'static>(
+    dev: &Arc<CudaDevice>,
+    what: &str,
+    n: usize,
+    make: impl FnOnce() -> tally::Result<RunsPlan<K, V, O>>,
+    work: impl FnOnce(&mut RunsPlan<K, V, O>) -> tally::Result<u64>,
+) -> tally::Result<u64>
+where
+    RunsPlan<K, V, O>: Send,
+{
+    let what = format!("runs {what} {} {} {}", type_name::<K>(), type_name::<V>(), type_name::<O>());
+    let key = (Arc::as_ptr(dev) as usize, what, n);
+    let mut plan = plans::take(&key, make)?;
+    let done = work(&mut plan);
+    plans::keep(key, plan);
+    done
+}
 
 /// The first key of every run of `x` into `out_keys`, and with `out_counts` the run lengths.
 fn encode_typed<K: RunKey>(
@@ -40,16 +64,26 @@ fn encode_typed<K: RunKey>(
         };
         let stream = dev.stream();
         match counts.as_mut().map(|c| c.device()) {
-            None => {
-                let mut plan = RunsPlan::<K>::unique(dev, n)?;
-                plan.launch_unique(stream, &view, &mut dest)?;
-                plan.read(stream)
-            }
-            Some(Some(mut lengths)) => {
-                let mut plan = RunsPlan::<K>::encode(dev, n)?;
-                plan.launch_encode(stream, &view, &mut dest, &mut lengths)?;
-                plan.read(stream)
-            }
+            None => with_plan(
+                dev,
+                "unique",
+                n,
+                || RunsPlan::<K>::unique(dev, n),
+                |plan| {
+                    plan.launch_unique(stream, &view, &mut dest)?;
+                    plan.read(stream)
+                },
+            ),
+            Some(Some(mut lengths)) => with_plan(
+                dev,
+                "encode",
+                n,
+                || RunsPlan::<K>::encode(dev, n),
+                |plan| {
+                    plan.launch_encode(stream, &view, &mut dest, &mut lengths)?;
+                    plan.read(stream)
+                },
+            ),
             Some(None) => Err(tally::Error::invalid("run lengths on the host for keys on the device")),
         }
     })
@@ -106,9 +140,17 @@ fn reduce_typed<K: RunKey, V: ReduceByKeyInto<O>, O: ScanValue>(
             return write_out(&mut out_keys, target, &ks).map(|()| ks.len() as u64);
         };
         let stream = dev.stream();
-        let mut plan = RunsPlan::<K, V, O>::reduce_by_key(dev, op, n)?;
-        plan.launch_reduce(stream, &k, &v, &mut ok, &mut ov)?;
-        plan.read(stream)
+        let what = format!("reduce_by_key {op:?}");
+        with_plan(
+            dev,
+            &what,
+            n,
+            || RunsPlan::<K, V, O>::reduce_by_key(dev, op, n),
+            |plan| {
+                plan.launch_reduce(stream, &k, &v, &mut ok, &mut ov)?;
+                plan.read(stream)
+            },
+        )
     })
     .map_err(to_py)
 }

@@ -2,13 +2,17 @@
 //! `count_if`, into an output the Python layer allocated with room for every element (a numpy
 //! array, or device memory of the caller's array library that the kernels write in place). The
 //! Python layer cuts the output to the count these functions return: that count is a number
-//! Python needs, so these calls wait for their work.
+//! Python needs, so these calls wait for their work. Plans for device arrays are kept between
+//! calls (`plans.rs`), keyed by the element type, mode, predicate and length.
 
 use crate::array::{write_out, Held, Out, Subject, Target};
 use crate::dispatch;
 use crate::error::{to_py, value_error};
+use crate::plans;
 use pyo3::prelude::*;
-use tally::{Input, Predicate, SelectElement, SelectMode, SelectOptions, SelectPlan};
+use std::any::type_name;
+use std::sync::Arc;
+use tally::{CudaDevice, Input, Predicate, SelectElement, SelectMode, SelectOptions, SelectPlan};
 
 /// How elements are chosen.
 #[derive(Clone, Copy)]
@@ -17,6 +21,31 @@ enum How<'a> {
     Predicate(&'a Predicate, SelectMode),
     /// By a mask of bytes, one per element.
     Flags(&'a Held<u8>),
+}
+
+/// Runs `work` with the plan of `mode` (by `predicate`, or by flags where it is `None`) over
+/// `n` elements of `T` on `dev`: the one kept from an earlier call with the same key, else a
+/// new one, kept afterwards (a plan's kernel lookup and count word cost about as much as
+/// the selection of a small array).
+fn with_plan<T: SelectElement>(
+    dev: &Arc<CudaDevice>,
+    predicate: Option<&Predicate>,
+    mode: SelectMode,
+    n: usize,
+    work: impl FnOnce(&mut SelectPlan<T>) -> tally::Result<u64>,
+) -> tally::Result<u64> {
+    let what = match predicate {
+        Some(p) => format!("select {} {mode:?} {}", type_name::<T>(), p.bind::<T>()?.cpp()),
+        None => format!("select {} flagged", type_name::<T>()),
+    };
+    let key = (Arc::as_ptr(dev) as usize, what, n);
+    let mut plan = plans::take(&key, || match predicate {
+        Some(p) => SelectPlan::<T>::new(dev, p, mode, n),
+        None => SelectPlan::<T>::flagged(dev, n),
+    })?;
+    let done = work(&mut plan);
+    plans::keep(key, plan);
+    done
 }
 
 /// The chosen elements of `x` (a partition: all of them, the chosen first) into `out`.
@@ -52,15 +81,15 @@ fn values_into<T: SelectElement>(
                 let Input::Device(flags) = f.input() else {
                     return Err(tally::Error::invalid("a host mask for device values"));
                 };
-                let mut plan = SelectPlan::<T>::flagged(dev, view.len())?;
-                plan.launch_flagged(stream, &view, &flags, &mut dest)?;
-                plan.read(stream)
+                with_plan::<T>(dev, None, SelectMode::Flagged, view.len(), |plan| {
+                    plan.launch_flagged(stream, &view, &flags, &mut dest)?;
+                    plan.read(stream)
+                })
             }
-            How::Predicate(p, mode) => {
-                let mut plan = SelectPlan::<T>::new(dev, p, mode, view.len())?;
+            How::Predicate(p, mode) => with_plan::<T>(dev, Some(p), mode, view.len(), |plan| {
                 plan.launch(stream, &view, &mut dest)?;
                 plan.read(stream)
-            }
+            }),
         }
     })
     .map_err(to_py)
@@ -81,9 +110,10 @@ fn indices_into<T: SelectElement>(
             return write_out(out, target, &v).map(|()| v.len() as u64);
         };
         let stream = dev.stream();
-        let mut plan = SelectPlan::<T>::new(dev, p, SelectMode::Indices, view.len())?;
-        plan.launch_indices(stream, &view, &mut dest)?;
-        plan.read(stream)
+        with_plan::<T>(dev, Some(p), SelectMode::Indices, view.len(), |plan| {
+            plan.launch_indices(stream, &view, &mut dest)?;
+            plan.read(stream)
+        })
     })
     .map_err(to_py)
 }

@@ -320,3 +320,32 @@ def test_a_device_set_without_gpus_says_why():
         tally.DeviceSet()
     with pytest.raises(ValueError, match="'all' or a list"):
         tally.DeviceSet("some")
+
+
+def test_bench_data_is_the_rust_benches_data():
+    """The benchmark's data for the comparison with the Rust bench: the generators' shapes."""
+    from tally import _native
+
+    def made(name, n, dtype):
+        a = np.empty(n, dtype=dtype)
+        _native.bench_data(name, n, (a.__array_interface__["data"][0], n, True))
+        return a
+
+    n = 10_007
+    keys = made("keys i32/8", n, np.int32)
+    assert (keys[: n // 8 * 8].reshape(-1, 8) == keys[: n // 8 * 8: 8, None]).all(), "runs of 8"
+    assert 0 <= keys.min() and keys.max() < 100_000 and len(np.unique(keys)) > n // 16
+    values = made("peer f32", n, np.float32)
+    assert -0.5 <= values.min() and values.max() < 0.5 and abs(np.mean(values < 0) - 0.5) < 0.05
+    for name in ("reduce f32", "scan f32"):
+        x = made(name, n, np.float32)
+        assert 0 <= x.min() and x.max() < 1 and (x * 2**24 == np.round(x * 2**24)).all()
+    for name in ("reduce i32", "scan i32"):
+        x = made(name, n, np.int32)
+        assert -2**20 <= x.min() and x.max() < 2**20
+    assert not np.array_equal(made("reduce f32", n, np.float32), made("scan f32", n, np.float32))
+    h = made("hist i32", n, np.int32)
+    assert 0 <= h.min() and h.max() < 256
+    np.testing.assert_array_equal(made("hist f32", n, np.float32), h + 0.5)
+    with pytest.raises(ValueError, match="no bench data"):
+        made("nothing f32", 4, np.float32)

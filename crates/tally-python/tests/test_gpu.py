@@ -350,7 +350,7 @@ def test_histogram_counts_stay_on_the_device_and_plans_are_kept():
     for seed in (1, 2, 3):  # one length: the second and third calls launch the kept plan
         x = data("uint8", 1 << 20, seed=seed, lo=0, hi=200 + seed)
         t = on_gpu(x, 1)
-        poison_allocator(256 * 4)
+        poison_allocator(256 * 8)
         h = tally.histogram(t, bins=256, range=rng)
         assert isinstance(h.counts, torch.Tensor) and h.counts.device == DEV and h.counts.dtype == torch.int64
         np.testing.assert_array_equal(back(h.counts), np.histogram(x, bins=256, range=rng)[0])
@@ -363,6 +363,55 @@ def test_histogram_counts_stay_on_the_device_and_plans_are_kept():
     h = tally.histogram(on_gpu(x), bins=4, range=(0, 256))
     np.testing.assert_array_equal(back(h.counts), np.histogram(x, bins=4, range=(0, 256))[0])
     assert h.above == 1
+
+
+def test_a_queued_histogram_finishes_once_into_int64_counts():
+    from tally import _native
+    from tally._arrays import empty, read
+
+    x = data("int32", 100_003, lo=-5, hi=70)
+    a = read(on_gpu(x, 3))
+    pending = _native.histogram_start(a.call, (64, 0.0, 64.0), "auto")
+    counts, parts = empty(a, 64, "int64")
+    counts.fill_(-1)
+    below, above, nan, _ = _native.histogram_finish(a.call, pending, parts)
+    # The extension's bins are half-open: 64 counts as above (the Python layer closes the last).
+    want = np.histogram(x[x < 64], bins=64, range=(0, 64))[0]
+    np.testing.assert_array_equal(back(counts), want)
+    assert (below, above, nan) == (int((x < 0).sum()), int((x >= 64).sum()), 0)
+    with pytest.raises(ValueError, match="already finished"):
+        _native.histogram_finish(a.call, pending, parts)
+    short, short_parts = empty(a, 63, "int64")
+    with pytest.raises(ValueError):
+        _native.histogram_finish(a.call, _native.histogram_start(a.call, (64, 0.0, 64.0), "auto"), short_parts)
+
+
+def test_kept_selection_and_run_plans_follow_the_predicate_and_types():
+    """Plans are kept per element type, mode, predicate and length: alternating calls of one
+    length with different predicates, modes and types each get their own results."""
+    x = data("float32", 70_001)
+    t = on_gpu(x)
+    for _ in range(2):
+        for where, mask in (("x > 0", x > 0), ("x > 10", x > 10), ("x < -3 || x == 1", (x < -3) | (x == 1))):
+            np.testing.assert_array_equal(back(tally.select(t, where)), x[mask])
+            np.testing.assert_array_equal(back(tally.nonzero(t, where)), np.flatnonzero(mask))
+            values, kept = tally.partition(t, where)
+            assert kept == int(mask.sum())
+            np.testing.assert_array_equal(back(values), np.concatenate([x[mask], x[~mask]]))
+        np.testing.assert_array_equal(back(tally.select(t, torch.from_numpy(x > 2).to(DEV))), x[x > 2])
+        k32 = np.repeat(np.arange(9_000, dtype=np.int32) % 7, 7)
+        for keys in (k32, k32.astype(np.int64)):
+            u, c = tally.run_length_encode(on_gpu(keys))
+            change = np.flatnonzero(np.diff(keys)) + 1
+            starts = np.concatenate([[0], change])
+            np.testing.assert_array_equal(back(u), keys[starts])
+            np.testing.assert_array_equal(back(c), np.diff(np.concatenate([starts, [keys.size]])))
+            np.testing.assert_array_equal(back(tally.unique(on_gpu(keys))), keys[starts])
+            for op, ufunc in (("sum", np.add), ("max", np.maximum)):
+                vals = np.arange(keys.size, dtype=np.int32) % 11 - 5
+                rk, rv = tally.reduce_by_key(on_gpu(keys), on_gpu(vals), op)
+                np.testing.assert_array_equal(back(rk), keys[starts])
+                np.testing.assert_array_equal(back(rv), ufunc.reduceat(vals.astype(np.int64), starts))
 
 
 def test_weighted_bincount_scale_on_the_device():

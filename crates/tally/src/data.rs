@@ -198,6 +198,79 @@ pub fn unit_weights(n: usize, seed: u64) -> Vec<f32> {
         .collect()
 }
 
+// The seeds of the benches' data (`tally bench`; the Python benchmark reads the same data to
+// compare its calls with the Rust library's).
+/// The seed of `tally bench reduce`'s values ([`bench_values`]).
+pub const REDUCE_SEED: u64 = 0x5eed;
+/// The seed of `tally bench scan`'s f32 values ([`bench_values`]).
+pub const SCAN_SEED_F32: u64 = 0x5ca9;
+/// The seed of `tally bench scan`'s i32 values ([`bench_values`]).
+pub const SCAN_SEED_I32: u64 = 0x1d;
+/// The seed of `tally bench hist`'s samples ([`samples`] with `HIST_SEED ^ bins`).
+pub const HIST_SEED: u64 = 0x7a11;
+
+/// Benchmark values from 64 random bits: f32 in [0, 1) on a 2^-24 grid, f64 in [0, 1) on a
+/// 2^-53 grid, i32 in [-2^20, 2^20) (sums neither overflow nor round), 16-bit floats as the f32.
+pub trait BenchValue: Sized + Send {
+    /// The value of the random bits `r`.
+    fn from_random(r: u64) -> Self;
+}
+impl BenchValue for f32 {
+    fn from_random(r: u64) -> Self {
+        (r >> 40) as f32 / (1u64 << 24) as f32
+    }
+}
+impl BenchValue for f64 {
+    fn from_random(r: u64) -> Self {
+        (r >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+impl BenchValue for i32 {
+    fn from_random(r: u64) -> Self {
+        (r >> 43) as i32 - (1 << 20)
+    }
+}
+impl BenchValue for half::f16 {
+    fn from_random(r: u64) -> Self {
+        half::f16::from_f32(f32::from_random(r))
+    }
+}
+impl BenchValue for half::bf16 {
+    fn from_random(r: u64) -> Self {
+        half::bf16::from_f32(f32::from_random(r))
+    }
+}
+
+/// `n` benchmark values, element `i` from `splitmix64(seed ^ i)` (the reduction and scan
+/// benches' data; the Python benchmark uses the same, to compare like with like).
+pub fn bench_values<T: BenchValue>(n: usize, seed: u64) -> Vec<T> {
+    (0..n).into_par_iter().map(|i| T::from_random(splitmix64(seed ^ i as u64))).collect()
+}
+
+/// The CUB peers' 32-bit hash (their `mix`): the data of the select and run benches.
+pub fn mix(mut x: u32) -> u32 {
+    x ^= x >> 16;
+    x = x.wrapping_mul(0x7feb_352d);
+    x ^= x >> 15;
+    x = x.wrapping_mul(0x846c_a68b);
+    x ^ (x >> 16)
+}
+
+/// The peers' keys: runs of exactly `run`, each key hashed from its run's number into
+/// [0, 100000) (neighbours rarely equal).
+pub fn peer_keys(n: usize, run: usize) -> Vec<i32> {
+    (0..n).into_par_iter().map(|i| (mix(((i / run) as u32).wrapping_mul(2_654_435_761)) % 100_000) as i32).collect()
+}
+
+/// The peers' f32 values, uniform in [-0.5, 0.5) (their `fill_f32` with seed 7), one value per
+/// run of `run` elements (1: every element its own).
+pub fn peer_values(n: usize, run: usize) -> Vec<f32> {
+    (0..n)
+        .into_par_iter()
+        .map(|i| (mix(((i / run) as u32).wrapping_mul(2_654_435_761) ^ 7) & 0xff_ffff) as f32 / 16_777_216.0 - 0.5)
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

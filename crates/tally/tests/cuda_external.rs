@@ -180,6 +180,19 @@ fn histogram_counters_copied_into_external_memory() {
             let mut short =
                 unsafe { ExternalBuffer::<u8>::from_raw_parts(stream, address(&out, stream), bytes - 1) }.unwrap();
             assert!(matches!(plan.copy_counts(stream, &mut short.view_mut()), Err(Error::InvalidArgument(_))));
+            // Widened to 64 bits, as numpy and PyTorch count: every word whole, nothing past them.
+            let wide = stream.upload(&vec![u64::MAX; 256 + 1], "poisoned wide counts").unwrap();
+            // SAFETY: `wide` outlives the wrapper; the download below synchronises the stream.
+            let mut ext =
+                unsafe { ExternalBuffer::<u64>::from_raw_parts(stream, address(&wide, stream), 256) }.unwrap();
+            plan.copy_counts_u64(stream, &mut ext.view_mut()).unwrap();
+            let got = stream.download(&wide.view()).unwrap();
+            assert_eq!(&got[..256], &want.counts[0][..], "n {n} {strategy}: widened counts");
+            assert_eq!(got[256], u64::MAX, "nothing written past the widened counts");
+            // SAFETY: as above, one counter short.
+            let mut short =
+                unsafe { ExternalBuffer::<u64>::from_raw_parts(stream, address(&wide, stream), 255) }.unwrap();
+            assert!(matches!(plan.copy_counts_u64(stream, &mut short.view_mut()), Err(Error::InvalidArgument(_))));
         }
     }
 }
@@ -206,4 +219,23 @@ fn device_weights_scale_on_the_device_and_refuse_non_finite_weights() {
             other => panic!("a {bad} weight: {:?}", other.map(|h| h.sums)),
         }
     }
+}
+
+#[test]
+fn result_words_are_read_back_through_page_locked_memory() {
+    let Some(dev) = common::gpu() else { return };
+    let stream = dev.stream();
+    let mut back = stream.read_back(3).unwrap();
+    assert_eq!(back.wait().unwrap(), &[0, 0, 0], "nothing queued yet: zeros");
+    let mut words = stream.upload(&[1u64, 2, 3], "test words").unwrap();
+    for round in 0..3u64 {
+        let want: Vec<u64> = (0..3).map(|i| i * 7 + round + (u64::MAX - 20)).collect();
+        stream.copy_to_device(&want, &mut words.view_mut()).unwrap();
+        back.queue(stream, &words.view()).unwrap();
+        // Work queued after the copy neither delays nor changes what it read.
+        stream.memset_zeros(&mut words.view_mut()).unwrap();
+        assert_eq!(back.wait().unwrap(), &want[..], "round {round}");
+    }
+    let short = stream.upload(&[1u64, 2], "short words").unwrap();
+    assert!(matches!(back.queue(stream, &short.view()), Err(Error::InvalidArgument(_))));
 }

@@ -223,9 +223,26 @@ fn cuda_more_than_2_pow_32_samples() {
     let host: Vec<u8> = samples(Distribution::Hot90, 256, n, 2);
     let spec = HistogramSpec::even(200, 0.0, 200.0);
     let want = tally::histogram::cpu::histogram(&host, &spec).unwrap();
-    let backend = Backend::Cuda(dev);
-    let buf = backend.upload(&host).unwrap();
+    // The first 3 * 2^30 samples count in 32 bits, bin 0 past 2^31: the widening copy into
+    // 64-bit words must keep the top bit as a value, not a sign.
+    let part = 3usize << 30;
+    let want_part = tally::histogram::cpu::histogram(&host[..part], &spec).unwrap();
+    let stream = dev.stream();
+    let buf = stream.upload(&host, "test samples").unwrap();
     drop(host);
+    let mut wide = stream.upload(&vec![u64::MAX; 200], "poisoned wide counts").unwrap();
+    for (len, want, counter_bytes) in [(part, &want_part, 4), (n, &want, 8)] {
+        let all = buf.view();
+        let view = all.slice(..len).unwrap();
+        let mut plan = tally::HistogramPlan::new(&dev, &view, &spec, Strategy::Auto, dev.tuning()).unwrap();
+        assert_eq!(plan.counter_bytes(), counter_bytes, "{len} samples");
+        plan.launch(stream, &view).unwrap();
+        plan.copy_counts_u64(stream, &mut wide.view_mut()).unwrap();
+        assert_eq!(stream.download(&wide.view()).unwrap(), want.counts[0], "{len} samples, widened counts");
+        stream.copy_to_device(&vec![u64::MAX; 200], &mut wide.view_mut()).unwrap();
+    }
+    assert!(want_part.counts[0][0] > 1 << 31, "the 32-bit counter's top bit is in use");
+    let backend = Backend::Cuda(dev);
     // The partition: three slices of at most 2^31 samples, and 64-bit counters.
     for s in [Strategy::Auto, Strategy::BlockShared, Strategy::WarpAggregated, Strategy::Partition] {
         let got = backend.histogram(&buf, &spec, s).unwrap();

@@ -87,6 +87,10 @@ pub struct Row {
     /// What `auto` resolved to, or a fall-back the strategy took.
     pub ran: Strategy,
     pub ms: f64,
+    /// The whole call on the host clock, median: zeroing, kernel, and the wait for the outlier
+    /// counts read back (the counts stay on the device, as a binding's caller keeps them).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub e2e_ms: Option<f64>,
     pub gbs: f64,
     pub fraction_of_read_bandwidth: f64,
     /// Counts equal the CPU backend's exactly.
@@ -107,6 +111,7 @@ impl BenchRow for Row {
         Column::left("strategy", 17),
         Column::left("ran", 17),
         Column::right("ms", 10),
+        Column::right("e2e ms", 10),
         Column::right("GB/s", 9),
         Column::right("%read", 7),
         Column::right("ok", 3),
@@ -121,6 +126,7 @@ impl BenchRow for Row {
             self.strategy.name().into(),
             self.ran.name().into(),
             format!("{:.4}", self.ms),
+            self.e2e_ms.map(|ms| format!("{ms:.4}")).unwrap_or_default(),
             format!("{:.1}", self.gbs),
             percent_cell(self.fraction_of_read_bandwidth),
             ok_cell(self.verified),
@@ -278,11 +284,11 @@ fn layout(r: &Row) -> String {
 impl Sweep<'_> {
     fn case<T: Sample + FromBin>(&mut self, dist: Distribution, bins: u32) -> anyhow::Result<()> {
         self.bar.set_message(format!("{} {} {} bins: generating", T::DTYPE, dist.name(), bins));
-        let host: Vec<T> = data::samples(dist, bins, self.n, 0x7a11 ^ bins as u64);
+        let host: Vec<T> = data::samples(dist, bins, self.n, data::HIST_SEED ^ bins as u64);
         let spec = HistogramSpec::even(bins, 0.0, bins as f64);
         let reference = cpu::histogram(&host, &spec)?;
         let bytes = (self.n * std::mem::size_of::<T>()) as f64;
-        let mut push = |strategy, ran, ms: f64, verified, passes, cluster, partition| {
+        let mut push = |strategy, ran, (ms, e2e_ms): (f64, Option<f64>), verified, passes, cluster, partition| {
             let gbs = gbs(bytes, ms);
             self.rows.push(Row {
                 dtype: T::DTYPE,
@@ -291,6 +297,7 @@ impl Sweep<'_> {
                 strategy,
                 ran,
                 ms,
+                e2e_ms,
                 gbs,
                 fraction_of_read_bandwidth: gbs / self.read_gbs,
                 verified,
@@ -302,7 +309,7 @@ impl Sweep<'_> {
         match self.backend {
             Backend::Cpu => {
                 let (ms, _) = host_median_ms(self.reps.min(5), || Ok(cpu::histogram(&host, &spec)?))?;
-                push(Strategy::ThreadPrivate, Strategy::ThreadPrivate, ms, true, 1, None, None);
+                push(Strategy::ThreadPrivate, Strategy::ThreadPrivate, (ms, None), true, 1, None, None);
                 self.bar.inc(1);
             }
             Backend::Cuda(dev) => {
@@ -311,7 +318,8 @@ impl Sweep<'_> {
                 for &s in &self.strategies.clone() {
                     self.bar.set_message(format!("{} {} {} bins: {}", T::DTYPE, dist.name(), bins, s));
                     let t = time_plan::<T>(dev, &buf.view(), &spec, s, self.reps)?;
-                    push(s, t.ran, t.ms, t.histogram.same_counts(&reference), t.passes, t.cluster, t.partition);
+                    let verified = t.histogram.same_counts(&reference);
+                    push(s, t.ran, (t.ms, Some(t.e2e_ms)), verified, t.passes, t.cluster, t.partition);
                     self.bar.inc(1);
                 }
             }
@@ -323,6 +331,8 @@ impl Sweep<'_> {
 /// One timed plan: the median, the strategy that ran, the last result.
 pub(crate) struct Timed {
     pub ms: f64,
+    /// Launch, wait and read the outlier counts, on the host clock (median).
+    pub e2e_ms: f64,
     pub ran: Strategy,
     pub histogram: tally::Histogram,
     pub passes: usize,
@@ -345,9 +355,18 @@ pub(crate) fn time_plan<T: Sample>(
     let once = timer.time_ms(|| plan.launch(stream, samples))?;
     let reps = if once > 20.0 { reps.min(5) } else { reps };
     let ms = timer.median_ms(reps, || plan.launch(stream, samples))?;
+    let mut e2e = Vec::new();
+    for _ in 0..reps.max(3) {
+        let start = std::time::Instant::now();
+        plan.launch(stream, samples)?;
+        std::hint::black_box(plan.read_outliers(stream)?);
+        e2e.push(start.elapsed().as_secs_f64() * 1e3);
+    }
+    let e2e_ms = super::bench_report::median(e2e);
     let histogram = plan.read(stream)?;
     Ok(Timed {
         ms,
+        e2e_ms,
         ran: plan.strategy(),
         histogram,
         passes: plan.passes(),

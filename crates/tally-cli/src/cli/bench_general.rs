@@ -231,7 +231,7 @@ pub(crate) fn weighted(a: BenchWeightedArgs) -> anyhow::Result<()> {
             bail!("invalid argument: the bin count must be at least 1");
         }
         for &dist in &a.distributions {
-            let xs: Vec<f32> = data::samples(dist, bins, n, 0x7a11 ^ bins as u64);
+            let xs: Vec<f32> = data::samples(dist, bins, n, data::HIST_SEED ^ bins as u64);
             let ws: Vec<f32> = data::unit_weights(n, 0x3e1 ^ bins as u64);
             let spec = HistogramSpec::even(bins, 0.0, bins as f64);
             let reference =

@@ -8,7 +8,6 @@ use super::bench_report::{
 };
 use anyhow::bail;
 use serde::Serialize;
-use tally::data::splitmix64;
 use tally::reduce::{CmpOp, Compare, ReduceElement, ReduceOp, ReduceOptions, ReducePlan};
 use tally::Backend;
 
@@ -94,37 +93,11 @@ fn op_of(name: &str) -> anyhow::Result<(ReduceOp, ReduceOptions)> {
     })
 }
 
-/// Values in [0, 1) for floats, [-2^20, 2^20) for integers: sums neither overflow nor lose the
-/// comparison against the CPU to rounding.
-trait BenchValue: ReduceElement {
-    fn make(r: u64) -> Self;
-}
-impl BenchValue for f32 {
-    fn make(r: u64) -> Self {
-        (r >> 40) as f32 / (1u64 << 24) as f32
-    }
-}
-impl BenchValue for f64 {
-    fn make(r: u64) -> Self {
-        (r >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
-/// The 16-bit floats: the f32 values rounded (uniform in [0, 1), 11 or 8 bits of fraction).
-macro_rules! bench_half {
-    ($($t:ty),*) => {$(
-        impl BenchValue for $t {
-            fn make(r: u64) -> Self {
-                <$t>::from_f32(f32::make(r))
-            }
-        }
-    )*};
-}
-bench_half!(tally::half::f16, tally::half::bf16);
-impl BenchValue for i32 {
-    fn make(r: u64) -> Self {
-        (r >> 43) as i32 - (1 << 20)
-    }
-}
+/// The values a sweep reduces ([`tally::data::bench_values`]: in [0, 1) for floats,
+/// [-2^20, 2^20) for integers, so sums neither overflow nor lose the comparison against the
+/// CPU to rounding).
+trait BenchValue: ReduceElement + tally::data::BenchValue {}
+impl<T: ReduceElement + tally::data::BenchValue> BenchValue for T {}
 
 fn agree(a: &tally::reduce::Reduction, b: &tally::reduce::Reduction) -> bool {
     if a.same_result(b) {
@@ -145,7 +118,7 @@ fn sweep<T: BenchValue>(
             bail!("--log2-sizes: 2^{log2} elements is more than this benchmark holds (at most 2^32)");
         }
         let n = 1usize << log2;
-        let host: Vec<T> = (0..n).map(|i| T::make(splitmix64(0x5eed ^ i as u64))).collect();
+        let host: Vec<T> = tally::data::bench_values(n, tally::data::REDUCE_SEED);
         for name in &a.ops {
             let (op, options) = op_of(name)?;
             if options.exact && !T::TYPE.is_float() {

@@ -2,11 +2,12 @@
 //! resident data shaped as the CUB peers' (`DeviceSelect::Unique`,
 //! `DeviceRunLengthEncode::Encode`, `DeviceReduce::ReduceByKey`): i32 keys in runs of 8 (a new
 //! hashed key every 8 elements), f32 values uniform in [-0.5, 0.5). Each case is timed (median
-//! of CUDA events around the one launch), checked against the CPU backend, and set against the
+//! of CUDA events around the one launch; and the whole call, launch to the number of runs read
+//! back, on the host clock), checked against the CPU backend, and set against the
 //! device-to-device copy bandwidth measured in the same run.
 
-use super::bench_report::median;
-use super::bench_scan::{CopySweep, F32_ROUNDOFF};
+use super::bench_report::{host_median_ms, median};
+use super::bench_scan::{CopySweep, ScanRow, F32_ROUNDOFF};
 use anyhow::bail;
 use std::sync::Arc;
 use std::time::Instant;
@@ -27,26 +28,6 @@ pub enum RunsBench {
     ReduceByKey,
 }
 
-/// The peers' hash (cub_primitives.cu's `mix`).
-pub fn mix(mut x: u32) -> u32 {
-    x ^= x >> 16;
-    x = x.wrapping_mul(0x7feb_352d);
-    x ^= x >> 15;
-    x = x.wrapping_mul(0x846c_a68b);
-    x ^ (x >> 16)
-}
-
-/// The peers' keys: runs of exactly `run`, each key hashed from its run's number (neighbours
-/// rarely equal).
-pub fn peer_keys(n: usize, run: usize) -> Vec<i32> {
-    (0..n).map(|i| (mix(((i / run) as u32).wrapping_mul(2_654_435_761)) % 100_000) as i32).collect()
-}
-
-/// The peers' f32 values, uniform in [-0.5, 0.5) (`fill_f32` with seed 7).
-pub fn peer_values(n: usize) -> Vec<f32> {
-    (0..n).map(|i| (mix((i as u32).wrapping_mul(2_654_435_761) ^ 7) & 0xff_ffff) as f32 / 16_777_216.0 - 0.5).collect()
-}
-
 /// The CPU's result: keys, and lengths or sums as f64 (exact for lengths and f32 sums of runs).
 type Output = (Vec<i32>, Vec<f64>);
 
@@ -64,25 +45,30 @@ fn compute(backend: &Backend, what: RunsBench, keys: &[i32], values: &[f32]) -> 
     })
 }
 
-/// The GPU's median launch time and its result.
+/// The GPU's median launch time, the whole call's (launch, wait, read the number of runs) on
+/// the host clock, and its result.
 fn gpu_case(
     dev: &Arc<CudaDevice>,
     what: RunsBench,
     keys: &[i32],
     values: &[f32],
     reps: usize,
-) -> anyhow::Result<(f64, u64, Output)> {
+) -> anyhow::Result<(f64, f64, u64, Output)> {
     let stream = dev.stream();
     let n = keys.len();
     let kd = stream.upload(keys, "benchmark keys")?;
     let mut out_keys = stream.alloc::<i32>(n, "benchmark run keys")?;
     let timer = stream.timer()?;
-    let (ms, runs, values_out) = match what {
+    let e2e_reps = reps.max(3);
+    let (ms, e2e, runs, values_out) = match what {
         RunsBench::Unique => {
             let mut plan = RunsPlan::<i32>::unique(dev, n)?;
             let ms = timer.median_ms(reps, || plan.launch_unique(stream, &kd.view(), &mut out_keys.view_mut()))?;
-            let runs = plan.read(stream)?;
-            (ms, runs, Vec::new())
+            let (e2e, runs) = host_median_ms(e2e_reps, || {
+                plan.launch_unique(stream, &kd.view(), &mut out_keys.view_mut())?;
+                Ok(plan.read(stream)?)
+            })?;
+            (ms, e2e, runs, Vec::new())
         }
         RunsBench::Encode => {
             let mut counts = stream.alloc::<u64>(n, "benchmark run lengths")?;
@@ -90,9 +76,12 @@ fn gpu_case(
             let ms = timer.median_ms(reps, || {
                 plan.launch_encode(stream, &kd.view(), &mut out_keys.view_mut(), &mut counts.view_mut())
             })?;
-            let runs = plan.read(stream)?;
+            let (e2e, runs) = host_median_ms(e2e_reps, || {
+                plan.launch_encode(stream, &kd.view(), &mut out_keys.view_mut(), &mut counts.view_mut())?;
+                Ok(plan.read(stream)?)
+            })?;
             let c = stream.download(&counts.view())?;
-            (ms, runs, c[..runs as usize].iter().map(|&c| c as f64).collect())
+            (ms, e2e, runs, c[..runs as usize].iter().map(|&c| c as f64).collect())
         }
         RunsBench::ReduceByKey => {
             let vd = stream.upload(values, "benchmark values")?;
@@ -101,13 +90,16 @@ fn gpu_case(
             let ms = timer.median_ms(reps, || {
                 plan.launch_reduce(stream, &kd.view(), &vd.view(), &mut out_keys.view_mut(), &mut sums.view_mut())
             })?;
-            let runs = plan.read(stream)?;
+            let (e2e, runs) = host_median_ms(e2e_reps, || {
+                plan.launch_reduce(stream, &kd.view(), &vd.view(), &mut out_keys.view_mut(), &mut sums.view_mut())?;
+                Ok(plan.read(stream)?)
+            })?;
             let s = stream.download(&sums.view())?;
-            (ms, runs, s[..runs as usize].iter().map(|&s| s as f64).collect())
+            (ms, e2e, runs, s[..runs as usize].iter().map(|&s| s as f64).collect())
         }
     };
     let k = stream.download(&out_keys.view())?;
-    Ok((ms, runs, (k[..runs as usize].to_vec(), values_out)))
+    Ok((ms, e2e, runs, (k[..runs as usize].to_vec(), values_out)))
 }
 
 /// Whether `got` matches the CPU's `want`: keys and lengths exactly, sums of a run of length l
@@ -136,12 +128,12 @@ pub fn run(what: RunsBench, a: BenchRunsArgs) -> anyhow::Result<()> {
     let mut rows = Vec::new();
     for &log2 in &sweep.sizes {
         let n = 1usize << log2;
-        let keys = peer_keys(n, 8);
-        let values = if what == RunsBench::ReduceByKey { peer_values(n) } else { Vec::new() };
+        let keys = tally::data::peer_keys(n, 8);
+        let values = if what == RunsBench::ReduceByKey { tally::data::peer_values(n, 1) } else { Vec::new() };
         let want = compute(&Backend::Cpu, what, &keys, &values)?;
         let lengths = Backend::Cpu.run_length_encode_vec(&keys)?.1;
         let runs = lengths.len() as u64;
-        let (ms, got) = match &sweep.backend {
+        let (ms, e2e, got) = match &sweep.backend {
             Backend::Cpu => {
                 let mut t = Vec::new();
                 for _ in 0..a.reps.clamp(1, 10) {
@@ -149,14 +141,14 @@ pub fn run(what: RunsBench, a: BenchRunsArgs) -> anyhow::Result<()> {
                     std::hint::black_box(compute(&Backend::Cpu, what, &keys, &values)?);
                     t.push(s.elapsed().as_secs_f64() * 1e3);
                 }
-                (median(t), want.clone())
+                (median(t), None, want.clone())
             }
             Backend::Cuda(dev) => {
-                let (ms, gpu_runs, got) = gpu_case(dev, what, &keys, &values, a.reps)?;
+                let (ms, e2e, gpu_runs, got) = gpu_case(dev, what, &keys, &values, a.reps)?;
                 if gpu_runs != runs {
                     bail!("the GPU found {gpu_runs} runs, the CPU {runs}");
                 }
-                (ms, got)
+                (ms, Some(e2e), got)
             }
         };
         // Bytes read (keys, values) and written (a key and a u64 length or f32 sum per run).
@@ -166,7 +158,7 @@ pub fn run(what: RunsBench, a: BenchRunsArgs) -> anyhow::Result<()> {
             RunsBench::ReduceByKey => 8 * n as u64 + 8 * runs,
         };
         let verified = agree(&got, &want, &lengths, &values);
-        rows.push(sweep.row(name.to_string(), n, Some(runs), ms, bytes as f64, verified));
+        rows.push(ScanRow { e2e_ms: e2e, ..sweep.row(name.to_string(), n, Some(runs), ms, bytes as f64, verified) });
     }
     sweep.print(title, &rows, a.out.json)
 }

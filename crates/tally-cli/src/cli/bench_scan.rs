@@ -9,7 +9,6 @@ use super::bench_report::{
 use anyhow::bail;
 use serde::Serialize;
 use std::sync::Arc;
-use tally::data::splitmix64;
 use tally::device::CudaDevice;
 use tally::{Backend, ScanInto, ScanKey, ScanOp, ScanOptions, ScanPlan, ScanValue};
 
@@ -40,6 +39,10 @@ pub struct ScanRow {
     pub kept: Option<u64>,
     /// The launch alone, median (CUDA events; the CPU: the whole call).
     pub ms: f64,
+    /// The whole library call on the host clock, median: launch, wait and read the count back
+    /// (select and the run primitives on a GPU, whose callers need the count).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub e2e_ms: Option<f64>,
     /// Bytes read and written per second, as the peers count them (see each bench).
     pub gbs: f64,
     pub fraction_of_copy_bandwidth: f64,
@@ -53,6 +56,7 @@ impl BenchRow for ScanRow {
         Column::right("n", 11),
         Column::right("kept", 11),
         Column::right("ms", 10),
+        Column::right("e2e ms", 10),
         Column::right("GB/s", 9),
         Column::right("%copy", 7),
         Column::right("ok", 3),
@@ -64,6 +68,7 @@ impl BenchRow for ScanRow {
             self.n.to_string(),
             self.kept.map(|k| k.to_string()).unwrap_or_default(),
             format!("{:.4}", self.ms),
+            self.e2e_ms.map(|ms| format!("{ms:.4}")).unwrap_or_default(),
             format!("{:.1}", self.gbs),
             percent_cell(self.fraction_of_copy_bandwidth),
             ok_cell(self.verified),
@@ -115,7 +120,7 @@ impl CopySweep {
     /// A row of case `case` over `n` elements that took `ms` to move `bytes`.
     pub fn row(&self, case: String, n: usize, kept: Option<u64>, ms: f64, bytes: f64, verified: bool) -> ScanRow {
         let gbs = gbs(bytes, ms);
-        ScanRow { case, n, kept, ms, gbs, fraction_of_copy_bandwidth: gbs / self.copy_gbs, verified }
+        ScanRow { case, n, kept, ms, e2e_ms: None, gbs, fraction_of_copy_bandwidth: gbs / self.copy_gbs, verified }
     }
 
     /// Prints the rows of `tally bench NAME` as [`BenchReport::print`] does.
@@ -244,8 +249,8 @@ pub fn run(a: BenchScanArgs) -> anyhow::Result<()> {
     let mut rows = Vec::new();
     for &log2 in &sweep.sizes {
         let n = 1usize << log2;
-        let fs: Vec<f32> = (0..n).map(|i| (splitmix64(0x5ca9 ^ i as u64) >> 40) as f32 / (1u64 << 24) as f32).collect();
-        let is: Vec<i32> = (0..n).map(|i| (splitmix64(0x1d ^ i as u64) >> 43) as i32 - (1 << 20)).collect();
+        let fs: Vec<f32> = tally::data::bench_values(n, tally::data::SCAN_SEED_F32);
+        let is: Vec<i32> = tally::data::bench_values(n, tally::data::SCAN_SEED_I32);
         let keys: Vec<i32> = (0..n).map(|i| (i / 8) as i32).collect();
         let none = None::<&[u32]>;
         let det = ScanOptions::default().with_deterministic(true);

@@ -3,12 +3,12 @@
 //! `masked_select`): values uniform in [-0.5, 0.5) (the peers' hash) kept by `x < t` at 1%, 50%
 //! and 99%, and the same shares in long runs (kept values in runs of 2^16); stable, unordered,
 //! in-order and reversed-rest partitions, by flags, indices and count_if. Each case is timed
-//! (median of CUDA events around the launch), checked against the CPU backend, and set against
-//! the device-to-device copy bandwidth measured in the same run.
+//! (median of CUDA events around the launch; and the whole call, launch to the count read back,
+//! on the host clock), checked against the CPU backend, and set against the device-to-device
+//! copy bandwidth measured in the same run.
 
-use super::bench_report::median;
-use super::bench_runs::mix;
-use super::bench_scan::CopySweep;
+use super::bench_report::{host_median_ms, median};
+use super::bench_scan::{CopySweep, ScanRow};
 use anyhow::bail;
 use std::time::Instant;
 use tally::select::reference;
@@ -16,13 +16,6 @@ use tally::{Backend, Predicate, SelectMode, SelectOptions, SelectPlan};
 
 /// `tally bench select` takes what `tally bench scan` takes.
 pub use super::bench_scan::BenchScanArgs as BenchSelectArgs;
-
-/// Uniform in [-0.5, 0.5) as the peers fill it; `run`: one value per run of that many elements.
-fn values(n: usize, run: usize) -> Vec<f32> {
-    (0..n)
-        .map(|i| (mix(((i / run) as u32).wrapping_mul(2_654_435_761) ^ 7) & 0xff_ffff) as f32 / 16_777_216.0 - 0.5)
-        .collect()
-}
 
 /// A checksum of a multiset of floats: count, and the wrapping sum of their bits.
 fn checksum(v: &[f32]) -> (usize, u64) {
@@ -40,8 +33,8 @@ struct Case<'a> {
     mode: SelectMode,
 }
 
-/// Times one case; returns (ms, kept, verified).
-fn run_case(backend: &Backend, c: &Case, flags: &[u8], reps: usize) -> anyhow::Result<(f64, u64, bool)> {
+/// Times one case; returns (ms, the whole call's ms where it differs, kept, verified).
+fn run_case(backend: &Backend, c: &Case, flags: &[u8], reps: usize) -> anyhow::Result<(f64, Option<f64>, u64, bool)> {
     let p = &c.predicate;
     let (want, want_kept) = match c.mode {
         SelectMode::Partition | SelectMode::PartitionReversed => {
@@ -62,7 +55,7 @@ fn run_case(backend: &Backend, c: &Case, flags: &[u8], reps: usize) -> anyhow::R
             (v, k)
         }
     };
-    let (ms, kept, got) = match backend {
+    let (ms, e2e, kept, got) = match backend {
         Backend::Cpu => {
             let mut t = Vec::new();
             let mut last = (0, Vec::new());
@@ -89,7 +82,7 @@ fn run_case(backend: &Backend, c: &Case, flags: &[u8], reps: usize) -> anyhow::R
                 };
                 t.push(s.elapsed().as_secs_f64() * 1e3);
             }
-            (median(t), last.0, last.1)
+            (median(t), None, last.0, last.1)
         }
         Backend::Cuda(dev) => {
             let stream = dev.stream();
@@ -99,45 +92,58 @@ fn run_case(backend: &Backend, c: &Case, flags: &[u8], reps: usize) -> anyhow::R
                 SelectMode::Flagged => SelectPlan::<f32>::flagged(dev, n)?,
                 mode => SelectPlan::<f32>::new(dev, p, mode, n)?,
             };
-            let (ms, kept, got) = match c.mode {
+            let (ms, e2e, kept, got) = match c.mode {
                 SelectMode::Indices => {
                     let mut out = stream.alloc::<u64>(n, "benchmark indices")?;
                     let ms = stream
                         .timer()?
                         .median_ms(reps, || plan.launch_indices(stream, &input.view(), &mut out.view_mut()))?;
+                    let (e2e, _) = host_median_ms(reps.max(3), || {
+                        plan.launch_indices(stream, &input.view(), &mut out.view_mut())?;
+                        Ok(plan.read(stream)?)
+                    })?;
                     let kept = plan.read(stream)?;
                     let idx = stream.download(&out.view())?;
                     let got: Vec<f32> = idx[..kept as usize].iter().map(|&i| c.xs[i as usize]).collect();
-                    (ms, kept, got)
+                    (ms, Some(e2e), kept, got)
                 }
                 SelectMode::Count => {
                     let ms = stream.timer()?.median_ms(reps, || plan.launch_count(stream, &input.view()))?;
-                    (ms, plan.read(stream)?, want.clone())
+                    let (e2e, _) = host_median_ms(reps.max(3), || {
+                        plan.launch_count(stream, &input.view())?;
+                        Ok(plan.read(stream)?)
+                    })?;
+                    (ms, Some(e2e), plan.read(stream)?, want.clone())
                 }
                 mode => {
                     let fl = stream.upload(flags, "benchmark flags")?;
                     let mut out = stream.alloc::<f32>(n, "benchmark output")?;
-                    let ms = stream.timer()?.median_ms(reps, || {
+                    let mut launch = |plan: &mut SelectPlan<f32>| {
                         if mode == SelectMode::Flagged {
                             plan.launch_flagged(stream, &input.view(), &fl.view(), &mut out.view_mut())
                         } else {
                             plan.launch(stream, &input.view(), &mut out.view_mut())
                         }
+                    };
+                    let ms = stream.timer()?.median_ms(reps, || launch(&mut plan))?;
+                    let (e2e, _) = host_median_ms(reps.max(3), || {
+                        launch(&mut plan)?;
+                        Ok(plan.read(stream)?)
                     })?;
                     let kept = plan.read(stream)?;
                     let mut got = stream.download(&out.view())?;
                     if !mode.is_partition() {
                         got.truncate(kept as usize);
                     }
-                    (ms, kept, got)
+                    (ms, Some(e2e), kept, got)
                 }
             };
-            (ms, kept, got)
+            (ms, e2e, kept, got)
         }
     };
     let verified = kept == want_kept
         && if c.mode == SelectMode::Unordered { checksum(&got) == checksum(&want) } else { same(&got, &want) };
-    Ok((ms, kept, verified))
+    Ok((ms, e2e, kept, verified))
 }
 
 /// Runs `tally bench select`.
@@ -146,8 +152,9 @@ pub fn run(a: BenchSelectArgs) -> anyhow::Result<()> {
     let mut rows = Vec::new();
     for &log2 in &sweep.sizes {
         let n = 1usize << log2;
-        let uniform = values(n, 1);
-        let runs = values(n, 1 << 16);
+        // Uniform in [-0.5, 0.5) as the peers fill it; in runs of 2^16 equal values.
+        let uniform = tally::data::peer_values(n, 1);
+        let runs = tally::data::peer_values(n, 1 << 16);
         let flags: Vec<u8> = uniform.iter().map(|&x| (x > 0.0) as u8).collect();
         let mut cases = Vec::new();
         let below = |frac: f64| Predicate::parse(&format!("x < {}", (frac - 0.5) as f32)).expect("parses");
@@ -170,7 +177,7 @@ pub fn run(a: BenchSelectArgs) -> anyhow::Result<()> {
         let chosen =
             |c: &Case| a.cases.as_ref().is_none_or(|names| names.iter().any(|name| c.name.contains(name.as_str())));
         for c in cases.iter().filter(|c| chosen(c)) {
-            let (ms, kept, verified) = run_case(&sweep.backend, c, &flags, a.reps)?;
+            let (ms, e2e, kept, verified) = run_case(&sweep.backend, c, &flags, a.reps)?;
             let bytes = match c.mode {
                 SelectMode::Partition | SelectMode::PartitionReversed => 8 * n as u64,
                 SelectMode::Flagged => 5 * n as u64 + 4 * kept,
@@ -178,7 +185,7 @@ pub fn run(a: BenchSelectArgs) -> anyhow::Result<()> {
                 SelectMode::Count => 4 * n as u64,
                 _ => 4 * n as u64 + 4 * kept,
             };
-            rows.push(sweep.row(c.name.clone(), n, Some(kept), ms, bytes as f64, verified));
+            rows.push(ScanRow { e2e_ms: e2e, ..sweep.row(c.name.clone(), n, Some(kept), ms, bytes as f64, verified) });
         }
     }
     sweep.print("select", &rows, a.out.json)

@@ -235,9 +235,8 @@ def empty(like: Arg, n: int, dtype: str) -> Tuple[Any, Tuple[int, int, bool]]:
         a = np.empty(n, dtype=_numpy_dtype(dtype))
         return a, (a.__array_interface__["data"][0], n, True)
     if like.kind == "torch":
-        import torch
-
-        t = torch.empty(n, dtype=getattr(torch, dtype), device=like.torch_device)
+        torch = sys.modules["torch"]
+        t = torch.empty(n, dtype=_torch_dtype_of(torch, dtype), device=like.torch_device)
         return t, (t.data_ptr(), n, False)
     cupy = _cupy()
     if cupy is not None:
@@ -248,6 +247,18 @@ def empty(like: Arg, n: int, dtype: str) -> Tuple[Any, Tuple[int, int, bool]]:
 
     t = torch.empty(n, dtype=getattr(torch, dtype), device=f"cuda:{like.device[0]}")
     return t, (t.data_ptr(), n, False)
+
+
+_TORCH_DTYPE_OF: dict = {}
+
+
+def _torch_dtype_of(torch, name: str):
+    """PyTorch's dtype of numpy's ``name`` (a dict lookup after the first call: outputs are
+    made on every call)."""
+    t = _TORCH_DTYPE_OF.get(name)
+    if t is None:
+        t = _TORCH_DTYPE_OF[name] = getattr(torch, name)
+    return t
 
 
 def _cupy():

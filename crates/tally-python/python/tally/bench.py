@@ -1,15 +1,21 @@
 """tally against PyTorch and CuPy in one process: ``python -m tally.bench``.
 
-Every case runs on the same resident CUDA tensor (CuPy reads it through DLPack, no copy). A
-time is the median over rounds of the mean per call of a burst of calls, taken between
-synchronisations. Calls are queued as each library queues them: tally's scans and histogram
-counts stay on the stream, and calls that return numbers or data-sized arrays (reductions,
-select, unique, bincount) wait, as PyTorch's ``masked_select``, ``unique_consecutive`` and
-``bincount`` do. Ratios are the peer's time over tally's (above 1: tally is faster).
+Every case runs on the same resident CUDA tensor (CuPy reads it through DLPack, no copy). Calls
+are queued as each library queues them: tally's scans stay on the stream, and a time is the
+median over rounds of the mean per call of a burst of calls between synchronisations. Calls that
+return numbers or data-sized arrays (reductions, histograms, select, unique, bincount) wait for
+their work, as PyTorch's ``masked_select``, ``unique_consecutive`` and ``bincount`` do: each is
+timed alone, the median of single calls. Ratios are the peer's time over tally's (above 1:
+tally is faster).
 
-``--rust TALLY`` runs the Rust bench of the same cases and sizes from the ``tally`` CLI of the
-same build afterwards and prints its tables: at 2^28 the Python times should be within 2% of
-them (the reductions' ``e2e us`` column, the others' ``ms``).
+``--rust TALLY`` runs the Rust bench (``tally bench ... --json`` of the same build) at the
+largest size afterwards, one group of cases at a time, and right after each group times the
+same calls from Python on the same data (the Rust bench's own, through ``_native.bench_data``:
+a histogram's or a selection's speed depends on its data; and a long run's drift of the GPU's
+clocks would otherwise show as a difference). Each Python time is set beside the Rust
+library's call timed the same way: the whole call on the host clock (launch, wait, read the
+result) where the Python call waits, the launch (CUDA events) for the scans. The target: the
+Python times within 2% of them at 2^28.
 
 The second table is the Python layer's cost: a call of ``tally.sum`` on a resident tensor of
 2^10 elements against the same library call timed inside the extension (target: at most 15 us
@@ -19,20 +25,35 @@ more).
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import time
-from typing import Callable, List, Optional
+from typing import Callable, Dict, List, Optional, Tuple
 
 import tally
 
 from . import _native
 from ._arrays import read
 
+#: Cases whose calls queue without waiting (timed in bursts); every other case waits.
+QUEUED = ("cumsum i32", "cumsum f32")
 
-def _time(fn: Callable[[], object], sync: Callable[[], None], reps: int, rounds: int = 5) -> float:
-    """Median over ``rounds`` of the mean seconds per call of ``reps`` calls."""
+
+def _time(fn: Callable[[], object], sync: Callable[[], None], reps: int, rounds: int = 5,
+          waits: bool = False) -> float:
+    """Seconds per call: for calls that wait for their own work, the median of ``reps *
+    rounds`` single calls; else the median over ``rounds`` of the mean of ``reps`` calls
+    queued back to back."""
     fn()
     sync()
+    if waits:
+        times = []
+        for _ in range(reps * rounds):
+            start = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - start)
+        sync()
+        return statistics.median(times)
     times = []
     for _ in range(rounds):
         start = time.perf_counter()
@@ -95,12 +116,14 @@ def _ratio(peer: Optional[float], ours: Optional[float]) -> str:
 
 
 def compare(torch, cupy, n: int, reps: int) -> List[str]:
+    """The table of one size."""
     sync = torch.cuda.synchronize
     lines = [f"n = 2^{n.bit_length() - 1} ({n} elements), ms per call; ratio = peer / tally; "
              "GB/s: tally's input bytes read per second",
              f"{'case':24} {'tally':>10} {'GB/s':>7} {'torch':>10} {'ratio':>7} {'cupy':>10} {'ratio':>7}"]
     for name, ours, theirs, cupys in _cases(torch, cupy, n):
-        t = _time(ours, sync, reps) if ours else None
+        waits = name not in QUEUED
+        t = _time(ours, sync, reps, waits=waits) if ours else None
         p = _time(theirs, sync, reps) if theirs else None
         c = _time(cupys, sync, reps) if cupys else None
         rate = "-" if t is None else f"{4 * n / t / 1e9:7.1f}"  # every case reads 4-byte elements
@@ -121,35 +144,111 @@ def overhead(torch, n: int = 1 << 10, reps: int = 2000) -> List[str]:
             f"Python layer {extra * 1e6:6.2f} us ({verdict} the 15 us target)"]
 
 
-def rust_commands(binary: str, log2: List[int]) -> List[List[str]]:
-    """The Rust bench's runs of the cases above (``tally bench ...`` of the same build), whose
-    launch times the Python table's 2^28 row should come within 2% of: reductions (their e2e
-    column), scans, select, the 256-bin histogram, runs (2^28 only)."""
-    sizes = ",".join(str(k) for k in log2)
-    cuda = ["--backend", "cuda"]
+#: The cases set beside the Rust bench: (case, the Rust bench, the fields that pick its row, the
+#: field that times it as the Python call is timed, the bench data the call reads, the call).
+#: ``end_to_end_us`` is in microseconds, the other fields in ms; "mask" is ``x > 0`` of the
+#: first array, the Rust bench's flags.
+COMPARED: List[Tuple[str, str, Dict[str, str], str, Tuple[str, ...], Callable[..., object]]] = [
+    ("sum f32", "reduce", {"dtype": "f32", "op": "sum"}, "end_to_end_us", ("reduce f32",), lambda x: tally.sum(x)),
+    ("sum f32 exact", "reduce", {"dtype": "f32", "op": "exact-sum"}, "end_to_end_us", ("reduce f32",),
+     lambda x: tally.sum(x, exact=True)),
+    ("sum i32", "reduce", {"dtype": "i32", "op": "sum"}, "end_to_end_us", ("reduce i32",), lambda x: tally.sum(x)),
+    ("minmax f32", "reduce", {"dtype": "f32", "op": "minmax"}, "end_to_end_us", ("reduce f32",), tally.minmax),
+    ("argmax f32", "reduce", {"dtype": "f32", "op": "argmax"}, "end_to_end_us", ("reduce f32",), tally.argmax),
+    ("count f32 > 0.5", "reduce", {"dtype": "f32", "op": "count"}, "end_to_end_us", ("reduce f32",),
+     lambda x: tally.count(x, ">", 0.5)),
+    ("cumsum f32", "scan", {"case": "f32 sum det"}, "ms", ("scan f32",), tally.cumsum),
+    ("cumsum i32", "scan", {"case": "i32->i64 sum"}, "ms", ("scan i32",), tally.cumsum),
+    ("select f32 'x < 0'", "select", {"case": "select 50%"}, "e2e_ms", ("peer f32",), lambda x: tally.select(x, "x < 0")),
+    ("select f32 by mask", "select", {"case": "flagged 50%"}, "e2e_ms", ("peer f32", "mask"), tally.select),
+    ("nonzero f32 'x < 0'", "select", {"case": "indices 50%"}, "e2e_ms", ("peer f32",),
+     lambda x: tally.nonzero(x, "x < 0")),
+    ("histogram f32 256 bins", "hist", {"dtype": "f32"}, "e2e_ms", ("hist f32",),
+     lambda x: tally.histogram(x, 256, (0, 256))),
+    ("bincount i32 256", "hist", {"dtype": "i32"}, "e2e_ms", ("hist i32",), lambda x: tally.bincount(x, minlength=256)),
+    ("unique i32/8", "unique", {}, "e2e_ms", ("keys i32/8",), tally.unique),
+    ("rle i32/8", "rle", {}, "e2e_ms", ("keys i32/8",), tally.run_length_encode),
+    ("reduce_by_key i32/8 f32", "reduce-by-key", {}, "e2e_ms", ("keys i32/8", "peer f32"), tally.reduce_by_key),
+]
+
+_BENCH_DTYPES = {"f32": "float32", "i32": "int32"}
+
+
+def bench_array(torch, name: str, n: int):
+    """The Rust bench's data ``name`` (see ``_native.bench_data``), ``n`` elements, on the GPU."""
+    import numpy as np
+
+    host = np.empty(n, dtype=_BENCH_DTYPES[name.split()[1][:3]])
+    _native.bench_data(name, n, (host.__array_interface__["data"][0], n, True))
+    return torch.from_numpy(host).to("cuda")
+
+
+def rust_commands(binary: str, log2: int) -> List[Tuple[str, List[str]]]:
+    """The Rust bench's runs of the cases in :data:`COMPARED` at 2^``log2`` elements (``tally
+    bench ... --json`` of the same build), by bench name."""
+    size = str(log2)
+    cuda = ["--backend", "cuda", "--json"]
     commands = [
-        ["bench", "reduce", *cuda, "--log2-sizes", sizes, "--dtypes", "f32,i32", "--ops", "sum,exact-sum,minmax,argmax,count"],
-        ["bench", "scan", *cuda, "--log2-sizes", sizes],
-        ["bench", "select", *cuda, "--log2-sizes", sizes],
+        ("reduce", ["bench", "reduce", *cuda, "--log2-sizes", size, "--dtypes", "f32,i32",
+                    "--ops", "sum,exact-sum,minmax,argmax,count"]),
+        ("scan", ["bench", "scan", *cuda, "--log2-sizes", size]),
+        ("select", ["bench", "select", *cuda, "--log2-sizes", size, "--cases",
+                    "select 50%,flagged 50%,indices 50%"]),
+        ("hist", ["bench", "hist", *cuda, "--size", str(1 << log2), "--bins", "256", "--dtypes", "i32,f32",
+                  "--distributions", "uniform", "--strategies", "auto"]),
     ]
-    commands += [["bench", "hist", *cuda, "--size", str(1 << k), "--bins", "256", "--dtypes", "i32,f32",
-                  "--distributions", "uniform", "--strategies", "auto"] for k in log2]
-    if 28 in log2:
-        commands += [["bench", what, *cuda] for what in ("unique", "rle", "reduce-by-key")]
-    return [[binary, *c] for c in commands]
+    commands += [(what, ["bench", what, *cuda, "--log2-sizes", size]) for what in ("unique", "rle", "reduce-by-key")]
+    return [(what, [binary, *c]) for what, c in commands]
 
 
-def run_rust(binary: str, log2: List[int]) -> List[str]:
+def rust_seconds(rows: List[dict], match: Dict[str, str], field: str) -> Optional[float]:
+    """The time in seconds of the first of the Rust bench's ``rows`` whose fields equal ``match``."""
+    for row in rows:
+        if all(str(row.get(k)) == v for k, v in match.items()) and row.get(field) is not None:
+            return row[field] / (1e6 if field.endswith("_us") else 1e3)
+    return None
+
+
+def run_rust(binary: str, log2: int, torch, reps: int) -> List[str]:
+    """Runs the Rust bench of each group of :data:`COMPARED` and, right after it, times the same
+    calls from Python on the same data (the Rust bench's, through ``_native.bench_data``): the
+    two measurements of a case lie seconds apart, so that the GPU's clocks and temperature,
+    which drift over a long run, are nearly the same for both. Returns the lines to print."""
     import subprocess
 
-    lines = ["", f"the Rust bench of the same cases ({binary}):"]
-    for command in rust_commands(binary, log2):
+    n = 1 << log2
+    sync = torch.cuda.synchronize
+    lines = ["", f"the Rust bench at 2^{log2} ({binary}), each group followed at once by the same calls "
+             "from Python on the same data:"]
+    table = [f"{'case':24} {'python ms':>10} {'rust ms':>10} {'python/rust':>12}  (target: within 2%)"]
+    for what, command in rust_commands(binary, log2):
         lines.append("$ " + " ".join(command))
         done = subprocess.run(command, capture_output=True, text=True)
-        lines += (done.stdout or "").rstrip().splitlines()
         if done.returncode != 0:
             lines.append(f"(exit {done.returncode}) " + (done.stderr or "").strip()[-500:])
-    return lines
+            continue
+        doc = json.loads(done.stdout)
+        lines.append(json.dumps({k: v for k, v in doc.items() if k != "rows"}))
+        lines += ["  " + json.dumps(row) for row in doc["rows"]]
+        arrays: Dict[str, object] = {}
+        for case, bench, match, field, names, call in COMPARED:
+            if bench != what:
+                continue
+            for name in names:
+                if name not in arrays:
+                    arrays[name] = (arrays[names[0]] > 0) if name == "mask" else bench_array(torch, name, n)
+            args = [arrays[name] for name in names]
+            seconds = _time(lambda: call(*args), sync, reps, waits=case not in QUEUED)
+            rust = rust_seconds(doc["rows"], match, field)
+            if rust is None:
+                table.append(f"{case:24} {_fmt(seconds)} {'-':>10}")
+                continue
+            ratio = seconds / rust
+            verdict = "within" if ratio <= 1.02 else "OVER"
+            table.append(f"{case:24} {_fmt(seconds)} {_fmt(rust)} {ratio:11.3f}x  {verdict}")
+        del arrays
+        torch.cuda.empty_cache()
+    return lines + [""] + table
 
 
 def main(argv: Optional[List[str]] = None) -> None:
@@ -157,7 +256,7 @@ def main(argv: Optional[List[str]] = None) -> None:
     parser.add_argument("--log2", type=int, nargs="*", default=[20, 24, 28], help="sizes, as powers of two")
     parser.add_argument("--reps", type=int, default=20, help="calls per timed burst")
     parser.add_argument("--rust", metavar="TALLY", help="the tally CLI of the same build: its bench of the same "
-                        "cases and sizes is printed after the tables, for the 2% comparison")
+                        "cases at the largest size is set beside the Python times, for the 2% comparison")
     args = parser.parse_args(argv)
     import torch
 
@@ -174,8 +273,9 @@ def main(argv: Optional[List[str]] = None) -> None:
         for line in compare(torch, cupy, 1 << k, args.reps if k >= 24 else args.reps * 10):
             print(line)
         torch.cuda.empty_cache()
-    if args.rust:
-        for line in run_rust(args.rust, args.log2):
+    if args.rust and args.log2:
+        k = max(args.log2)
+        for line in run_rust(args.rust, k, torch, args.reps if k >= 24 else args.reps * 10):
             print(line, flush=True)
 
 

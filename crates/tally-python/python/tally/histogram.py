@@ -10,18 +10,20 @@ counts equal numpy's wherever numpy's float edges are exact (powers of two, inte
 
 Nothing is lost: samples below the first edge, above the last and NaN are counted and reported on
 the result (``below``, ``above``, ``nan``). Counts come back as int64 arrays of the input's
-kind on its device: for device input they are copied from the kernels' counters on the device,
-ordered with the caller's stream; the call waits only for the three outlier counts, which it
-returns as numbers. Weighted sums and 2-D counts are still gathered on the host (they are small) and copied
+kind on its device: for device input the kernel is queued first, the edges and the counts' array
+are made while it runs, the counters are copied (widened to int64) on the device, ordered with
+the caller's stream, and the call waits only for the three outlier counts, which it returns as
+numbers. Weighted sums and 2-D counts are still gathered on the host (they are small) and copied
 over. Plans (the kernel, the strategy, the counters) for even bins are kept for the next call
 with the same device, dtype, bins, range, strategy and length.
 """
 
 from __future__ import annotations
 
+import math
 import operator
 import sys
-from typing import Any, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -83,13 +85,13 @@ def _range(a: Arg, range_: Any) -> Tuple[float, float]:
     are equal."""
     if range_ is not None:
         lo, hi = (float(v) for v in range_)
-        if not (np.isfinite(lo) and np.isfinite(hi)):
+        if not (math.isfinite(lo) and math.isfinite(hi)):
             raise ValueError(f"the range must be finite, got [{lo}, {hi}]")
     elif a.n == 0:
         lo, hi = 0.0, 1.0
     else:
         lo, hi = (float(v) for v in _native.reduce(a.call, "minmax", False, True))
-        if not (np.isfinite(lo) and np.isfinite(hi)):
+        if not (math.isfinite(lo) and math.isfinite(hi)):
             raise ValueError(f"the range of the data [{lo}, {hi}] is not finite; give range=")
     if lo == hi:
         lo, hi = lo - 0.5, hi + 0.5
@@ -168,17 +170,17 @@ def _host_out(n: int, dtype: str) -> Tuple[np.ndarray, tuple]:
 _DEVICE_EDGES: dict = {}
 
 
-def _edges(a: Arg, report: np.ndarray, key: Any) -> Any:
-    """The edges to report as ``a``'s kind: for device input of even bins (``key``) a device
-    copy of the kept ones (the caller may write the array it gets)."""
+def _edges(a: Arg, report: Callable[[], np.ndarray], key: Any) -> Any:
+    """The edges to report (made by ``report``) as ``a``'s kind: for device input of even bins
+    (``key``) a device copy of the kept ones (the caller may write the array it gets)."""
     if not a.on_device or key is None:
-        return result(a, report)
+        return result(a, report())
     k = (a.kind, a.device[0], key)
     kept = _DEVICE_EDGES.get(k)
     if kept is None:
         if len(_DEVICE_EDGES) >= 64:
             _DEVICE_EDGES.clear()
-        kept = _DEVICE_EDGES[k] = result(a, report)
+        kept = _DEVICE_EDGES[k] = result(a, report())
     if hasattr(kept, "clone"):
         return kept.clone()
     cupy = sys.modules.get("cupy")
@@ -188,32 +190,16 @@ def _edges(a: Arg, report: np.ndarray, key: Any) -> Any:
     return kept.copy()
 
 
-def _counts_out(a: Arg, bins: int) -> Tuple[Any, tuple]:
-    """Where the extension writes ``bins`` counts: an int64 numpy array for host samples; for
-    device samples an array of the input's kind on its device holding the GPU's counters as
-    they are (32-bit below 2^32 samples: :func:`_widen` makes them int64), passed by bytes."""
-    if not a.on_device:
-        return _host_out(bins, "int64")
-    wide = a.n >= 2**32
-    raw, (address, _, _) = empty(a, bins, "int64" if wide else "int32")
-    return raw, (address, bins * (8 if wide else 4), False)
-
-
-def _widen(a: Arg, raw: Any) -> Any:
-    """Counts from :func:`_counts_out` as int64, converted on the device by the array's own
-    library on its current stream: the extension has waited for the counters (it read the
-    outliers), so any stream sees them, a ``stream=`` of the caller's own included."""
-    if not a.on_device or a.n >= 2**32:
-        return raw
-    # The counters are unsigned: a count past 2^31 - 1 reads as a negative int32.
-    mask = a.n >= 2**31
-    torch = sys.modules.get("torch")
-    if torch is not None and isinstance(raw, torch.Tensor):
-        wide = raw.to(torch.int64)
-        return wide.bitwise_and_(0xFFFFFFFF) if mask else wide
-    with sys.modules["cupy"].cuda.Device(a.device[0]):
-        wide = raw.astype("int64")
-        return wide & 0xFFFFFFFF if mask else wide
+def _device_counts(a: Arg, spec: Any, strategy: str, n: int, report: Callable[[], Any]) -> Tuple[Any, Any, tuple]:
+    """Counts device samples into ``n`` bins: the kernel is queued first, then the edges
+    (``report()``) and the int64 counts' array are made while it runs, and the call waits for
+    the three outlier counts last. Returns the counts, the edges, and (below, above, nan,
+    strategy)."""
+    pending = _native.histogram_start(a.call, spec, strategy)
+    edges = report()
+    counts, parts = empty(a, n, "int64")
+    outside = _native.histogram_finish(a.call, pending, parts)
+    return counts, edges, outside
 
 
 def histogram(x: Any, bins: Union[int, Sequence[float]] = 10, range: Optional[Tuple[float, float]] = None,
@@ -228,22 +214,42 @@ def histogram(x: Any, bins: Union[int, Sequence[float]] = 10, range: Optional[Tu
     unpacks as ``counts, edges``.
     """
     a = read(x, "x", backend, device, stream)
+    if weights is None and a.on_device and edges is None and isinstance(bins, (int, np.integer)):
+        # Even bins of device samples, the common case: nothing but the range before the launch.
+        n = operator.index(bins)
+        if n < 1:
+            raise ValueError(f"bins must be at least 1, got {n}")
+        lo, hi = _range(a, range)
+        spec = (n, lo, hi)
+        counts, reported, (below, above, nan, ran) = _device_counts(
+            a, spec, strategy, n, lambda: _edges(a, lambda: np.linspace(lo, hi, n + 1), spec))
+        return _closed_last(a, counts, reported, (below, above, nan, ran), closed_last, range, hi)
     spec, report, n, upper = _spec(a, bins, range, edges, closed_last, as_edges=weights is not None)
     if weights is None:
-        raw, parts = _counts_out(a, n)
-        below, above, nan, ran = _native.histogram(a.call, spec, strategy, parts)
-        counts = _widen(a, raw)
-        if closed_last and upper is not None and above > 0:
-            # The last bin includes its upper edge: the samples equal to it were counted above.
-            at_edge = above if range is None else _native.reduce(a.call, "count", False, False, ("==", upper))
-            counts[-1] += at_edge
-            above -= at_edge
-        return Histogram(result(a, counts), _edges(a, report, spec if upper is not None else None), below, above,
-                         nan, ran)
+        key = spec if upper is not None else None
+        if a.on_device:
+            counts, reported, outside = _device_counts(a, spec, strategy, n, lambda: _edges(a, lambda: report, key))
+        else:
+            counts, parts = _host_out(n, "int64")
+            outside = _native.histogram(a.call, spec, strategy, parts)
+            reported = _edges(a, lambda: report, key)
+        return _closed_last(a, counts, reported, outside, closed_last and upper is not None, range, upper)
     w = _float_weights(weights, a, backend, device, stream)
     sums, parts = _host_out(n, "float64")
     outside, ran = _native.histogram_weighted(a.call, (w.parts, w.dtype), spec, strategy, parts)
     return Histogram(result(a, sums), result(a, report), *outside[:3], ran, outside[3:])
+
+
+def _closed_last(a: Arg, counts: Any, reported: Any, outside: tuple, closed: bool, range_: Any,
+                 upper: Optional[float]) -> Histogram:
+    """The result of even bins counted half-open, with the last bin closed where ``closed``:
+    the samples equal to the upper edge were counted above, and move into the last bin."""
+    below, above, nan, ran = outside
+    if closed and above > 0:
+        at_edge = above if range_ is None else _native.reduce(a.call, "count", False, False, ("==", upper))
+        counts[-1] += at_edge
+        above -= at_edge
+    return Histogram(result(a, counts), reported, below, above, nan, ran)
 
 
 def _axis(a: Arg, bins: Any, range_: Any, closed_last: bool):
@@ -298,10 +304,13 @@ def bincount(x: Any, weights: Any = None, minlength: int = 0, *, strategy: str =
     def count(n: int) -> Tuple[Any, int, int]:
         """The counts (or sums) of values 0 to n - 1, the values below 0 and those from n."""
         spec = (n, 0.0, float(n))
+        if w is None and a.on_device:
+            counts, _, (below, above, _, _) = _device_counts(a, spec, strategy, n, lambda: None)
+            return counts, below, above
         if w is None:
-            raw, parts = _counts_out(a, n)
+            counts, parts = _host_out(n, "int64")
             below, above, _, _ = _native.histogram(a.call, spec, strategy, parts)
-            return _widen(a, raw), below, above
+            return counts, below, above
         sums, parts = _host_out(n, "float64")
         outside, _ = _native.histogram_weighted(a.call, (w.parts, w.dtype), spec, strategy, parts)
         return sums, outside[3], outside[4]

@@ -14,8 +14,8 @@ pub mod staging;
 pub mod workspace;
 
 pub use cuda::{
-    CallerStreamOrder, CudaDevice, DeviceInfo, DeviceOptions, EventTimer, ExternalBuffer, Kernel, LaunchShape, Stream,
-    KEPT_PINNED_BYTES,
+    CallerStreamOrder, CudaDevice, DeviceInfo, DeviceOptions, EventTimer, ExternalBuffer, Kernel, LaunchShape,
+    ReadBack, Stream, KEPT_PINNED_BYTES,
 };
 pub use memory::{DevPtr, DeviceBuffer, DeviceView, DeviceViewMut, Input};
 pub use staging::{ChunkLayout, ChunkPipeline, ChunkSource, FileSource, PlainData, ReadSource, SliceSource};

@@ -8,11 +8,13 @@ use super::policy::{self, Capacity, Tuning, Variant, BLOCK_SIZES, PROBE_SAMPLES}
 use super::{Bins, Histogram, HistogramSpec, Strategy, MAX_CHANNELS};
 use crate::device::params::KernelParams;
 use crate::device::registry::KernelFamily;
-use crate::device::{CudaDevice, DevPtr, DeviceBuffer, DeviceView, DeviceViewMut, Kernel, LaunchShape, Stream};
+use crate::device::{
+    CudaDevice, DevPtr, DeviceBuffer, DeviceView, DeviceViewMut, Kernel, LaunchShape, ReadBack, Stream,
+};
 use crate::error::{Error, Result};
 use crate::sample::Sample;
 use std::marker::PhantomData;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 crate::kernel_params! {
     /// What `tally_histogram` reads.
@@ -77,6 +79,8 @@ pub struct HistogramPlan<T> {
     engine: Engine,
     counts: DeviceBuffer<u8>,
     outliers: DeviceBuffer<u64>,
+    /// The outlier counters' page-locked copy on the host (one stream at a time uses a plan).
+    outliers_back: Mutex<ReadBack>,
     _axis: DeviceAxis,
     spec: HistogramSpec,
     n: usize,
@@ -264,6 +268,7 @@ impl<T: Sample> HistogramPlan<T> {
             dev: dev.clone(),
             engine,
             counts,
+            outliers_back: Mutex::new(stream.read_back(outliers.len())?),
             outliers,
             _axis: axis,
             spec: spec.clone(),
@@ -375,6 +380,20 @@ impl<T: Sample> HistogramPlan<T> {
         stream.copy_on_device(&self.counts.view(), out)
     }
 
+    /// Queues on `stream`, without waiting, the last launch's counts as 64-bit integers into
+    /// `out` (one per bin and selected channel, channel-major): 32-bit counters are widened on
+    /// the way by a strided copy (no kernel), 64-bit ones copied. For callers whose count type
+    /// is int64 (numpy, PyTorch), so that they need no conversion of their own.
+    pub fn copy_counts_u64(&self, stream: &Stream, out: &mut DeviceViewMut<'_, u64>) -> Result<()> {
+        let words = self.counts.len() / self.counter_bytes();
+        if out.len() != words {
+            return Err(Error::invalid(format!("the plan has {words} counters, the output holds {}", out.len())));
+        }
+        let cu = stream.cuda_stream();
+        let from = self.counts.view().ptr(cu);
+        stream.counters_into_u64(from, self.counter_bytes(), out.ptr_mut(cu), words)
+    }
+
     /// The counters and outlier counters of the last launch, in place (a streamed histogram
     /// adds them into its totals on the device).
     pub(crate) fn counters(&self) -> (DeviceView<'_, u8>, DeviceView<'_, u64>) {
@@ -384,7 +403,23 @@ impl<T: Sample> HistogramPlan<T> {
     /// Waits for `stream` and reads the last launch's samples outside the bins: below, above
     /// and NaN for each selected channel.
     pub fn read_outliers(&self, stream: &Stream) -> Result<Vec<u64>> {
-        stream.download(&self.outliers.view())
+        self.queue_outliers(stream)?;
+        self.wait_outliers()
+    }
+
+    /// Queues on `stream`, behind the last launch, a copy of its outlier counters into
+    /// page-locked host memory, without waiting: work queued afterwards (such as
+    /// [`HistogramPlan::copy_counts_u64`]) does not delay [`HistogramPlan::wait_outliers`].
+    pub fn queue_outliers(&self, stream: &Stream) -> Result<()> {
+        let mut back = self.outliers_back.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        back.queue(stream, &self.outliers.view())
+    }
+
+    /// Waits for the copy that [`HistogramPlan::queue_outliers`] queued last and returns the
+    /// outlier counters: below, above and NaN for each selected channel.
+    pub fn wait_outliers(&self) -> Result<Vec<u64>> {
+        let back = self.outliers_back.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        Ok(back.wait()?.to_vec())
     }
 
     /// Fills the counters with `byte`: tests poison them before a launch, so that counters the

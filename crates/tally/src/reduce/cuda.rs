@@ -15,10 +15,10 @@ use super::policy::{self, KernelOp, ReducePolicy, OUT_WORDS};
 use super::{empty_error, ElementType, ReduceElement, ReduceOp, ReduceOptions, Reduction};
 use crate::device::params::KernelParams;
 use crate::device::registry::{Defines, KernelFamily};
-use crate::device::{CudaDevice, DevPtr, DeviceBuffer, DeviceView, Kernel, LaunchShape, Stream};
+use crate::device::{CudaDevice, DevPtr, DeviceBuffer, DeviceView, Kernel, LaunchShape, ReadBack, Stream};
 use crate::error::{Error, Result};
 use std::marker::PhantomData;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 crate::kernel_params! {
     /// What `tally_reduce` and `tally_reduce_exact` read.
@@ -163,6 +163,15 @@ fn placeholder_info() -> crate::device::DeviceInfo {
     }
 }
 
+/// The words of the result that the kernel of `op` writes.
+fn result_words(op: KernelOp) -> usize {
+    match op {
+        KernelOp::Exact => OUT_WORDS,
+        KernelOp::Extrema => 5,
+        KernelOp::Sum | KernelOp::Count | KernelOp::Custom => 2,
+    }
+}
+
 /// A reduction ready to launch on `n` resident elements of `T`: policy resolved, kernel loaded,
 /// result words and ticket allocated. Build it once for an op, type and size and run it many
 /// times; [`ReducePlan::launch`] queues the one kernel and [`ReducePlan::read`] waits and reads
@@ -177,6 +186,8 @@ pub struct ReducePlan<T> {
     options: ReduceOptions,
     n: usize,
     out: DeviceBuffer<u64>,
+    /// The result words' page-locked copy on the host (a plan reads on one stream at a time).
+    read_back: Mutex<ReadBack>,
     /// Kept alive for the kernels that take their ticket from it.
     _ticket: DeviceBuffer<u32>,
     _elements: PhantomData<fn(T)>,
@@ -221,6 +232,7 @@ impl<T: ReduceElement> ReducePlan<T> {
             None
         };
         let mut out = stream.alloc_zeros::<u64>(OUT_WORDS, "reduction result")?;
+        let read_back = Mutex::new(stream.read_back(result_words(variant.op))?);
         let mut ticket = stream.alloc_zeros::<u32>(1, "reduction ticket")?;
         let mut params = ReduceParams {
             n: n as u64,
@@ -244,6 +256,7 @@ impl<T: ReduceElement> ReducePlan<T> {
             options,
             n,
             out,
+            read_back,
             _ticket: ticket,
             _elements: PhantomData,
         })
@@ -314,19 +327,17 @@ impl<T: ReduceElement> ReducePlan<T> {
         self.partial(&w, 0)?.finish(self.op, self.options, self.n as u64, "cuda")
     }
 
-    /// Waits for `stream` and reads the result words of the last launch (only those this op
-    /// writes: a small read is a fast read).
+    /// Waits for the last launch on `stream` and reads its result words (only those this op
+    /// writes: a small read is a fast read), through page-locked memory and one event.
     pub(crate) fn read_words(&self, stream: &Stream) -> Result<Vec<u64>> {
-        stream.download(&self.out_words().slice(..self.result_words()).expect("the result words"))
+        let mut back = self.read_back.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        back.queue(stream, &self.out_words().slice(..self.result_words()).expect("the result words"))?;
+        Ok(back.wait()?.to_vec())
     }
 
     /// The words of `out` that this op writes (a small read is a fast read).
     pub(crate) fn result_words(&self) -> usize {
-        match self.variant.op {
-            KernelOp::Exact => OUT_WORDS,
-            KernelOp::Extrema => 5,
-            KernelOp::Sum | KernelOp::Count | KernelOp::Custom => 2,
-        }
+        result_words(self.variant.op)
     }
 
     /// The result words of the last launch, in place.
