@@ -341,7 +341,8 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS) tally_reduce(const R
 // A float is m * 2^(q) with an integer m; the sum is an integer multiple of the smallest
 // subnormal, kept as DIGITS digits of DIGIT_BITS bits each, in carry-save form (signed 64-bit
 // per digit, far from wrapping). Each thread has private digit slots in shared memory
-// ([digit][thread]: no bank conflicts), so there are no atomics and no contention:
+// ([digit][thread]: no bank conflicts), so there are no atomics and no contention (f64 sums a
+// run of a thread's elements with the same digit in registers first: ExactRun):
 //   f32 (and f16, bf16 as their f32): x = m * 2^(p - 149), m < 2^24, p = max(e, 1) - 1 <= 253. Digit p >> 3 gets
 //        m << (p & 7) < 2^31 as a double: an integer-valued double, exact while the thread's
 //        sum stays below 2^53 (the host keeps each thread below 2^21 elements).
@@ -371,7 +372,30 @@ TALLY_DEVICE Specials add_specials(const Specials& a, const Specials& b) {
   return Specials{a.nan + b.nan, a.pos_inf + b.pos_inf, a.neg_inf + b.neg_inf};
 }
 
-TALLY_DEVICE void exact_add(i64* mine, T x, Specials& s) {
+// f64: a run of a thread's elements that share their lowest digit is summed in registers before
+// it reaches the thread's slots. Most data keep to a few binades, and each f64 element adds to
+// three slots, so most elements cost three register adds instead of three shared-memory reads,
+// adds and writes (H100, 2^28 uniform [0, 1): 1.21 -> 1.10 ms). Exact: a run is part of the
+// thread's sum, its chunks below 2^32 each, as the slots' i64s hold them. For f32, which adds
+// to one slot, the same run (an i64 add, a digit compare and a branch per element) measured
+// slower than the slot's add (0.416 -> 0.530 ms): f32 adds to its slot directly.
+constexpr u32 NO_DIGIT = ~0u;
+struct ExactRun {
+  u32 digit;
+  i64 c[3];
+};
+
+TALLY_DEVICE void exact_flush(i64* mine, const ExactRun& run) {
+  if constexpr (!IS_F32) {
+    if (run.digit == NO_DIGIT) return;
+    i64* d = mine + run.digit * BLOCK_THREADS;
+    d[0] += run.c[0];
+    d[BLOCK_THREADS] += run.c[1];
+    d[2 * BLOCK_THREADS] += run.c[2];
+  }
+}
+
+TALLY_DEVICE void exact_add(i64* mine, T x, Specials& s, ExactRun& run) {
   if constexpr (IS_F32) {
     const u32 bits = __float_as_uint((float)x);
     const u32 e = (bits >> 23) & 0xff;
@@ -394,10 +418,13 @@ TALLY_DEVICE void exact_add(i64* mine, T x, Specials& s) {
       else s.pos_inf += 1;
       return;
     }
-    i64* d = mine + c.digit * BLOCK_THREADS;
-    d[0] += c.c[0];
-    d[BLOCK_THREADS] += c.c[1];
-    d[2 * BLOCK_THREADS] += c.c[2];
+    if (c.digit != run.digit) {
+      exact_flush(mine, run);
+      run = ExactRun{c.digit, {0, 0, 0}};
+    }
+    run.c[0] += c.c[0];
+    run.c[1] += c.c[1];
+    run.c[2] += c.c[2];
   }
 }
 
@@ -409,11 +436,13 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS) tally_reduce_exact(c
   __syncthreads();
   i64* mine = slots + threadIdx.x;
   Specials specials{0, 0, 0};
-  const auto add_element = [&](T x, u64) { exact_add(mine, x, specials); };
+  ExactRun run{NO_DIGIT, {0, 0, 0}};
+  const auto add_element = [&](T x, u64) { exact_add(mine, x, specials, run); };
   for_each_element(p, add_element, [&](const Vec16<T>& v, u64 i0) {
 #pragma unroll
     for (int j = 0; j < VEC_ITEMS; ++j) add_element(v.item[j], i0 + j);
   });
+  exact_flush(mine, run);
   if constexpr (IS_F32) {
     // The thread's integer-valued doubles to integers (exact: below 2^53).
 #pragma unroll 4
