@@ -58,28 +58,37 @@ trait Queued: Send {
     fn finish(&mut self, stream: &tally::Stream, counts: &mut DeviceViewMut<'_, u64>) -> tally::Result<Counted>;
     /// Counters per call (the bins).
     fn bins(&self) -> usize;
+    /// The device view it was launched on.
+    fn device(&self) -> &Arc<CudaDevice>;
     /// Puts the plan back into the kept plans.
     fn keep(self: Box<Self>);
 }
 
 struct QueuedPlan<T: Sample> {
     plan: HistogramPlan<T>,
+    /// The device view (and so the stream) the plan was launched on: finishing elsewhere
+    /// would read counters that another stream's kernel may still be writing.
+    dev: Arc<CudaDevice>,
     bins: usize,
     key: Option<Key>,
 }
 
 impl<T: Sample> Queued for QueuedPlan<T> {
     fn finish(&mut self, stream: &tally::Stream, counts: &mut DeviceViewMut<'_, u64>) -> tally::Result<Counted> {
-        // The counts' copy is queued first, while the kernel most likely still runs (its cost
-        // on the host is hidden); the outliers' copy was queued with the kernel, before it, so
-        // the wait ends with them and the counts' copy overlaps what the Python layer does next.
+        // Queued while the kernel most likely still runs (their cost on the host is hidden):
+        // the counts' copy, then the outliers' read; the wait covers both, so the counts are
+        // complete for any stream of the caller's when this returns.
         self.plan.copy_counts_u64(stream, counts)?;
-        let outliers = self.plan.wait_outliers()?;
+        let outliers = self.plan.read_outliers(stream)?;
         Ok((outliers[0], outliers[1], outliers[2], self.plan.strategy().name()))
     }
 
     fn bins(&self) -> usize {
         self.bins
+    }
+
+    fn device(&self) -> &Arc<CudaDevice> {
+        &self.dev
     }
 
     fn keep(self: Box<Self>) {
@@ -90,6 +99,7 @@ impl<T: Sample> Queued for QueuedPlan<T> {
 }
 
 /// A device histogram that [`histogram_start`] queued and [`histogram_finish`] completes.
+/// Dropped unfinished, its plan goes (in stream order) and nothing else happens.
 #[pyclass(module = "tally._native")]
 pub struct PendingHistogram {
     queued: Mutex<Option<Box<dyn Queued>>>,
@@ -115,11 +125,10 @@ fn start_typed<T: Sample>(
                 None => make()?,
             };
             plan.launch(dev.stream(), &view)?;
-            plan.queue_outliers(dev.stream())?;
             Ok(plan)
         })
         .map_err(to_py)?;
-    let queued: Box<dyn Queued> = Box::new(QueuedPlan { plan, bins: spec.bins.count(), key });
+    let queued: Box<dyn Queued> = Box::new(QueuedPlan { plan, dev: dev.clone(), bins: spec.bins.count(), key });
     Ok(PendingHistogram { queued: Mutex::new(Some(queued)) })
 }
 
@@ -142,8 +151,9 @@ pub fn histogram_start(
 }
 
 /// Completes `pending` (from [`histogram_start`] of the same `x`): writes the counts into
-/// `counts`, int64 device memory of one word per bin on `x`'s device (ordered with the caller's
-/// stream as any call is), waits for the outliers, and keeps the plan for the next call.
+/// `counts`, int64 device memory of one word per bin on `x`'s device, waits for them and the
+/// outliers (so that any stream of the caller's sees the counts), and keeps the plan for the
+/// next call.
 /// Returns the samples below the first edge, at or above the last, the NaNs, and the strategy
 /// that ran. A pending histogram completes once.
 #[pyfunction]
@@ -155,13 +165,15 @@ pub fn histogram_finish(
 ) -> PyResult<Counted> {
     let x = Subject::new(x)?;
     let dev = x.target.cuda("the counts")?;
-    let mut queued = pending
-        .queued
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-        .take()
-        .ok_or_else(|| value_error("this histogram was already finished"))?;
+    let mut slot = pending.queued.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let queued = slot.as_ref().ok_or_else(|| value_error("this histogram was already finished"))?;
+    if !Arc::ptr_eq(queued.device(), dev) {
+        return Err(value_error("a histogram finishes on the device and stream it was started on (the same x)"));
+    }
+    // Checked before the pending histogram is taken: a wrong output leaves it to finish.
     let mut out = Out::<u64>::new(counts, &x.target, queued.bins())?;
+    let mut queued = slot.take().expect("checked above");
+    drop(slot);
     let counted = py
         .detach(|| {
             let mut dest = out.device().ok_or_else(|| tally::Error::invalid("host counts for device samples"))?;

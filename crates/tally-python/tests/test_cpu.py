@@ -210,6 +210,12 @@ def test_bincount_minlength_around_the_largest_value(minlength):
                                   np.bincount(x, weights=w, minlength=minlength))
 
 
+def test_bincount_of_only_negative_values_is_an_error():
+    for minlength in (0, 3):
+        with pytest.raises(ValueError, match="2 negative"):
+            tally.bincount(np.array([-3, -1], dtype=np.int32), minlength=minlength)
+
+
 def test_bincount_rejects_negatives_and_floats():
     with pytest.raises(ValueError):
         tally.bincount(np.array([1, -1, 2], dtype=np.int32))

@@ -238,4 +238,16 @@ fn result_words_are_read_back_through_page_locked_memory() {
     }
     let short = stream.upload(&[1u64, 2], "short words").unwrap();
     assert!(matches!(back.queue(stream, &short.view()), Err(Error::InvalidArgument(_))));
+    // Given back to the stream's pool and lent again: zeros until a copy lands.
+    drop(back);
+    let mut again = stream.read_back(3).unwrap();
+    assert_eq!(again.wait().unwrap(), &[0, 0, 0], "kept words are zeroed when lent again");
+    // Copies queued on two streams: the words hold the later one's.
+    let other = dev.with_stream(dev.new_stream().unwrap()).unwrap();
+    let first: Vec<u64> = vec![5, 6, 7];
+    stream.copy_to_device(&first, &mut words.view_mut()).unwrap();
+    again.queue(stream, &words.view()).unwrap();
+    let second = other.stream().upload(&[8u64, 9, 10], "other words").unwrap();
+    again.queue(other.stream(), &second.view()).unwrap();
+    assert_eq!(again.wait().unwrap(), &[8, 9, 10]);
 }

@@ -324,7 +324,11 @@ def bincount(x: Any, weights: Any = None, minlength: int = 0, *, strategy: str =
         if above:
             counts = None
     if counts is None:
-        n = minlength if a.n == 0 else max(minlength, _native.reduce(a.call, "max") + 1)
+        top = None if a.n == 0 else _native.reduce(a.call, "max")
+        if top is not None and top < 0:
+            # Every value is negative: nothing to count, and numpy's error all the same.
+            raise ValueError(f"bincount: {a.n} negative values in the input")
+        n = minlength if top is None else max(minlength, top + 1)
         if n == 0:
             return result(a, np.zeros(0, dtype="int64" if w is None else "float64"))
         counts, below, _ = count(n)

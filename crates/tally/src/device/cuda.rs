@@ -480,6 +480,8 @@ fn launch_config(shape: &LaunchShape, stream: &Stream, attr: &mut sys::CUlaunchA
 pub struct Stream {
     inner: Arc<CudaStream>,
     workspace: Mutex<Workspace>,
+    /// Page-locked result words that plans gave back, for the next plans (`readback.rs`).
+    read_backs: readback::ReadBackPool,
 }
 
 impl std::fmt::Debug for Stream {
@@ -490,7 +492,7 @@ impl std::fmt::Debug for Stream {
 
 impl Stream {
     fn wrap(inner: Arc<CudaStream>, workspace_limit: usize) -> Stream {
-        Stream { inner, workspace: Mutex::new(Workspace::new(workspace_limit)) }
+        Stream { inner, workspace: Mutex::new(Workspace::new(workspace_limit)), read_backs: Default::default() }
     }
 
     /// A caller's cudarc stream, for queueing tally's work with theirs (its context must be
@@ -622,10 +624,10 @@ impl Stream {
     }
 
     /// Queues a copy of `words` little-endian unsigned counters of `counter_bytes` (4 or 8) at
-    /// `from` into as many 64-bit words at `to` (`to[i] = from[i]`), with no kernel. 4-byte
-    /// counters are widened: `to` is zeroed, then a strided copy (`cuMemcpy2DAsync`: rows of 4
-    /// bytes, source pitch 4, destination pitch 8) fills the low half of every word, which is
-    /// the whole value on a little-endian device. For counters handed to callers who expect
+    /// `from` into as many 64-bit words at `to` (`to[i] = from[i]`), with no kernel: 8-byte
+    /// counters are copied; 4-byte ones are widened: `to` is zeroed, then a strided copy
+    /// (`cuMemcpy2DAsync`: rows of 4 bytes, source pitch 4, destination pitch 8) fills the low
+    /// half of every word, which is the whole value on a little-endian device. For counters handed to callers who expect
     /// int64 (numpy's and PyTorch's count type) without a conversion launch of their own. Both
     /// addresses come from views of at least `counter_bytes * words` and `8 * words` bytes that
     /// the caller holds while this queues.
@@ -643,7 +645,14 @@ impl Stream {
             return Ok(());
         }
         let stream = self.inner.cu_stream();
-        let (width, height) = if counter_bytes == 8 { (8 * words, 1) } else { (4, words) };
+        if counter_bytes == 8 {
+            // SAFETY: copies `8 * words` bytes from `from` to `to`, inside the views the caller
+            // holds (see above), in this stream's order.
+            return unsafe { sys::cuMemcpyDtoDAsync_v2(to.address(), from.address(), 8 * words, stream) }
+                .result()
+                .map_err(driver("cuMemcpyDtoDAsync"));
+        }
+        let (width, height) = (4, words);
         let copy = sys::CUDA_MEMCPY2D {
             srcXInBytes: 0,
             srcY: 0,
@@ -651,26 +660,23 @@ impl Stream {
             srcHost: std::ptr::null(),
             srcDevice: from.address(),
             srcArray: std::ptr::null_mut(),
-            srcPitch: if counter_bytes == 8 { width } else { 4 },
+            srcPitch: 4,
             dstXInBytes: 0,
             dstY: 0,
             dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
             dstHost: std::ptr::null_mut(),
             dstDevice: to.address(),
             dstArray: std::ptr::null_mut(),
-            dstPitch: if counter_bytes == 8 { width } else { 8 },
+            dstPitch: 8,
             WidthInBytes: width,
             Height: height,
         };
-        if counter_bytes == 4 {
-            // SAFETY: writes `8 * words` bytes at `to`, inside the caller's view (see above), in
-            // this stream's order.
-            unsafe { cudarc::driver::result::memset_d8_async(to.address(), 0, 8 * words, stream) }
-                .map_err(driver("cuMemsetD8Async"))?;
-        }
-        // SAFETY: reads `counter_bytes * words` bytes at `from` and writes `counter_bytes` bytes
-        // of each of `words` 8-byte words at `to`: inside the views the caller holds (see
-        // above), in this stream's order.
+        // SAFETY: writes `8 * words` bytes at `to`, inside the caller's view (see above), in this
+        // stream's order.
+        unsafe { cudarc::driver::result::memset_d8_async(to.address(), 0, 8 * words, stream) }
+            .map_err(driver("cuMemsetD8Async"))?;
+        // SAFETY: reads `4 * words` bytes at `from` and writes 4 bytes of each of `words` 8-byte
+        // words at `to`: inside the views the caller holds (see above), in this stream's order.
         unsafe { sys::cuMemcpy2DAsync_v2(&copy, stream) }.result().map_err(driver("cuMemcpy2DAsync"))
     }
 

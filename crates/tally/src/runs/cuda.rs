@@ -7,14 +7,16 @@ use super::policy::{self, RunsKernelOp, RunsPolicy};
 use super::{overflow_error, RunOp};
 use crate::device::params::KernelParams;
 use crate::device::registry::{Defines, KernelFamily};
-use crate::device::{CudaDevice, DevPtr, DeviceBuffer, DeviceView, DeviceViewMut, Kernel, LaunchShape, Stream};
+use crate::device::{
+    CudaDevice, DevPtr, DeviceBuffer, DeviceView, DeviceViewMut, Kernel, LaunchShape, ReadBack, Stream,
+};
 use crate::error::{Error, Result};
 use crate::histogram::policy::Tuning;
 use crate::reduce::ElementType;
 use crate::scan::lookback::LookbackStates;
 use crate::scan::ScanValue;
 use std::marker::PhantomData;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 crate::kernel_params! {
     /// What `tally_runs` reads.
@@ -123,8 +125,8 @@ impl RunsVariant {
 /// Unique, run-length encoding or reduce-by-key of `n` resident keys of `K` (with values of
 /// `V` combined into `O`), ready to launch: policy resolved, kernel loaded, result words
 /// allocated. Build it once and run it many times; a launch queues the work (two memsets, the
-/// one kernel) and [`RunsPlan::read`] waits and returns the number of runs (one download of
-/// two words), so the launch alone can be timed. One stream at a time uses a plan.
+/// one kernel) and [`RunsPlan::read`] waits and returns the number of runs (two words through
+/// page-locked memory), so the launch alone can be timed. One stream at a time uses a plan.
 ///
 /// `RunsPlan<K>` ([`RunsPlan::unique`], [`RunsPlan::encode`]) writes keys and `u64` lengths;
 /// [`RunsPlan::reduce_by_key`] writes keys and values of `O`.
@@ -136,6 +138,8 @@ pub struct RunsPlan<K, V = K, O = u64> {
     deterministic: bool,
     n: usize,
     result: DeviceBuffer<u64>,
+    /// The result words' page-locked copy on the host (one stream at a time uses a plan).
+    result_back: Mutex<ReadBack>,
     /// The capacities of the last launch's outputs (keys, values).
     capacity: (u64, u64),
     _types: PhantomData<fn(K, V) -> O>,
@@ -221,6 +225,7 @@ impl<K: RunKey, V: ReduceByKeyInto<O>, O: ScanValue> RunsPlan<K, V, O> {
             None
         };
         let result = dev.stream().alloc_zeros::<u64>(2, "run count")?;
+        let result_back = Mutex::new(dev.stream().read_back(2)?);
         Ok(RunsPlan {
             dev: dev.clone(),
             kernel,
@@ -229,6 +234,7 @@ impl<K: RunKey, V: ReduceByKeyInto<O>, O: ScanValue> RunsPlan<K, V, O> {
             deterministic: op == RunsKernelOp::Sum && O::TYPE.is_float(),
             n,
             result,
+            result_back,
             capacity: (0, 0),
             _types: PhantomData,
         })
@@ -262,7 +268,11 @@ impl<K: RunKey, V: ReduceByKeyInto<O>, O: ScanValue> RunsPlan<K, V, O> {
         if self.n == 0 {
             return Ok(0);
         }
-        let words = stream.download(&self.result.view())?;
+        let words = {
+            let mut back = self.result_back.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            back.queue(stream, &self.result.view())?;
+            back.wait()?.to_vec()
+        };
         if words[1] != 0 {
             return Err(overflow_error::<O>());
         }

@@ -1,20 +1,22 @@
 //! The CUDA side of select: the kernel family of `select.cu`, its parameters, and the plan that
 //! binds a predicate to the element type, loads the specialisation and launches it (a memset of
 //! the tile states or the counter, the kernel, for an in-order partition a second kernel that
-//! reverses the rejected elements), then reads the count back with one download.
+//! reverses the rejected elements), then reads the count back (one word through page-locked memory).
 
 use super::policy::{self, SelectKernel, SelectMode, SelectPolicy};
 use super::{SelectElement, SelectFlag};
 use crate::device::params::KernelParams;
 use crate::device::registry::{Defines, KernelFamily};
-use crate::device::{CudaDevice, DevPtr, DeviceBuffer, DeviceView, DeviceViewMut, Kernel, LaunchShape, Stream};
+use crate::device::{
+    CudaDevice, DevPtr, DeviceBuffer, DeviceView, DeviceViewMut, Kernel, LaunchShape, ReadBack, Stream,
+};
 use crate::error::{Error, Result};
 use crate::histogram::policy::Tuning;
 use crate::predicate::Predicate;
 use crate::reduce::ElementType;
 use crate::scan::lookback::LookbackStates;
 use std::marker::PhantomData;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 crate::kernel_params! {
     /// What the select kernels read.
@@ -127,6 +129,8 @@ pub struct SelectPlan<T> {
     policy: SelectPolicy,
     n: usize,
     count: DeviceBuffer<u64>,
+    /// The count's page-locked copy on the host (one stream at a time uses a plan).
+    count_back: Mutex<ReadBack>,
     _elements: PhantomData<fn(T)>,
 }
 
@@ -162,7 +166,19 @@ impl<T: SelectElement> SelectPlan<T> {
             (None, None)
         };
         let count = dev.stream().alloc_zeros::<u64>(1, "select count")?;
-        Ok(SelectPlan { dev: dev.clone(), mode, kernel, reverse, variant, policy, n, count, _elements: PhantomData })
+        let count_back = Mutex::new(dev.stream().read_back(1)?);
+        Ok(SelectPlan {
+            dev: dev.clone(),
+            mode,
+            kernel,
+            reverse,
+            variant,
+            policy,
+            n,
+            count,
+            count_back,
+            _elements: PhantomData,
+        })
     }
 
     /// What the plan computes.
@@ -294,12 +310,15 @@ impl<T: SelectElement> SelectPlan<T> {
         Ok(())
     }
 
-    /// Waits for `stream` and returns how many elements the last launch kept.
+    /// Waits for the last launch on `stream` and returns how many elements it kept (one word
+    /// through page-locked memory and an event).
     pub fn read(&self, stream: &Stream) -> Result<u64> {
         if self.n == 0 {
             return Ok(0);
         }
-        Ok(stream.download(&self.count.view())?[0])
+        let mut back = self.count_back.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        back.queue(stream, &self.count.view())?;
+        Ok(back.wait()?[0])
     }
 
     /// Selects from `input` into a new buffer (stable, unordered or partition plans): the
