@@ -403,23 +403,8 @@ impl<T: Sample> HistogramPlan<T> {
     /// Waits for `stream` and reads the last launch's samples outside the bins: below, above
     /// and NaN for each selected channel.
     pub fn read_outliers(&self, stream: &Stream) -> Result<Vec<u64>> {
-        self.queue_outliers(stream)?;
-        self.wait_outliers()
-    }
-
-    /// Queues on `stream`, behind the last launch, a copy of its outlier counters into
-    /// page-locked host memory, without waiting: work queued afterwards (such as
-    /// [`HistogramPlan::copy_counts_u64`]) does not delay [`HistogramPlan::wait_outliers`].
-    pub fn queue_outliers(&self, stream: &Stream) -> Result<()> {
         let mut back = self.outliers_back.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        back.queue(stream, &self.outliers.view())
-    }
-
-    /// Waits for the copy that [`HistogramPlan::queue_outliers`] queued last and returns the
-    /// outlier counters: below, above and NaN for each selected channel.
-    pub fn wait_outliers(&self) -> Result<Vec<u64>> {
-        let back = self.outliers_back.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        Ok(back.wait()?.to_vec())
+        Ok(back.read(stream, &self.outliers.view())?.to_vec())
     }
 
     /// Fills the counters with `byte`: tests poison them before a launch, so that counters the

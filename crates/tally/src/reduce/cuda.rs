@@ -331,8 +331,7 @@ impl<T: ReduceElement> ReducePlan<T> {
     /// writes: a small read is a fast read), through page-locked memory and one event.
     pub(crate) fn read_words(&self, stream: &Stream) -> Result<Vec<u64>> {
         let mut back = self.read_back.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        back.queue(stream, &self.out_words().slice(..self.result_words()).expect("the result words"))?;
-        Ok(back.wait()?.to_vec())
+        Ok(back.read(stream, &self.out_words().slice(..self.result_words()).expect("the result words"))?.to_vec())
     }
 
     /// The words of `out` that this op writes (a small read is a fast read).

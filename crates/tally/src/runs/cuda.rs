@@ -270,8 +270,7 @@ impl<K: RunKey, V: ReduceByKeyInto<O>, O: ScanValue> RunsPlan<K, V, O> {
         }
         let words = {
             let mut back = self.result_back.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-            back.queue(stream, &self.result.view())?;
-            back.wait()?.to_vec()
+            back.read(stream, &self.result.view())?.to_vec()
         };
         if words[1] != 0 {
             return Err(overflow_error::<O>());

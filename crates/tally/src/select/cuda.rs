@@ -317,8 +317,7 @@ impl<T: SelectElement> SelectPlan<T> {
             return Ok(0);
         }
         let mut back = self.count_back.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        back.queue(stream, &self.count.view())?;
-        Ok(back.wait()?[0])
+        Ok(back.read(stream, &self.count.view())?[0])
     }
 
     /// Selects from `input` into a new buffer (stable, unordered or partition plans): the

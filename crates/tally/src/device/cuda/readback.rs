@@ -162,6 +162,13 @@ impl ReadBack {
         recorded
     }
 
+    /// Queues a copy of `from` on `stream` and waits for it: the words after all the work
+    /// queued there so far (see [`ReadBack::queue`] and [`ReadBack::wait`]).
+    pub fn read(&mut self, stream: &Stream, from: &DeviceView<'_, u64>) -> Result<&[u64]> {
+        self.queue(stream, from)?;
+        self.wait()
+    }
+
     /// Waits for the last queued copy (and so for the work queued before it) and returns the
     /// words. An error here is a fault in that work.
     pub fn wait(&self) -> Result<&[u64]> {
