@@ -10,11 +10,11 @@
 // src/select/policy.rs), so that tiles may outgrow the 48 KiB of static shared memory.
 // A tile is VECS rows; in each row thread t holds the 16 bytes at t (as scan.cu loads them),
 // so the input is read once with coalesced 16-byte loads. The order-keeping kernels are single
-// pass: each tile counts what it keeps (compact.cuh), warp 0 finds the tile's output position
-// by the fast look-back over the counts (lookback.cuh; counts are integers, so the order of
-// combination cannot matter), and the kept items are staged in shared memory and written
-// contiguously. The unordered kernel has no look-back: each warp claims its range of the
-// output with one atomic on a global counter.
+// pass: each tile counts what it keeps (compact.cuh), warp 0 publishes the count and finds the
+// tile's output position by the fast look-back over the counts (lookback.cuh; counts are
+// integers, so the order of combination cannot matter) while the block stages its kept items
+// in shared memory, and they are written contiguously. The unordered kernel has no look-back:
+// each warp claims its range of the output with one atomic on a global counter.
 #include "common.cuh"
 #include "warp.cuh"
 #include "block.cuh"
@@ -174,15 +174,12 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS) tally_se
   __syncthreads();
   if (warp_id() == 0) {
     const u32 total = compact_scan_pieces<PIECES>(pieces);
-    const u64 prefix = lookback_prefix<CountLookback>(st, tile, (u64)total, false);
-    if (lane_id() == 0) {
-      shared_prefix = prefix;
-      shared_kept = total;
-      if (tile == p.tiles - 1) *p.count = prefix + total;
-    }
+    lookback_begin<CountLookback>(st, tile, (u64)total, false);
+    if (lane_id() == 0) shared_kept = total;
   }
   __syncthreads();
-  const u64 prefix = shared_prefix;
+  // The kept items are staged at their places in the tile while warp 0 looks back for the
+  // tile's place in the output (after staging its own).
   const u32 kept = shared_kept;
 #pragma unroll
   for (int k = 0; k < VECS; ++k) {
@@ -203,7 +200,15 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS) tally_se
     compact_stage(stage, kept + before - offset, x[k], valid & ~keep[k]);
 #endif
   }
+  if (warp_id() == 0) {
+    const u64 prefix = lookback_end<CountLookback>(st, tile, (u64)kept, false);
+    if (lane_id() == 0) {
+      shared_prefix = prefix;
+      if (tile == p.tiles - 1) *p.count = prefix + kept;
+    }
+  }
   __syncthreads();
+  const u64 prefix = shared_prefix;
   compact_store<BLOCK_THREADS>(stage, kept, p.output + prefix);
 #if TALLY_SELECT == TALLY_SELECT_PARTITION
   // Rejected items fill the output from the end, backwards; `e0 - prefix` were rejected before

@@ -70,10 +70,13 @@ pub const BLOCK_THREADS: u32 = 128;
 /// scans (docs/PERF.md, v13), fewer and larger tiles leave fewer look-backs to wait on.
 pub const ITEMS_PER_THREAD: u32 = 64;
 
-/// Blocks per multiprocessor the kernels are compiled for (at most 168 registers a thread).
-/// Measured on the H200 at 2^28 f32 (docs/PERF.md, v14): 128 x 16 rows at 3 blocks selected
-/// half the elements in 0.605 ms, against 0.707 ms for 128 x 8 at 4 blocks and v13's 0.817 ms.
-pub const MIN_BLOCKS: u32 = 3;
+/// Blocks per multiprocessor the kernels are compiled for (at most 128 registers a thread).
+/// ncu on the H200 (docs/PERF.md, v19): at v14's 3 blocks (159 registers, 12 warps a
+/// multiprocessor) warps spent 44% of their cycles at a barrier while warp 0 looked back; at
+/// 4 blocks, the kept items staged while warp 0 looks back, the same 128 x 16-row tiles
+/// selected 1% / 50% / 99% of 2^28 f32 in 0.387 / 0.528 / 0.657 ms against 0.462 / 0.609 /
+/// 0.755 ms in the same call.
+pub const MIN_BLOCKS: u32 = 4;
 
 /// Shared memory a tile stages its output in by default; a tuned shape may take up to
 /// [`MAX_STAGE_BYTES`].
@@ -193,7 +196,7 @@ mod tests {
     fn tiles_hold_64_items_a_thread_where_the_stage_allows() {
         let p = default_policy(ElementType::F32, SelectKernel::Stable, 1 << 28);
         // 128 threads x 16 rows of 4 f32: 8192 items, 32 KiB staged.
-        assert_eq!((p.tile, p.states.tiles, p.shape(), p.stage_bytes), (8192, 32768, (128, 16, 3), 32 << 10));
+        assert_eq!((p.tile, p.states.tiles, p.shape(), p.stage_bytes), (8192, 32768, (128, 16, 4), 32 << 10));
         // u64 indices of f32 take 8 bytes each: half the rows.
         let indices = default_policy(ElementType::F32, SelectKernel::Indices, 1 << 28);
         assert_eq!((indices.tile, indices.stage_bytes), (4096, 32 << 10));
@@ -208,7 +211,7 @@ mod tests {
         assert_eq!(huge.states.tiles, (5u64 << 30) / 8192);
         let info = DeviceInfo::h200();
         assert_eq!(default_policy(ElementType::F32, SelectKernel::Count, 10).count_grid(&info), 1);
-        assert_eq!(p.count_grid(&info), 132 * 3 * 2);
+        assert_eq!(p.count_grid(&info), 132 * 4 * 2);
     }
 
     #[test]
