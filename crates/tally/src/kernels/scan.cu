@@ -157,6 +157,38 @@ TALLY_DEVICE void store_items(O* base, u64 e, const O* in) {
   for (int w = 0; w < BYTES / 16; ++w) reinterpret_cast<uint4*>(base + e)[w] = u.raw[w];
 }
 
+// A widening scan's thread holds more than 16 bytes of outputs per row (i32 into i64: 32).
+// Stored from the thread's registers, each 16-byte store instruction of a warp would cover
+// every other 16 bytes of the warp's range, half of each 32-byte sector (ncu: half the store
+// sectors excessive, docs/PERF.md v20); they go out through a per-warp buffer in shared memory
+// instead, each store instruction one contiguous 512-byte range.
+constexpr int OUT_VECS = VI * (int)sizeof(O) / 16;  // 16-byte pieces of a thread's row outputs
+constexpr bool WIDE_ROWS = OUT_VECS > 1;
+// Piece q of a warp's row sits at q + q / 8 in its buffer: one 16-byte pad every 128 bytes, so
+// that neither the lanes' writes (OUT_VECS pieces apart) nor the reads (consecutive) meet in a
+// bank.
+constexpr int ROW_BUFFER = 32 * OUT_VECS + 32 * OUT_VECS / 8;
+TALLY_DEVICE int padded_piece(int q) { return q + q / 8; }
+
+// This warp's piece of a row (32 threads' VI outputs, contiguous from `base`, 16-byte aligned),
+// through `buffer` (ROW_BUFFER pieces, this warp's own). Every lane of the warp calls it.
+TALLY_DEVICE void store_row_through_warp(O* base, const O (&out)[VI], uint4* buffer) {
+  union {
+    uint4 raw[OUT_VECS];
+    O item[VI];
+  } u;
+#pragma unroll
+  for (int j = 0; j < VI; ++j) u.item[j] = out[j];
+  const int lane = (int)lane_id();
+#pragma unroll
+  for (int v = 0; v < OUT_VECS; ++v) buffer[padded_piece(lane * OUT_VECS + v)] = u.raw[v];
+  __syncwarp();
+  uint4* dst = reinterpret_cast<uint4*>(base);
+#pragma unroll
+  for (int v = 0; v < OUT_VECS; ++v) dst[v * 32 + lane] = buffer[padded_piece(v * 32 + lane)];
+  __syncwarp();  // the buffer is rewritten by the next row
+}
+
 // The carry-in as an O (its bits in the low bytes of the 64-bit field).
 TALLY_DEVICE O carry_of(const ScanParams& p) {
   union {
@@ -203,7 +235,8 @@ TALLY_DEVICE void row_items(const ScanParams& p, u64 e0, int k, const Xs& x, con
 }
 
 template <bool FAST>
-TALLY_DEVICE void scan_tile(const ScanParams& p, u32 tile, const States& st, Acc* totals, T* stage) {
+TALLY_DEVICE void scan_tile(const ScanParams& p, u32 tile, const States& st, Acc* totals, T* stage,
+                            uint4* row_out) {
   const u32 w = warp_id();
   const u64 e0 = (u64)tile * TILE;
   T x[STAGE ? 1 : VECS][VI];
@@ -304,7 +337,10 @@ TALLY_DEVICE void scan_tile(const ScanParams& p, u32 tile, const States& st, Acc
       }
     }
     const u64 e = e0 + (u64)k * ROW + (u64)threadIdx.x * VI;
-    if constexpr (FAST) {
+    if constexpr (FAST && WIDE_ROWS) {
+      const u64 warp_start = e0 + (u64)k * ROW + (u64)w * 32 * VI;
+      store_row_through_warp(p.output + warp_start, out, row_out + w * ROW_BUFFER);
+    } else if constexpr (FAST) {
       store_items<VI>(p.output, e, out);
     } else {
 #pragma unroll
@@ -322,10 +358,11 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS) tally_sc
   __shared__ Acc totals[PIECES];
   __shared__ u32 shared_tile;
   __shared__ __align__(16) T stage[STAGE ? TILE : 1];
+  __shared__ uint4 row_out[WIDE_ROWS ? WARPS * ROW_BUFFER : 1];
   const u32 tile = lookback_next_tile(p.states, &shared_tile);
   const States st = lookback_states<ScanLookback>(p.states, p.tiles, p.groups, p.supers);
   const bool full = (u64)(tile + 1) * TILE <= p.n;
   const bool aligned = (((u64)p.input | (u64)p.output | (u64)p.keys) & 15) == 0;
-  if (full && aligned) scan_tile<true>(p, tile, st, totals, stage);
-  else scan_tile<false>(p, tile, st, totals, stage);
+  if (full && aligned) scan_tile<true>(p, tile, st, totals, stage, row_out);
+  else scan_tile<false>(p, tile, st, totals, stage, row_out);
 }

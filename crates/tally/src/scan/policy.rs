@@ -109,7 +109,8 @@ const SAME_WIDTH_THREADS_PER_SM: u32 = 768;
 /// shape (i32 into i64 at 2^28 on the H100: 1.99-2.35 ms at 8 to 24 rows, against 1.79 ms
 /// staged; docs/PERF.md, v16). Staged tiles of 16 rows (32 KiB) at 4 blocks a multiprocessor
 /// beat v13's 8 rows at 8 blocks (1.634 against 1.789 ms); 24 rows no longer fit the 48 KiB of
-/// static shared memory.
+/// static shared memory. With their stores coalesced through a per-warp buffer (v20, H200):
+/// staged 1.150-1.156 ms, held in registers 1.30-1.41 ms at 8 and 16 rows, 2 to 4 blocks.
 const WIDENING_THREADS_PER_SM: u32 = 512;
 
 /// Rows per tile of widening scans: twice v11's (`scan_vecs_for`), staged (see
