@@ -14,10 +14,11 @@
 //      count within the warp, and the warp's total per row into `pieces[row * WARPS + warp]`;
 //   2. __syncthreads(); warp 0: `compact_scan_pieces(pieces)` turns the pieces into their
 //      exclusive offsets in the tile and returns the tile's total (then, typically,
-//      `lookback_prefix<CountLookback>(states, tile, total, false)` gives the tile's position);
+//      `lookback_begin<CountLookback>(states, tile, total, false)` publishes it);
 //   3. __syncthreads(); every thread: its row-k items start at `pieces[k * WARPS + warp] +
-//      lane_offset[k]`; `compact_stage` puts them there in shared memory, and after a
-//      __syncthreads `compact_store` writes the tile's kept items out with coalesced stores.
+//      lane_offset[k]`; `compact_stage` puts them there in shared memory (while warp 0, after
+//      its own, waits in `lookback_end` for the tile's position), and after a __syncthreads
+//      `compact_store` writes the tile's kept items out with coalesced stores.
 // `block_exclusive_count` is steps 1-3 for one count per thread, when no look-back sits between.
 #pragma once
 #include "common.cuh"

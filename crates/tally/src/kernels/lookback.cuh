@@ -249,8 +249,8 @@ TALLY_DEVICE typename L::Acc lookback_fast(const LookbackSlots<L>& tiles, u32 ti
   return prefix;
 }
 
-// The two halves of `lookback_prefix`, for a tile with work to do between them (the runs stage
-// their tile-local output while predecessors finish). Warp 0: `lookback_begin` publishes the
+// The two halves of `lookback_prefix`, for a tile with work to do between them (select and the
+// runs stage their tile-local output while predecessors finish). Warp 0: `lookback_begin` publishes the
 // tile's aggregate; `lookback_end` returns the exclusive prefix of the tile (the identity for
 // tile 0), by the fixed or the fast look-back, with the same `agg`.
 template <class L>

@@ -157,17 +157,22 @@ TALLY_DEVICE void store_items(O* base, u64 e, const O* in) {
   for (int w = 0; w < BYTES / 16; ++w) reinterpret_cast<uint4*>(base + e)[w] = u.raw[w];
 }
 
-// A widening scan's thread holds more than 16 bytes of outputs per row (i32 into i64: 32).
-// Stored from the thread's registers, each 16-byte store instruction of a warp would cover
-// every other 16 bytes of the warp's range, half of each 32-byte sector (ncu: half the store
-// sectors excessive, docs/PERF.md v20); they go out through a per-warp buffer in shared memory
-// instead, each store instruction one contiguous 512-byte range.
+// A widening scan's thread holds more than 16 bytes of outputs per row (i32 into i64: 32,
+// u8 into u64: 128). Stored from the thread's registers, each 16-byte store instruction of a
+// warp would cover every other 16 bytes (or less) of the warp's range: half of each 32-byte
+// sector or worse (ncu: half the store sectors excessive, docs/PERF.md v20). They go out
+// through a per-warp buffer in shared memory instead, 1 KiB at a time: the lanes of a group
+// (all 32 for i32 into i64, 8 for u8 into u64) write their outputs there, and the warp stores
+// the group's contiguous range in two 512-byte store instructions. The buffer's size is the
+// same for every type, so a tuned shape's shared memory grows only with its warps.
 constexpr int OUT_VECS = VI * (int)sizeof(O) / 16;  // 16-byte pieces of a thread's row outputs
 constexpr bool WIDE_ROWS = OUT_VECS > 1;
-// Piece q of a warp's row sits at q + q / 8 in its buffer: one 16-byte pad every 128 bytes, so
-// that neither the lanes' writes (OUT_VECS pieces apart) nor the reads (consecutive) meet in a
-// bank.
-constexpr int ROW_BUFFER = 32 * OUT_VECS + 32 * OUT_VECS / 8;
+constexpr int GROUP_PIECES = 64;                           // 1 KiB a round
+constexpr int GROUP_LANES = WIDE_ROWS ? GROUP_PIECES / OUT_VECS : 32;  // lanes whose outputs fill it
+static_assert(!WIDE_ROWS || (GROUP_LANES >= 1 && 32 % GROUP_LANES == 0), "whole groups of lanes");
+// Piece q of a round sits at q + q / 8 in the buffer: one 16-byte pad every 128 bytes, so that
+// neither the lanes' writes (OUT_VECS pieces apart) nor the reads (consecutive) meet in a bank.
+constexpr int ROW_BUFFER = GROUP_PIECES + GROUP_PIECES / 8;
 TALLY_DEVICE int padded_piece(int q) { return q + q / 8; }
 
 // This warp's piece of a row (32 threads' VI outputs, contiguous from `base`, 16-byte aligned),
@@ -180,13 +185,20 @@ TALLY_DEVICE void store_row_through_warp(O* base, const O (&out)[VI], uint4* buf
 #pragma unroll
   for (int j = 0; j < VI; ++j) u.item[j] = out[j];
   const int lane = (int)lane_id();
-#pragma unroll
-  for (int v = 0; v < OUT_VECS; ++v) buffer[padded_piece(lane * OUT_VECS + v)] = u.raw[v];
-  __syncwarp();
   uint4* dst = reinterpret_cast<uint4*>(base);
 #pragma unroll
-  for (int v = 0; v < OUT_VECS; ++v) dst[v * 32 + lane] = buffer[padded_piece(v * 32 + lane)];
-  __syncwarp();  // the buffer is rewritten by the next row
+  for (int g = 0; g < 32 / GROUP_LANES; ++g) {
+    const int member = lane - g * GROUP_LANES;  // this lane's place in group g, if it is in it
+    if (member >= 0 && member < GROUP_LANES) {
+#pragma unroll
+      for (int v = 0; v < OUT_VECS; ++v) buffer[padded_piece(member * OUT_VECS + v)] = u.raw[v];
+    }
+    __syncwarp();
+#pragma unroll
+    for (int r = 0; r < GROUP_PIECES / 32; ++r)
+      dst[g * GROUP_PIECES + r * 32 + lane] = buffer[padded_piece(r * 32 + lane)];
+    __syncwarp();  // the buffer is rewritten by the next group or row
+  }
 }
 
 // The carry-in as an O (its bits in the low bytes of the 64-bit field).
