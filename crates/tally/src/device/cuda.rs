@@ -26,6 +26,7 @@ mod fixtures;
 mod readback;
 mod timer;
 pub use external::{CallerStreamOrder, ExternalBuffer};
+pub(crate) use readback::PlanReadBack;
 pub use readback::ReadBack;
 pub use timer::EventTimer;
 

@@ -13,6 +13,7 @@ pub mod registry;
 pub mod staging;
 pub mod workspace;
 
+pub(crate) use cuda::PlanReadBack;
 pub use cuda::{
     CallerStreamOrder, CudaDevice, DeviceInfo, DeviceOptions, EventTimer, ExternalBuffer, Kernel, LaunchShape,
     ReadBack, Stream, KEPT_PINNED_BYTES,

@@ -9,12 +9,12 @@ use super::{Bins, Histogram, HistogramSpec, Strategy, MAX_CHANNELS};
 use crate::device::params::KernelParams;
 use crate::device::registry::KernelFamily;
 use crate::device::{
-    CudaDevice, DevPtr, DeviceBuffer, DeviceView, DeviceViewMut, Kernel, LaunchShape, ReadBack, Stream,
+    CudaDevice, DevPtr, DeviceBuffer, DeviceView, DeviceViewMut, Kernel, LaunchShape, PlanReadBack, Stream,
 };
 use crate::error::{Error, Result};
 use crate::sample::Sample;
 use std::marker::PhantomData;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 crate::kernel_params! {
     /// What `tally_histogram` reads.
@@ -80,7 +80,7 @@ pub struct HistogramPlan<T> {
     counts: DeviceBuffer<u8>,
     outliers: DeviceBuffer<u64>,
     /// The outlier counters' page-locked copy on the host (one stream at a time uses a plan).
-    outliers_back: Mutex<ReadBack>,
+    outliers_back: PlanReadBack,
     _axis: DeviceAxis,
     spec: HistogramSpec,
     n: usize,
@@ -268,7 +268,7 @@ impl<T: Sample> HistogramPlan<T> {
             dev: dev.clone(),
             engine,
             counts,
-            outliers_back: Mutex::new(stream.read_back(outliers.len())?),
+            outliers_back: PlanReadBack::new(stream, outliers.len())?,
             outliers,
             _axis: axis,
             spec: spec.clone(),
@@ -403,8 +403,7 @@ impl<T: Sample> HistogramPlan<T> {
     /// Waits for `stream` and reads the last launch's samples outside the bins: below, above
     /// and NaN for each selected channel.
     pub fn read_outliers(&self, stream: &Stream) -> Result<Vec<u64>> {
-        let mut back = self.outliers_back.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        Ok(back.read(stream, &self.outliers.view())?.to_vec())
+        self.outliers_back.read(stream, &self.outliers.view())
     }
 
     /// Fills the counters with `byte`: tests poison them before a launch, so that counters the

@@ -15,10 +15,10 @@ use super::policy::{self, KernelOp, ReducePolicy, OUT_WORDS};
 use super::{empty_error, ElementType, ReduceElement, ReduceOp, ReduceOptions, Reduction};
 use crate::device::params::KernelParams;
 use crate::device::registry::{Defines, KernelFamily};
-use crate::device::{CudaDevice, DevPtr, DeviceBuffer, DeviceView, Kernel, LaunchShape, ReadBack, Stream};
+use crate::device::{CudaDevice, DevPtr, DeviceBuffer, DeviceView, Kernel, LaunchShape, PlanReadBack, Stream};
 use crate::error::{Error, Result};
 use std::marker::PhantomData;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 crate::kernel_params! {
     /// What `tally_reduce` and `tally_reduce_exact` read.
@@ -187,7 +187,7 @@ pub struct ReducePlan<T> {
     n: usize,
     out: DeviceBuffer<u64>,
     /// The result words' page-locked copy on the host (a plan reads on one stream at a time).
-    read_back: Mutex<ReadBack>,
+    read_back: PlanReadBack,
     /// Kept alive for the kernels that take their ticket from it.
     _ticket: DeviceBuffer<u32>,
     _elements: PhantomData<fn(T)>,
@@ -232,7 +232,7 @@ impl<T: ReduceElement> ReducePlan<T> {
             None
         };
         let mut out = stream.alloc_zeros::<u64>(OUT_WORDS, "reduction result")?;
-        let read_back = Mutex::new(stream.read_back(result_words(variant.op))?);
+        let read_back = PlanReadBack::new(stream, result_words(variant.op))?;
         let mut ticket = stream.alloc_zeros::<u32>(1, "reduction ticket")?;
         let mut params = ReduceParams {
             n: n as u64,
@@ -330,8 +330,7 @@ impl<T: ReduceElement> ReducePlan<T> {
     /// Waits for the last launch on `stream` and reads its result words (only those this op
     /// writes: a small read is a fast read), through page-locked memory and one event.
     pub(crate) fn read_words(&self, stream: &Stream) -> Result<Vec<u64>> {
-        let mut back = self.read_back.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        Ok(back.read(stream, &self.out_words().slice(..self.result_words()).expect("the result words"))?.to_vec())
+        self.read_back.read(stream, &self.out_words().slice(..self.result_words()).expect("the result words"))
     }
 
     /// The words of `out` that this op writes (a small read is a fast read).

@@ -8,7 +8,7 @@ use super::{overflow_error, RunOp};
 use crate::device::params::KernelParams;
 use crate::device::registry::{Defines, KernelFamily};
 use crate::device::{
-    CudaDevice, DevPtr, DeviceBuffer, DeviceView, DeviceViewMut, Kernel, LaunchShape, ReadBack, Stream,
+    CudaDevice, DevPtr, DeviceBuffer, DeviceView, DeviceViewMut, Kernel, LaunchShape, PlanReadBack, Stream,
 };
 use crate::error::{Error, Result};
 use crate::histogram::policy::Tuning;
@@ -16,7 +16,7 @@ use crate::reduce::ElementType;
 use crate::scan::lookback::LookbackStates;
 use crate::scan::ScanValue;
 use std::marker::PhantomData;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 crate::kernel_params! {
     /// What `tally_runs` reads.
@@ -139,7 +139,7 @@ pub struct RunsPlan<K, V = K, O = u64> {
     n: usize,
     result: DeviceBuffer<u64>,
     /// The result words' page-locked copy on the host (one stream at a time uses a plan).
-    result_back: Mutex<ReadBack>,
+    result_back: PlanReadBack,
     /// The capacities of the last launch's outputs (keys, values).
     capacity: (u64, u64),
     _types: PhantomData<fn(K, V) -> O>,
@@ -225,7 +225,7 @@ impl<K: RunKey, V: ReduceByKeyInto<O>, O: ScanValue> RunsPlan<K, V, O> {
             None
         };
         let result = dev.stream().alloc_zeros::<u64>(2, "run count")?;
-        let result_back = Mutex::new(dev.stream().read_back(2)?);
+        let result_back = PlanReadBack::new(dev.stream(), 2)?;
         Ok(RunsPlan {
             dev: dev.clone(),
             kernel,
@@ -268,10 +268,7 @@ impl<K: RunKey, V: ReduceByKeyInto<O>, O: ScanValue> RunsPlan<K, V, O> {
         if self.n == 0 {
             return Ok(0);
         }
-        let words = {
-            let mut back = self.result_back.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-            back.read(stream, &self.result.view())?.to_vec()
-        };
+        let words = self.result_back.read(stream, &self.result.view())?;
         if words[1] != 0 {
             return Err(overflow_error::<O>());
         }

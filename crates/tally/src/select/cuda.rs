@@ -8,7 +8,7 @@ use super::{SelectElement, SelectFlag};
 use crate::device::params::KernelParams;
 use crate::device::registry::{Defines, KernelFamily};
 use crate::device::{
-    CudaDevice, DevPtr, DeviceBuffer, DeviceView, DeviceViewMut, Kernel, LaunchShape, ReadBack, Stream,
+    CudaDevice, DevPtr, DeviceBuffer, DeviceView, DeviceViewMut, Kernel, LaunchShape, PlanReadBack, Stream,
 };
 use crate::error::{Error, Result};
 use crate::histogram::policy::Tuning;
@@ -16,7 +16,7 @@ use crate::predicate::Predicate;
 use crate::reduce::ElementType;
 use crate::scan::lookback::LookbackStates;
 use std::marker::PhantomData;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 crate::kernel_params! {
     /// What the select kernels read.
@@ -130,7 +130,7 @@ pub struct SelectPlan<T> {
     n: usize,
     count: DeviceBuffer<u64>,
     /// The count's page-locked copy on the host (one stream at a time uses a plan).
-    count_back: Mutex<ReadBack>,
+    count_back: PlanReadBack,
     _elements: PhantomData<fn(T)>,
 }
 
@@ -166,7 +166,7 @@ impl<T: SelectElement> SelectPlan<T> {
             (None, None)
         };
         let count = dev.stream().alloc_zeros::<u64>(1, "select count")?;
-        let count_back = Mutex::new(dev.stream().read_back(1)?);
+        let count_back = PlanReadBack::new(dev.stream(), 1)?;
         Ok(SelectPlan {
             dev: dev.clone(),
             mode,
@@ -316,8 +316,7 @@ impl<T: SelectElement> SelectPlan<T> {
         if self.n == 0 {
             return Ok(0);
         }
-        let mut back = self.count_back.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        Ok(back.read(stream, &self.count.view())?[0])
+        Ok(self.count_back.read(stream, &self.count.view())?[0])
     }
 
     /// Selects from `input` into a new buffer (stable, unordered or partition plans): the

@@ -180,6 +180,24 @@ impl ReadBack {
     }
 }
 
+/// A plan's read-back. Plans read through `&self`, so their words sit behind a lock; one stream
+/// at a time uses a plan, so nothing contends for it.
+#[derive(Debug)]
+pub(crate) struct PlanReadBack(Mutex<ReadBack>);
+
+impl PlanReadBack {
+    /// `words` result words lent by `stream`'s pool.
+    pub(crate) fn new(stream: &Stream, words: usize) -> Result<PlanReadBack> {
+        Ok(PlanReadBack(Mutex::new(stream.read_back(words)?)))
+    }
+
+    /// [`ReadBack::read`]: `from` after the work queued on `stream` so far.
+    pub(crate) fn read(&self, stream: &Stream, from: &DeviceView<'_, u64>) -> Result<Vec<u64>> {
+        let mut back = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        Ok(back.read(stream, from)?.to_vec())
+    }
+}
+
 impl Drop for ReadBack {
     fn drop(&mut self) {
         let Some(w) = self.words.take() else { return };
