@@ -85,6 +85,44 @@ fn gpu_both_look_backs_agree_on_integers_and_floats_repeat_bit_for_bit() {
     }
 }
 
+/// Segments longer than a group (32 tiles) and a super-group (1024 tiles) of the look-back,
+/// between stretches where every tile has a segment head: tiles whose predecessors absorb what
+/// came before stop looking back early, the others read every level.
+#[test]
+fn gpu_scans_by_key_across_segments_longer_than_look_back_groups() {
+    let Some(gpu) = cuda() else { return };
+    let n = (1 << 24) + 3;
+    let mut keys: Vec<u32> = Vec::with_capacity(n);
+    let mut segment = |len: usize, key: u32| keys.extend(std::iter::repeat_n(key, len));
+    segment(6_000_000, 1);
+    for k in 0..250_000u32 {
+        segment(8, 2 + k);
+    }
+    segment(3_000_000, 7);
+    keys.extend(runs(4_000_000, 5000, 9).iter().map(|k| k + 1_000_000));
+    let rest = n - keys.len();
+    keys.extend(std::iter::repeat_n(3u32, rest));
+    let xs: Vec<i32> = data(n, 21);
+    let fs: Vec<f32> = data(n, 22);
+    for det in [false, true] {
+        let options = ScanOptions::default().with_deterministic(det);
+        let got: Vec<i64> = gpu.scan_by_key_vec(&keys, &xs, ScanOp::Sum, options).unwrap();
+        let want: Vec<i64> = reference::scan(&xs, Some(&keys[..]), ScanOp::Sum, &options).unwrap();
+        assert_eq!(got, want, "i32 into i64 by key, deterministic={det}");
+        let excl = ScanOptions { exclusive: true, ..options };
+        let got: Vec<i64> = gpu.scan_by_key_vec(&keys, &xs, ScanOp::Sum, excl).unwrap();
+        let want: Vec<i64> = reference::scan(&xs, Some(&keys[..]), ScanOp::Sum, &excl).unwrap();
+        assert_eq!(got, want, "exclusive i32 into i64 by key, deterministic={det}");
+        let first: Vec<f32> = gpu.scan_by_key_vec(&keys, &fs, ScanOp::Sum, options).unwrap();
+        let want: Vec<f32> = reference::scan(&fs, Some(&keys[..]), ScanOp::Sum, &options).unwrap();
+        compare(&fs, &first, &want, ScanOp::Sum, "f32 by key, long segments");
+        if det {
+            let again: Vec<f32> = gpu.scan_by_key_vec(&keys, &fs, ScanOp::Sum, options).unwrap();
+            assert!(same_bits(&first, &again), "deterministic float scans by key repeat");
+        }
+    }
+}
+
 #[test]
 fn gpu_in_place_poisoned_and_misaligned() {
     let Some(gpu) = cuda() else { return };

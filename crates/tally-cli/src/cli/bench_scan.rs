@@ -1,5 +1,5 @@
 //! `tally bench scan`: prefix scans on resident data (f32 sums in both look-back modes, i32 into
-//! i64 sums, f32 max, f32 sums by i32 key), each timed (median of CUDA events around the one
+//! i64 sums, f32 max, sums by i32 key of f32, i32 and f64 values), each timed (median of CUDA events around the one
 //! launch), checked against the CPU backend, and set against the device-to-device copy
 //! bandwidth measured in the same run (a scan reads and writes once, as a copy does).
 
@@ -21,8 +21,8 @@ pub struct BenchScanArgs {
     /// Timed repetitions per case.
     #[arg(long, default_value_t = 20)]
     pub reps: usize,
-    /// `bench select` only: run the cases whose name contains one of these (e.g.
-    /// `select 50,partition`); default every case.
+    /// `bench select` and `bench scan`: run the cases whose name contains one of these (e.g.
+    /// `select 50,partition`, `by key`); default every case.
     #[arg(long, value_delimiter = ',')]
     pub cases: Option<Vec<String>>,
     #[command(flatten)]
@@ -246,42 +246,63 @@ fn gpu_case<T: ScanInto<O>, O: ScanValue, K: ScanKey>(
 pub fn run(a: BenchScanArgs) -> anyhow::Result<()> {
     let sweep = CopySweep::open(&a.out, a.reps, &a.log2_sizes, (&[20, 24, 28], &[22]), 31)?;
     let backend = &sweep.backend;
+    let chosen = |name: &str| a.cases.as_ref().is_none_or(|names| names.iter().any(|c| name.contains(c.as_str())));
     let mut rows = Vec::new();
     for &log2 in &sweep.sizes {
         let n = 1usize << log2;
         let fs: Vec<f32> = tally::data::bench_values(n, tally::data::SCAN_SEED_F32);
         let is: Vec<i32> = tally::data::bench_values(n, tally::data::SCAN_SEED_I32);
-        let keys: Vec<i32> = (0..n).map(|i| (i / 8) as i32).collect();
+        // Keys in runs of 8 (the peers' case: a segment head in every tile), and in runs of
+        // 2^20 (most tiles without one: their prefixes come from far back).
+        let keys_of = |run: usize| -> Vec<i32> { (0..n).map(|i| (i / run) as i32).collect() };
+        let (keys8, keys_long) = (keys_of(8), keys_of(1 << 20));
         let none = None::<&[u32]>;
         let det = ScanOptions::default().with_deterministic(true);
         let fast = ScanOptions::default().with_deterministic(false);
         let plain = ScanOptions::default();
-        let f4 = 4usize;
-        let cases = [
-            (case::<f32, f32, u32>(backend, "f32 sum det", &fs, none, ScanOp::Sum, det, F32_ROUNDOFF, a.reps)?, f4 + 4),
-            (
-                case::<f32, f32, u32>(backend, "f32 sum fast", &fs, none, ScanOp::Sum, fast, F32_ROUNDOFF, a.reps)?,
-                f4 + 4,
-            ),
-            (case::<i32, i64, u32>(backend, "i32->i64 sum", &is, none, ScanOp::Sum, plain, 0.0, a.reps)?, 4 + 8),
-            (case::<f32, f32, u32>(backend, "f32 max", &fs, none, ScanOp::Max, plain, 0.0, a.reps)?, f4 + 4),
-            (
-                case::<f32, f32, i32>(
-                    backend,
-                    "f32 by key/8",
-                    &fs,
-                    Some(&keys),
-                    ScanOp::Sum,
-                    plain,
-                    F32_ROUNDOFF,
-                    a.reps,
-                )?,
-                4 + 4 + 4,
-            ),
-        ];
-        for ((name, ms, verified), bytes_per) in cases {
+        let mut push = |result: anyhow::Result<(String, f64, bool)>, bytes_per: usize| -> anyhow::Result<()> {
+            let (name, ms, verified) = result?;
             rows.push(sweep.row(name, n, None, ms, (n * bytes_per) as f64, verified));
+            Ok(())
+        };
+        let (sum, max, tol) = (ScanOp::Sum, ScanOp::Max, F32_ROUNDOFF);
+        // Bytes per element as the peers count them: the input read, the output written (and
+        // the key read).
+        if chosen("f32 sum det") {
+            push(case::<f32, f32, u32>(backend, "f32 sum det", &fs, none, sum, det, tol, a.reps), 8)?;
         }
+        if chosen("f32 sum fast") {
+            push(case::<f32, f32, u32>(backend, "f32 sum fast", &fs, none, sum, fast, tol, a.reps), 8)?;
+        }
+        if chosen("i32->i64 sum") {
+            push(case::<i32, i64, u32>(backend, "i32->i64 sum", &is, none, sum, plain, 0.0, a.reps), 12)?;
+        }
+        if chosen("f32 max") {
+            push(case::<f32, f32, u32>(backend, "f32 max", &fs, none, max, plain, 0.0, a.reps), 8)?;
+        }
+        if chosen("f32 by key/8") {
+            push(case::<f32, f32, i32>(backend, "f32 by key/8", &fs, Some(&keys8), sum, plain, tol, a.reps), 12)?;
+        }
+        if chosen("f32 by key/8 fast") {
+            let name = "f32 by key/8 fast";
+            push(case::<f32, f32, i32>(backend, name, &fs, Some(&keys8), sum, fast, tol, a.reps), 12)?;
+        }
+        if chosen("i32->i64 by key/8") {
+            let name = "i32->i64 by key/8";
+            push(case::<i32, i64, i32>(backend, name, &is, Some(&keys8), sum, plain, 0.0, a.reps), 16)?;
+        }
+        if chosen("f64 by key/8") {
+            let ds: Vec<f64> = fs.iter().map(|&x| x as f64).collect();
+            let tol64 = f64::EPSILON / 2.0;
+            push(case::<f64, f64, i32>(backend, "f64 by key/8", &ds, Some(&keys8), sum, plain, tol64, a.reps), 20)?;
+        }
+        if chosen("f32 by key/2^20") {
+            let name = "f32 by key/2^20";
+            push(case::<f32, f32, i32>(backend, name, &fs, Some(&keys_long), sum, plain, tol, a.reps), 12)?;
+        }
+    }
+    if rows.is_empty() {
+        bail!("--cases: no scan case matches");
     }
     sweep.print("scan", &rows, a.out.json)
 }

@@ -36,6 +36,8 @@ struct CountLookback {
   static TALLY_DEVICE u64 pack(const Acc& a, u32 status) { return a | ((u64)status << 62); }
   static TALLY_DEVICE u32 status_of(u64 w) { return (u32)(w >> 62); }
   static TALLY_DEVICE Acc unpack(u64 w) { return w & ((1ull << 62) - 1); }
+  static TALLY_DEVICE bool absorbs(const Acc&) { return false; }
+  static constexpr int WINDOWS = LOOKBACK_WINDOWS;
 };
 
 // Inclusive sum over the 32 lanes of a u64 (Kogge-Stone; two 32-bit shuffles a step).

@@ -12,6 +12,11 @@
 //   static u64 pack(const Acc& a, u32 status);        status is LOOKBACK_AGG or LOOKBACK_INCL
 //   static u32 status_of(u64 word);                   0 while the slot is empty
 //   static Acc unpack(u64 word);
+//   static bool absorbs(const Acc& a);              merge(x, a) == a for every x: a range that
+//                                                   no predecessor changes (a scan by key's
+//                                                   range with a segment head); false if none
+//   static constexpr int WINDOWS;                   warp-widths of predecessors a lane of the
+//                                                   fast look-back reads per round
 // Unpacked, a slot is two Accs (the aggregate, then the inclusive prefix) written with
 // L2-coherent stores, and a status word released after them (read with an acquire load).
 //
@@ -26,10 +31,13 @@
 //     end. A tile's prefix is (super-group prefix . groups before it in its super-group) . tiles
 //     before it in its group, each by a fixed tree: the same bits on every run, whatever the
 //     timing. Waits are short: only super-group totals form a chain, one link per 1024 tiles.
+//     Where what a level gives absorbs everything before it (`absorbs`), the levels above are
+//     not read: merging them in would not change a bit.
 //   fast: the classic look-back; each tile publishes its inclusive prefix after its aggregate,
 //     and a tile combines predecessors a warp-width at a time until it meets an inclusive
 //     prefix. Where it stops depends on timing: for integers (counts, min/max) that changes
-//     nothing.
+//     nothing. A tile whose aggregate absorbs its predecessors publishes it as its inclusive
+//     prefix at once, so that its successors stop there without waiting for its look-back.
 #pragma once
 #include "common.cuh"
 #include "warp.cuh"
@@ -186,25 +194,33 @@ TALLY_DEVICE typename L::Acc lookback_fixed(const LookbackStates<L>& st, u32 til
   const Acc within_group = warp_shfl_idx(sc, r == 0 ? 0 : (int)r - 1);
   const Acc group_total = warp_shfl_idx(sc, 31);
   if (r == 31 && lane == 0) lookback_publish(st.level[1], g, group_total, LOOKBACK_AGG);
+  // The last tile of a super-group publishes its running total, so it reads on; any other tile
+  // whose group predecessors absorb what came before has its prefix (the same bits as below).
+  const bool publishes_super = r == 31 && q == 31;
+  const bool group_decides = r > 0 && L::absorbs(within_group);
+  if (group_decides && !publishes_super) return within_group;
   v = L::identity();
   if (lane < q) lookback_wait(st.level[1], (k << 5) + lane, v);
   else if (lane == q) v = group_total;
   sc = warp_inclusive_scan(v, merge);
   const Acc within_super = warp_shfl_idx(sc, q == 0 ? 0 : (int)q - 1);
   const Acc super_total = warp_shfl_idx(sc, 31);
+  const bool super_decides = group_decides || (q > 0 && L::absorbs(within_super));
   Acc before = L::identity();
-  if (k > 0) {
+  if (k > 0 && (!super_decides || (publishes_super && !L::absorbs(super_total)))) {
     if (lane == 0) lookback_wait(st.level[2], k - 1, before);
     before = warp_shfl_idx(before, 0);
   }
-  if (r == 31 && q == 31 && lane == 0) lookback_publish(st.level[2], k, L::merge(before, super_total), LOOKBACK_AGG);
+  if (publishes_super && lane == 0) lookback_publish(st.level[2], k, L::merge(before, super_total), LOOKBACK_AGG);
   Acc prefix = before;
   if (q > 0) prefix = L::merge(prefix, within_super);
   if (r > 0) prefix = L::merge(prefix, within_group);
   return prefix;
 }
 
-// Predecessors a lane of the fast look-back reads per round: WINDOWS warp-widths at once.
+// Predecessors a lane of the fast look-back reads per round: `L::WINDOWS` warp-widths at once.
+// Each window holds an Acc and its slot's address in registers through the kernel's largest
+// live range, so traits with wide Accs, or whose look-backs stop early (`absorbs`), take fewer.
 constexpr int LOOKBACK_WINDOWS = 4;
 
 // The fast look-back (warp 0 of a tile after the first; every lane returns the prefix). The
@@ -214,7 +230,7 @@ template <class L>
 TALLY_DEVICE typename L::Acc lookback_fast(const LookbackSlots<L>& tiles, u32 tile, const typename L::Acc& agg) {
   typedef typename L::Acc Acc;
   auto merge = [](const Acc& a, const Acc& b) { return L::merge(a, b); };
-  constexpr int W = LOOKBACK_WINDOWS;
+  constexpr int W = L::WINDOWS;
   const int lane = (int)lane_id();
   LookbackSlots<L> slots[W];
   Acc prefix = L::identity();
@@ -245,7 +261,7 @@ TALLY_DEVICE typename L::Acc lookback_fast(const LookbackSlots<L>& tiles, u32 ti
     }
     if (found) break;
   }
-  if (lane == 0) lookback_publish(tiles, tile, L::merge(prefix, agg), LOOKBACK_INCL);
+  if (lane == 0 && !L::absorbs(agg)) lookback_publish(tiles, tile, L::merge(prefix, agg), LOOKBACK_INCL);
   return prefix;
 }
 
@@ -256,7 +272,8 @@ TALLY_DEVICE typename L::Acc lookback_fast(const LookbackSlots<L>& tiles, u32 ti
 template <class L>
 TALLY_DEVICE void lookback_begin(const LookbackStates<L>& st, u32 tile, const typename L::Acc& agg,
                                  bool deterministic) {
-  const u32 status = !deterministic && tile == 0 ? LOOKBACK_INCL : LOOKBACK_AGG;
+  // Tile 0's aggregate is its inclusive prefix, and so is one that absorbs what came before.
+  const u32 status = !deterministic && (tile == 0 || L::absorbs(agg)) ? LOOKBACK_INCL : LOOKBACK_AGG;
   if (lane_id() == 0) lookback_publish(st.level[0], tile, agg, status);
 }
 

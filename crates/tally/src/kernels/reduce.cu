@@ -380,6 +380,11 @@ TALLY_DEVICE Specials add_specials(const Specials& a, const Specials& b) {
 // to one slot, the same run (an i64 add, a digit compare and a branch per element) measured
 // slower than the slot's add (0.416 -> 0.530 ms): f32 adds to its slot directly.
 constexpr u32 NO_DIGIT = ~0u;
+// TALLY_EXACT_RUN=0 (an NVRTC define, for experiments): f64 adds to its slots directly too.
+#ifndef TALLY_EXACT_RUN
+#define TALLY_EXACT_RUN 1
+#endif
+constexpr bool EXACT_RUN = TALLY_EXACT_RUN;
 struct ExactRun {
   u32 digit;
   i64 c[3];
@@ -418,13 +423,20 @@ TALLY_DEVICE void exact_add(i64* mine, T x, Specials& s, ExactRun& run) {
       else s.pos_inf += 1;
       return;
     }
-    if (c.digit != run.digit) {
-      exact_flush(mine, run);
-      run = ExactRun{c.digit, {0, 0, 0}};
+    if constexpr (EXACT_RUN) {
+      if (c.digit != run.digit) {
+        exact_flush(mine, run);
+        run = ExactRun{c.digit, {0, 0, 0}};
+      }
+      run.c[0] += c.c[0];
+      run.c[1] += c.c[1];
+      run.c[2] += c.c[2];
+    } else {
+      i64* d = mine + c.digit * BLOCK_THREADS;
+      d[0] += c.c[0];
+      d[BLOCK_THREADS] += c.c[1];
+      d[2 * BLOCK_THREADS] += c.c[2];
     }
-    run.c[0] += c.c[0];
-    run.c[1] += c.c[1];
-    run.c[2] += c.c[2];
   }
 }
 

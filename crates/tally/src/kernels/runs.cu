@@ -132,6 +132,9 @@ struct RunsLookback {
     a.count = w & ((1ull << 62) - 1);
     return a;
   }
+  // Counts of heads only grow: every predecessor moves a range's outputs.
+  static TALLY_DEVICE bool absorbs(const Acc&) { return false; }
+  static constexpr int WINDOWS = LOOKBACK_WINDOWS;
 };
 typedef LookbackStates<RunsLookback> States;
 

@@ -139,6 +139,18 @@ struct ScanLookback {
     u.word = (u32)w;
     return make_acc(u.value, (u32)(w >> 40) & 1);
   }
+  // A range with a segment head: merge(x, a) is {a.v, 1} = a whatever came before.
+  static TALLY_DEVICE bool absorbs(const Acc& a) { return flag_of(a) != 0; }
+  // Scans by key into outputs of up to 4 bytes read two windows, so that the f32 sum by key
+  // fits 64 registers a thread (58; 68 with four) and 4 blocks of 256 are resident: on the H200
+  // at 2^28 1.11 ms against 1.26 ms with four windows at 3 blocks (docs/PERF.md, v21). Wider
+  // outputs keep four: they run 2 blocks either way (i32 into i64: 121 or 95 registers), and
+  // there four measured faster (1.99 against 2.13 ms). TALLY_KEYED_WINDOWS (an NVRTC define,
+  // for experiments) overrides both.
+#ifndef TALLY_KEYED_WINDOWS
+#define TALLY_KEYED_WINDOWS (sizeof(O) <= 4 ? 2 : LOOKBACK_WINDOWS)
+#endif
+  static constexpr int WINDOWS = HAS_KEY ? TALLY_KEYED_WINDOWS : LOOKBACK_WINDOWS;
 };
 typedef LookbackStates<ScanLookback> States;
 
@@ -211,6 +223,12 @@ TALLY_DEVICE O carry_of(const ScanParams& p) {
   return u.value;
 }
 
+// Scans by key into outputs of up to 4 bytes write what needs no tile prefix during the
+// look-back: on the H200 at 2^28 the f32 sum by key 1.089 against 1.108 ms; i32 into i64 and f64
+// by key measured 1% and 6% slower that way (2.015 / 3.37 against 1.989 / 3.16 ms; docs/PERF.md,
+// v21), so they wait for the prefix as the plain scans do.
+constexpr bool SPLIT_LOOKBACK = HAS_KEY && sizeof(O) <= 4;
+
 // ---- one tile ---------------------------------------------------------------------------------------
 // cp.async of 16 bytes (sm_80): global to shared without passing through registers.
 TALLY_DEVICE void copy_async16(void* shared, const void* global) {
@@ -247,8 +265,8 @@ TALLY_DEVICE void row_items(const ScanParams& p, u64 e0, int k, const Xs& x, con
 }
 
 template <bool FAST>
-TALLY_DEVICE void scan_tile(const ScanParams& p, u32 tile, const States& st, Acc* totals, T* stage,
-                            uint4* row_out) {
+TALLY_DEVICE void scan_tile(const ScanParams& p, u32 tile, const States& st, Acc* totals, Acc* tile_prefix,
+                            T* stage, uint4* row_out) {
   const u32 w = warp_id();
   const u64 e0 = (u64)tile * TILE;
   T x[STAGE ? 1 : VECS][VI];
@@ -308,29 +326,17 @@ TALLY_DEVICE void scan_tile(const ScanParams& p, u32 tile, const States& st, Acc
     if (lane_id() == 31) totals[k * WARPS + w] = row_incl[k];
   }
   __syncthreads();
-  if (w == 0) {
-    const PieceScan<PIECES, Acc> pieces = piece_scan_begin<PIECES>(totals, identity(), merge);
-    // A carry-in is tile 0's prefix: tile 0 publishes it merged with its aggregate, so the
-    // look-back hands it on to every later tile.
-    const bool carried = tile == 0 && p.has_carry;
-    const Acc carry = make_acc(carry_of(p), 0);
-    const Acc agg = pieces.aggregate;
-    const Acc prefix = lookback_prefix(st, tile, carried ? merge(carry, agg) : agg, p.deterministic);
-    // Each row-and-warp piece's prefix, the tile's prefix first (a fixed association).
-    piece_scan_end(pieces, totals, tile > 0 || carried, tile > 0 ? prefix : carry, merge);
-  }
-  __syncthreads();
   u32 overflowed = 0;
   // Element 0 of the whole input starts the scan: its inclusive value is itself, never
   // `op(identity, x)` (a custom identity need only be neutral on what the op returns, e.g. 0 for
   // `fmaxf(fabsf(a), fabsf(b))`; the CPU backend and the reference start the same way).
   const bool starts_input = e0 == 0 && threadIdx.x == 0 && !p.has_carry;
-#pragma unroll
-  for (int k = 0; k < VECS; ++k) {
+  // Row k's outputs, from `piece` (what precedes this warp's piece of the row) and `lane_excl`
+  // (what precedes this lane's items within it). Every lane of the warp calls it.
+  auto emit_row = [&](int k, const Acc& piece, const Acc& lane_excl) {
     O xk[VI];
     row_items<FAST>(p, e0, k, x, stage, xk);
-    const Acc lane_excl = warp_exclusive_from_inclusive(row_incl[k], identity());
-    const Acc pre = lane_id() == 0 ? totals[k * WARPS + w] : merge(totals[k * WARPS + w], lane_excl);
+    const Acc pre = lane_id() == 0 ? piece : merge(piece, lane_excl);
     O run = pre.v;
     O out[VI];
 #pragma unroll
@@ -359,6 +365,73 @@ TALLY_DEVICE void scan_tile(const ScanParams& p, u32 tile, const States& st, Acc
       for (int j = 0; j < VI; ++j)
         if (e + j < p.n) p.output[e + j] = out[j];
     }
+  };
+  // A carry-in is tile 0's prefix: tile 0 publishes it merged with its aggregate, so the
+  // look-back hands it on to every later tile.
+  if constexpr (SPLIT_LOOKBACK) {
+    const bool carried = tile == 0 && p.has_carry;
+    const bool has_prefix = tile > 0 || carried;
+    const Acc carry = make_acc(carry_of(p), 0);
+    // The look-back in two halves (SPLIT_LOOKBACK). A row piece whose lanes all have a segment
+    // head before them within the tile does not depend on the tile's prefix (merged in front,
+    // it would not change a bit: `absorbs`), so warps 1.. write those rows while warp 0 looks
+    // back, and the rest after it.
+    Acc published = identity();
+    if (w == 0) {
+      const PieceScan<PIECES, Acc> pieces = piece_scan_begin<PIECES>(totals, identity(), merge);
+      published = carried ? merge(carry, pieces.aggregate) : pieces.aggregate;
+      lookback_begin(st, tile, published, p.deterministic);
+      piece_scan_end(pieces, totals, false, identity(), merge);  // within the tile
+    }
+    __syncthreads();
+    u32 pending = (1u << VECS) - 1;
+    if (w != 0) {
+#pragma unroll
+      for (int k = 0; k < VECS; ++k) {
+        const Acc lane_excl = warp_exclusive_from_inclusive(row_incl[k], identity());
+        const Acc piece = totals[k * WARPS + w];
+        const Acc within = lane_id() == 0 ? piece : merge(piece, lane_excl);
+        if (!has_prefix || __all_sync(0xffffffffu, flag_of(within) != 0)) {
+          emit_row(k, piece, lane_excl);
+          pending &= ~(1u << k);
+        }
+      }
+    } else {
+      const Acc prefix = lookback_end(st, tile, published, p.deterministic);
+      // Chosen by assignment: `tile > 0 ? prefix : carry` binds a reference to one of two
+      // structs, which put both in local memory (ptxas: a 16-byte stack frame).
+      Acc before_tile = carry;
+      if (tile > 0) before_tile = prefix;
+      if (lane_id() == 0) *tile_prefix = before_tile;
+    }
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < VECS; ++k) {
+      if ((pending >> k) & 1) {
+        const Acc lane_excl = warp_exclusive_from_inclusive(row_incl[k], identity());
+        const Acc piece = totals[k * WARPS + w];
+        emit_row(k, has_prefix ? merge(*tile_prefix, piece) : piece, lane_excl);
+      }
+    }
+  } else {
+    if (w == 0) {
+      const PieceScan<PIECES, Acc> pieces = piece_scan_begin<PIECES>(totals, identity(), merge);
+      const bool carried = tile == 0 && p.has_carry;
+      const Acc carry = make_acc(carry_of(p), 0);
+      const Acc agg = pieces.aggregate;
+      const Acc prefix = lookback_prefix(st, tile, carried ? merge(carry, agg) : agg, p.deterministic);
+      // Each row-and-warp piece's prefix, the tile's prefix first (a fixed association).
+      // Chosen by assignment, as above.
+      Acc before_tile = carry;
+      if (tile > 0) before_tile = prefix;
+      piece_scan_end(pieces, totals, tile > 0 || carried, before_tile, merge);
+    }
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < VECS; ++k) {
+      const Acc lane_excl = warp_exclusive_from_inclusive(row_incl[k], identity());
+      emit_row(k, totals[k * WARPS + w], lane_excl);
+    }
   }
   if (overflowed && p.check_overflow) atomicOr(p.overflow, 1u);
 }
@@ -368,6 +441,7 @@ constexpr int MIN_BLOCKS = TALLY_MIN_BLOCKS;
 
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS) tally_scan(const ScanParams p) {
   __shared__ Acc totals[PIECES];
+  __shared__ Acc tile_prefix;  // scans by key: what precedes the tile, from warp 0's look-back
   __shared__ u32 shared_tile;
   __shared__ __align__(16) T stage[STAGE ? TILE : 1];
   __shared__ uint4 row_out[WIDE_ROWS ? WARPS * ROW_BUFFER : 1];
@@ -375,6 +449,6 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS) tally_sc
   const States st = lookback_states<ScanLookback>(p.states, p.tiles, p.groups, p.supers);
   const bool full = (u64)(tile + 1) * TILE <= p.n;
   const bool aligned = (((u64)p.input | (u64)p.output | (u64)p.keys) & 15) == 0;
-  if (full && aligned) scan_tile<true>(p, tile, st, totals, stage, row_out);
-  else scan_tile<false>(p, tile, st, totals, stage, row_out);
+  if (full && aligned) scan_tile<true>(p, tile, st, totals, &tile_prefix, stage, row_out);
+  else scan_tile<false>(p, tile, st, totals, &tile_prefix, stage, row_out);
 }

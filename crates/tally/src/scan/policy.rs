@@ -118,8 +118,15 @@ const WIDENING_THREADS_PER_SM: u32 = 512;
 pub fn widening_vecs(size: usize) -> u32 {
     scan_vecs_for(size) * 2
 }
-/// Threads per multiprocessor of scans by key (v10's shape).
-const KEYED_THREADS_PER_SM: u32 = 512;
+/// Threads per multiprocessor a scan by key into outputs of up to 4 bytes is compiled for: 3
+/// blocks of 256 (at most 85 registers a thread, no spills in any specialisation). The f32 sum
+/// by key takes 58 registers, so 4 blocks are resident: on the H200 at 2^28 it measured 1.13 ms
+/// at 4 blocks against 1.30 ms at 3 (66 registers, before a struct chosen by reference left
+/// local memory) and 1.29 ms at 2 (docs/PERF.md, v21).
+const KEYED_THREADS_PER_SM: u32 = 768;
+/// Threads per multiprocessor of scans by key into 8-byte outputs (v10's shape): an i32 into i64
+/// sum by key takes 121 registers a thread at 256 x 4 rows, and at 3 blocks (80) it spills.
+const KEYED_WIDE_THREADS_PER_SM: u32 = 512;
 
 /// The kernel's accumulator: the output value, and for scans by key a 32-bit segment flag
 /// after it (`sizeof(Acc)` in `scan.cu`); it shares a word with its status up to 4 bytes.
@@ -162,6 +169,7 @@ pub fn policy(
     let (acc, packed) = acc_bytes(output.size(), keyed);
     let states = LookbackLayout::new(n.div_ceil(tile), acc, packed);
     let threads_per_sm = match () {
+        _ if keyed && output.size() > 4 => KEYED_WIDE_THREADS_PER_SM,
         _ if keyed => KEYED_THREADS_PER_SM,
         _ if widening => WIDENING_THREADS_PER_SM,
         _ if large_sum => SAME_WIDTH_SUM_THREADS_PER_SM,
@@ -220,7 +228,10 @@ mod tests {
         let d = policy(ElementType::F32, ElementType::F32, ScanKernelOp::Sum, false, 1, &Tuning::default()).unwrap();
         assert_eq!((d.block_threads, d.vecs, d.min_blocks), (128, 24, 3));
         let keyed = policy(ElementType::F32, ElementType::F32, ScanKernelOp::Sum, true, 1, &Tuning::default()).unwrap();
-        assert_eq!((keyed.block_threads, keyed.vecs, keyed.min_blocks), (256, 4, 2));
+        assert_eq!((keyed.block_threads, keyed.vecs, keyed.min_blocks), (256, 4, 3));
+        let wide_keyed =
+            policy(ElementType::I32, ElementType::I64, ScanKernelOp::Sum, true, 1, &Tuning::default()).unwrap();
+        assert_eq!((wide_keyed.block_threads, wide_keyed.vecs, wide_keyed.min_blocks), (256, 4, 2));
         let max = policy(ElementType::F32, ElementType::F32, ScanKernelOp::Max, false, 1, &Tuning::default()).unwrap();
         assert_eq!((max.block_threads, max.vecs, max.min_blocks, max.staged), (128, 8, 6, false));
         let shaped = Tuning { scan_min_blocks: Some(3), scan_staged: Some(false), ..Tuning::default() };
