@@ -93,7 +93,16 @@ fn bench_scan_runs_on_the_cpu_and_verifies() {
     assert!(out.status.success(), "{}", stderr(&out));
     let j: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
     let rows = j["rows"].as_array().unwrap();
-    assert_eq!(rows.len(), 5);
+    assert_eq!(rows.len(), 9);
     assert!(rows.iter().all(|r| r["verified"] == true && r["n"] == 4096));
     assert!(j["copy_bandwidth_gbs"].as_f64().unwrap() > 0.0);
+    // --cases keeps the cases whose name contains one of its words.
+    let args = ["bench", "scan", "--backend", "cpu", "--log2-sizes", "12", "--reps", "1", "--json", "--cases"];
+    let out = tally(&[&args[..], &["by key"]].concat());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let j: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let names: Vec<&str> = j["rows"].as_array().unwrap().iter().map(|r| r["case"].as_str().unwrap()).collect();
+    assert_eq!(names.len(), 5, "{names:?}");
+    assert!(names.iter().all(|n| n.contains("by key")), "{names:?}");
+    fails_with(&[&args[..], &["no such case"]].concat(), "no scan case matches");
 }

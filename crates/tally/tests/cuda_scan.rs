@@ -87,7 +87,9 @@ fn gpu_both_look_backs_agree_on_integers_and_floats_repeat_bit_for_bit() {
 
 /// Segments longer than a group (32 tiles) and a super-group (1024 tiles) of the look-back,
 /// between stretches where every tile has a segment head: tiles whose predecessors absorb what
-/// came before stop looking back early, the others read every level.
+/// came before stop looking back early, the others read every level. Integer sums are exact
+/// (into i64: unpacked states, one look-back; into i32: packed, split); the f32 sums' tolerance
+/// grows with the running magnitude, so they check little more than that the bits repeat.
 #[test]
 fn gpu_scans_by_key_across_segments_longer_than_look_back_groups() {
     let Some(gpu) = cuda() else { return };
@@ -113,6 +115,11 @@ fn gpu_scans_by_key_across_segments_longer_than_look_back_groups() {
         let got: Vec<i64> = gpu.scan_by_key_vec(&keys, &xs, ScanOp::Sum, excl).unwrap();
         let want: Vec<i64> = reference::scan(&xs, Some(&keys[..]), ScanOp::Sum, &excl).unwrap();
         assert_eq!(got, want, "exclusive i32 into i64 by key, deterministic={det}");
+        // Into i32 (4-byte outputs: packed states, the split look-back), exact.
+        let same_width = options.with_wrapping(true);
+        let got: Vec<i32> = gpu.scan_by_key_vec(&keys, &xs, ScanOp::Sum, same_width).unwrap();
+        let want: Vec<i32> = reference::scan(&xs, Some(&keys[..]), ScanOp::Sum, &same_width).unwrap();
+        assert_eq!(got, want, "i32 into i32 by key, deterministic={det}");
         let first: Vec<f32> = gpu.scan_by_key_vec(&keys, &fs, ScanOp::Sum, options).unwrap();
         let want: Vec<f32> = reference::scan(&fs, Some(&keys[..]), ScanOp::Sum, &options).unwrap();
         compare(&fs, &first, &want, ScanOp::Sum, "f32 by key, long segments");

@@ -218,14 +218,17 @@ TALLY_DEVICE typename L::Acc lookback_fixed(const LookbackStates<L>& st, u32 til
   return prefix;
 }
 
-// Predecessors a lane of the fast look-back reads per round: `L::WINDOWS` warp-widths at once.
-// Each window holds an Acc and its slot's address in registers through the kernel's largest
-// live range, so traits with wide Accs, or whose look-backs stop early (`absorbs`), take fewer.
+// Predecessors a lane of the fast look-back reads per round: `L::WINDOWS` warp-widths at once
+// (the default of the traits: LOOKBACK_WINDOWS). Each window holds an Acc and its slot's
+// address in registers through the kernel's largest live range, so a kernel short of registers
+// may take fewer (the scans by key: see `ScanLookback` in scan.cu).
 constexpr int LOOKBACK_WINDOWS = 4;
 
 // The fast look-back (warp 0 of a tile after the first; every lane returns the prefix). The
-// tile's aggregate must already be published; this publishes its inclusive prefix. Each round
-// reads the 128 nearest tiles not yet combined, and stops at the nearest inclusive prefix.
+// tile's aggregate must already be published; this publishes its inclusive prefix, unless the
+// aggregate absorbs its predecessors (then `lookback_begin` published it as such). Each round
+// reads the 32 * WINDOWS nearest tiles not yet combined, and stops at the nearest inclusive
+// prefix.
 template <class L>
 TALLY_DEVICE typename L::Acc lookback_fast(const LookbackSlots<L>& tiles, u32 tile, const typename L::Acc& agg) {
   typedef typename L::Acc Acc;

@@ -143,12 +143,14 @@ struct ScanLookback {
   static TALLY_DEVICE bool absorbs(const Acc& a) { return flag_of(a) != 0; }
   // Scans by key into outputs of up to 4 bytes read two windows, so that the f32 sum by key
   // fits 64 registers a thread (58; 68 with four) and 4 blocks of 256 are resident: on the H200
-  // at 2^28 1.11 ms against 1.26 ms with four windows at 3 blocks (docs/PERF.md, v21). Wider
-  // outputs keep four: they run 2 blocks either way (i32 into i64: 121 or 95 registers), and
-  // there four measured faster (1.99 against 2.13 ms). TALLY_KEYED_WINDOWS (an NVRTC define,
-  // for experiments) overrides both.
+  // at 2^28 1.11 ms against 1.26 ms with four windows at 3 blocks (docs/PERF.md, v21). So do
+  // scans by key of 8-byte values, whose 8 rows a tile fit 128 registers with two (113-128,
+  // ptxas, sm_90) and spill with four. The others (narrow values into 8-byte outputs, i32 into
+  // i64) keep four: they run 2 blocks either way (121 or 95 registers), and four measured
+  // faster (1.99 against 2.13 ms). TALLY_KEYED_WINDOWS (an NVRTC define, for experiments)
+  // overrides it.
 #ifndef TALLY_KEYED_WINDOWS
-#define TALLY_KEYED_WINDOWS (sizeof(O) <= 4 ? 2 : LOOKBACK_WINDOWS)
+#define TALLY_KEYED_WINDOWS (sizeof(O) <= 4 || sizeof(T) == 8 ? 2 : LOOKBACK_WINDOWS)
 #endif
   static constexpr int WINDOWS = HAS_KEY ? TALLY_KEYED_WINDOWS : LOOKBACK_WINDOWS;
 };
@@ -384,7 +386,8 @@ TALLY_DEVICE void scan_tile(const ScanParams& p, u32 tile, const States& st, Acc
       piece_scan_end(pieces, totals, false, identity(), merge);  // within the tile
     }
     __syncthreads();
-    u32 pending = (1u << VECS) - 1;
+    static_assert(VECS <= 64, "one bit a row");
+    u64 pending = VECS == 64 ? ~0ull : (1ull << VECS) - 1;
     if (w != 0) {
 #pragma unroll
       for (int k = 0; k < VECS; ++k) {
@@ -393,7 +396,7 @@ TALLY_DEVICE void scan_tile(const ScanParams& p, u32 tile, const States& st, Acc
         const Acc within = lane_id() == 0 ? piece : merge(piece, lane_excl);
         if (!has_prefix || __all_sync(0xffffffffu, flag_of(within) != 0)) {
           emit_row(k, piece, lane_excl);
-          pending &= ~(1u << k);
+          pending &= ~(1ull << k);
         }
       }
     } else {

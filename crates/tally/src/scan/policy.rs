@@ -118,8 +118,15 @@ const WIDENING_THREADS_PER_SM: u32 = 512;
 pub fn widening_vecs(size: usize) -> u32 {
     scan_vecs_for(size) * 2
 }
+/// Rows per tile of scans by key with values of `size` bytes: `vecs_for`'s 16 items a thread,
+/// and for 8-byte values twice its rows (8 rows, 16 items): f64 by key at 2^28 on the H200 measured 2.50 ms at
+/// 256 x 8 against 3.43 ms at 256 x 4 (docs/PERF.md, v21).
+pub fn keyed_vecs(size: usize) -> u32 {
+    vecs_for(size) * if size == 8 { 2 } else { 1 }
+}
 /// Threads per multiprocessor a scan by key into outputs of up to 4 bytes is compiled for: 3
-/// blocks of 256 (at most 85 registers a thread, no spills in any specialisation). The f32 sum
+/// blocks of 256 (at most 85 registers a thread; no spills in the specialisations checked,
+/// docs/runs/v21/ptxas-scan.txt). The f32 sum
 /// by key takes 58 registers, so 4 blocks are resident: on the H200 at 2^28 it measured 1.13 ms
 /// at 4 blocks against 1.30 ms at 3 (66 registers, before a struct chosen by reference left
 /// local memory) and 1.29 ms at 2 (docs/PERF.md, v21).
@@ -153,7 +160,7 @@ pub fn policy(
     let widening = output.size() > input.size() && !keyed;
     let large_sum = op == ScanKernelOp::Sum && !keyed && !widening;
     let default_vecs = match () {
-        _ if keyed => vecs_for(input.size()),
+        _ if keyed => keyed_vecs(input.size()),
         _ if large_sum => same_width_vecs(input.size()),
         _ if widening => widening_vecs(input.size()),
         _ => scan_vecs_for(input.size()),
@@ -202,8 +209,10 @@ mod tests {
         assert_eq!(w.states.tiles, (1u64 << 31).div_ceil(8192) + 1);
         assert!(w.states.state_bytes < 12 << 20);
         let keyed = policy(ElementType::F64, ElementType::F64, ScanKernelOp::Sum, true, 1 << 20, &t).unwrap();
-        // 36-byte slots (two 16-byte accumulators and a status): 512 tiles, 16 groups, 1 super-group.
-        assert_eq!(keyed.states.state_bytes, 256 + 36 * 512 + 768 + 256);
+        // 8 rows of 2 f64 at 256 threads: 4096-item tiles. 36-byte slots (two 16-byte
+        // accumulators and a status): 256 tiles, 8 groups, 1 super-group.
+        assert_eq!((keyed.vecs, keyed.tile), (8, 4096));
+        assert_eq!(keyed.states.state_bytes, 256 + 36 * 256 + 512 + 256);
         assert!(!keyed.staged);
         assert_eq!(policy(ElementType::U8, ElementType::U64, ScanKernelOp::Sum, false, 1, &t).unwrap().tile, 8192);
         assert_eq!(policy(ElementType::U8, ElementType::U8, ScanKernelOp::Sum, false, 1, &t).unwrap().tile, 12288);
