@@ -8,6 +8,7 @@ use super::bench_report::{
 };
 use anyhow::bail;
 use serde::Serialize;
+use std::cell::OnceCell;
 use std::sync::Arc;
 use tally::device::CudaDevice;
 use tally::{Backend, ScanInto, ScanKey, ScanOp, ScanOptions, ScanPlan, ScanValue};
@@ -247,15 +248,21 @@ pub fn run(a: BenchScanArgs) -> anyhow::Result<()> {
     let sweep = CopySweep::open(&a.out, a.reps, &a.log2_sizes, (&[20, 24, 28], &[22]), 31)?;
     let backend = &sweep.backend;
     let chosen = |name: &str| a.cases.as_ref().is_none_or(|names| names.iter().any(|c| name.contains(c.as_str())));
+    let pick = |name: &'static str| chosen(name).then_some(name);
     let mut rows = Vec::new();
     for &log2 in &sweep.sizes {
         let n = 1usize << log2;
-        let fs: Vec<f32> = tally::data::bench_values(n, tally::data::SCAN_SEED_F32);
-        let is: Vec<i32> = tally::data::bench_values(n, tally::data::SCAN_SEED_I32);
+        // Made when a chosen case first needs them (2^28 of each takes a while).
+        let fs = OnceCell::new();
+        let fs = || fs.get_or_init(|| tally::data::bench_values::<f32>(n, tally::data::SCAN_SEED_F32));
+        let is = OnceCell::new();
+        let is = || is.get_or_init(|| tally::data::bench_values::<i32>(n, tally::data::SCAN_SEED_I32));
         // Keys in runs of 8 (the peers' case: a segment head in every tile), and in runs of
         // 2^20 (most tiles without one: their prefixes come from far back).
         let keys_of = |run: usize| -> Vec<i32> { (0..n).map(|i| (i / run) as i32).collect() };
-        let (keys8, keys_long) = (keys_of(8), keys_of(1 << 20));
+        let (keys8, keys_long) = (OnceCell::new(), OnceCell::new());
+        let keys8 = || Some(keys8.get_or_init(|| keys_of(8)).as_slice());
+        let keys_long = || Some(keys_long.get_or_init(|| keys_of(1 << 20)).as_slice());
         let none = None::<&[u32]>;
         let det = ScanOptions::default().with_deterministic(true);
         let fast = ScanOptions::default().with_deterministic(false);
@@ -265,40 +272,37 @@ pub fn run(a: BenchScanArgs) -> anyhow::Result<()> {
             rows.push(sweep.row(name, n, None, ms, (n * bytes_per) as f64, verified));
             Ok(())
         };
-        let (sum, max, tol) = (ScanOp::Sum, ScanOp::Max, F32_ROUNDOFF);
+        let (sum, max, tol, reps) = (ScanOp::Sum, ScanOp::Max, F32_ROUNDOFF, a.reps);
         // Bytes per element as the peers count them: the input read, the output written (and
         // the key read).
-        if chosen("f32 sum det") {
-            push(case::<f32, f32, u32>(backend, "f32 sum det", &fs, none, sum, det, tol, a.reps), 8)?;
+        if let Some(name) = pick("f32 sum det") {
+            push(case::<f32, f32, u32>(backend, name, fs(), none, sum, det, tol, reps), 8)?;
         }
-        if chosen("f32 sum fast") {
-            push(case::<f32, f32, u32>(backend, "f32 sum fast", &fs, none, sum, fast, tol, a.reps), 8)?;
+        if let Some(name) = pick("f32 sum fast") {
+            push(case::<f32, f32, u32>(backend, name, fs(), none, sum, fast, tol, reps), 8)?;
         }
-        if chosen("i32->i64 sum") {
-            push(case::<i32, i64, u32>(backend, "i32->i64 sum", &is, none, sum, plain, 0.0, a.reps), 12)?;
+        if let Some(name) = pick("i32->i64 sum") {
+            push(case::<i32, i64, u32>(backend, name, is(), none, sum, plain, 0.0, reps), 12)?;
         }
-        if chosen("f32 max") {
-            push(case::<f32, f32, u32>(backend, "f32 max", &fs, none, max, plain, 0.0, a.reps), 8)?;
+        if let Some(name) = pick("f32 max") {
+            push(case::<f32, f32, u32>(backend, name, fs(), none, max, plain, 0.0, reps), 8)?;
         }
-        if chosen("f32 by key/8") {
-            push(case::<f32, f32, i32>(backend, "f32 by key/8", &fs, Some(&keys8), sum, plain, tol, a.reps), 12)?;
+        if let Some(name) = pick("f32 by key/8") {
+            push(case::<f32, f32, i32>(backend, name, fs(), keys8(), sum, plain, tol, reps), 12)?;
         }
-        if chosen("f32 by key/8 fast") {
-            let name = "f32 by key/8 fast";
-            push(case::<f32, f32, i32>(backend, name, &fs, Some(&keys8), sum, fast, tol, a.reps), 12)?;
+        if let Some(name) = pick("f32 by key/8 fast") {
+            push(case::<f32, f32, i32>(backend, name, fs(), keys8(), sum, fast, tol, reps), 12)?;
         }
-        if chosen("i32->i64 by key/8") {
-            let name = "i32->i64 by key/8";
-            push(case::<i32, i64, i32>(backend, name, &is, Some(&keys8), sum, plain, 0.0, a.reps), 16)?;
+        if let Some(name) = pick("i32->i64 by key/8") {
+            push(case::<i32, i64, i32>(backend, name, is(), keys8(), sum, plain, 0.0, reps), 16)?;
         }
-        if chosen("f64 by key/8") {
-            let ds: Vec<f64> = fs.iter().map(|&x| x as f64).collect();
+        if let Some(name) = pick("f64 by key/8") {
+            let ds: Vec<f64> = fs().iter().map(|&x| x as f64).collect();
             let tol64 = f64::EPSILON / 2.0;
-            push(case::<f64, f64, i32>(backend, "f64 by key/8", &ds, Some(&keys8), sum, plain, tol64, a.reps), 20)?;
+            push(case::<f64, f64, i32>(backend, name, &ds, keys8(), sum, plain, tol64, reps), 20)?;
         }
-        if chosen("f32 by key/2^20") {
-            let name = "f32 by key/2^20";
-            push(case::<f32, f32, i32>(backend, name, &fs, Some(&keys_long), sum, plain, tol, a.reps), 12)?;
+        if let Some(name) = pick("f32 by key/2^20") {
+            push(case::<f32, f32, i32>(backend, name, fs(), keys_long(), sum, plain, tol, reps), 12)?;
         }
     }
     if rows.is_empty() {

@@ -205,9 +205,11 @@ TALLY_DEVICE typename L::Acc lookback_fixed(const LookbackStates<L>& st, u32 til
   sc = warp_inclusive_scan(v, merge);
   const Acc within_super = warp_shfl_idx(sc, q == 0 ? 0 : (int)q - 1);
   const Acc super_total = warp_shfl_idx(sc, 31);
+  // Where this super-group's part absorbs what came before, so does its total (it covers that
+  // part): the publisher's running total is then its own total, and no tile reads level 2.
   const bool super_decides = group_decides || (q > 0 && L::absorbs(within_super));
   Acc before = L::identity();
-  if (k > 0 && (!super_decides || (publishes_super && !L::absorbs(super_total)))) {
+  if (k > 0 && !super_decides) {
     if (lane == 0) lookback_wait(st.level[2], k - 1, before);
     before = warp_shfl_idx(before, 0);
   }

@@ -432,10 +432,7 @@ TALLY_DEVICE void exact_add(i64* mine, T x, Specials& s, ExactRun& run) {
       run.c[1] += c.c[1];
       run.c[2] += c.c[2];
     } else {
-      i64* d = mine + c.digit * BLOCK_THREADS;
-      d[0] += c.c[0];
-      d[BLOCK_THREADS] += c.c[1];
-      d[2 * BLOCK_THREADS] += c.c[2];
+      exact_flush(mine, ExactRun{c.digit, {c.c[0], c.c[1], c.c[2]}});
     }
   }
 }

@@ -225,6 +225,15 @@ TALLY_DEVICE O carry_of(const ScanParams& p) {
   return u.value;
 }
 
+// What precedes tile `tile`: its look-back's prefix, or for tile 0 the carry-in. Chosen by
+// assignment: `tile > 0 ? prefix : carry` binds a reference to one of two structs, which put
+// both in local memory (ptxas: a 16-byte stack frame in the scans by key).
+TALLY_DEVICE Acc before_tile(u32 tile, const Acc& prefix, const Acc& carry) {
+  Acc before = carry;
+  if (tile > 0) before = prefix;
+  return before;
+}
+
 // Scans by key into outputs of up to 4 bytes write what needs no tile prefix during the
 // look-back: on the H200 at 2^28 the f32 sum by key 1.089 against 1.108 ms; i32 into i64 and f64
 // by key measured 1% and 6% slower that way (2.015 / 3.37 against 1.989 / 3.16 ms; docs/PERF.md,
@@ -401,11 +410,7 @@ TALLY_DEVICE void scan_tile(const ScanParams& p, u32 tile, const States& st, Acc
       }
     } else {
       const Acc prefix = lookback_end(st, tile, published, p.deterministic);
-      // Chosen by assignment: `tile > 0 ? prefix : carry` binds a reference to one of two
-      // structs, which put both in local memory (ptxas: a 16-byte stack frame).
-      Acc before_tile = carry;
-      if (tile > 0) before_tile = prefix;
-      if (lane_id() == 0) *tile_prefix = before_tile;
+      if (lane_id() == 0) *tile_prefix = before_tile(tile, prefix, carry);
     }
     __syncthreads();
 #pragma unroll
@@ -424,10 +429,7 @@ TALLY_DEVICE void scan_tile(const ScanParams& p, u32 tile, const States& st, Acc
       const Acc agg = pieces.aggregate;
       const Acc prefix = lookback_prefix(st, tile, carried ? merge(carry, agg) : agg, p.deterministic);
       // Each row-and-warp piece's prefix, the tile's prefix first (a fixed association).
-      // Chosen by assignment, as above.
-      Acc before_tile = carry;
-      if (tile > 0) before_tile = prefix;
-      piece_scan_end(pieces, totals, tile > 0 || carried, before_tile, merge);
+      piece_scan_end(pieces, totals, tile > 0 || carried, before_tile(tile, prefix, carry), merge);
     }
     __syncthreads();
 #pragma unroll
