@@ -88,16 +88,6 @@ TALLY_DEVICE T load_cg(const T* p) {
 }
 
 // ---- device-wide publication (single-pass algorithms: a scan's look-back) ------------------------
-// A flag word another block waits on: the release store orders every earlier write of this
-// thread before it, the acquire load every later read after it (sm_70+, the GPU scope).
-TALLY_DEVICE void store_release(u32* p, u32 v) {
-  asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-}
-TALLY_DEVICE u32 load_acquire(const u32* p) {
-  u32 v;
-  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-  return v;
-}
 // A 64-bit word stored and loaded whole, never cached in a register or the L1: a status and a
 // value packed together need no fence between them.
 TALLY_DEVICE void store_relaxed64(u64* p, u64 v) {
@@ -107,6 +97,47 @@ TALLY_DEVICE u64 load_relaxed64(const u64* p) {
   u64 v;
   asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
   return v;
+}
+// The same for 128 bits (16-byte aligned): one .b128 access (PTX ISA 8.3, sm_70+), so that a
+// status and a value of up to 8 bytes travel together as one 64-bit word does, with no fence.
+struct Word128 {
+  u64 lo, hi;
+};
+TALLY_DEVICE void store_relaxed128(Word128* p, Word128 v) {
+  asm volatile("{\n\t.reg .b128 w;\n\tmov.b128 w, {%1, %2};\n\tst.relaxed.gpu.global.b128 [%0], w;\n\t}"
+               ::"l"(p), "l"(v.lo), "l"(v.hi) : "memory");
+}
+TALLY_DEVICE Word128 load_relaxed128(const Word128* p) {
+  Word128 v;
+  asm volatile("{\n\t.reg .b128 w;\n\tld.relaxed.gpu.global.b128 w, [%2];\n\tmov.b128 {%0, %1}, w;\n\t}"
+               : "=l"(v.lo), "=l"(v.hi) : "l"(p) : "memory");
+  return v;
+}
+TALLY_DEVICE void store_relaxed(u64* p, u64 v) { store_relaxed64(p, v); }
+TALLY_DEVICE u64 load_relaxed(const u64* p) { return load_relaxed64(p); }
+TALLY_DEVICE void store_relaxed(Word128* p, Word128 v) { store_relaxed128(p, v); }
+TALLY_DEVICE Word128 load_relaxed(const Word128* p) { return load_relaxed128(p); }
+
+// The bits of a value of up to 8 bytes in a 64-bit word (zero above it), and back.
+template <typename X>
+TALLY_DEVICE u64 bits_of(X x) {
+  static_assert(sizeof(X) <= 8, "at most a word");
+  union {
+    X value;
+    u64 bits;
+  } u;
+  u.bits = 0;
+  u.value = x;
+  return u.bits;
+}
+template <typename X>
+TALLY_DEVICE X from_bits(u64 bits) {
+  union {
+    X value;
+    u64 bits;
+  } u;
+  u.bits = bits;
+  return u.value;
 }
 
 // Inclusive scan over the block by `merge` in a fixed order (each warp's Kogge-Stone tree, then
@@ -179,4 +210,15 @@ TALLY_DEVICE void piece_scan_end(const PieceScan<PIECES, Acc>& s, Acc* pieces, b
     const Acc before = q == 0 ? s.exclusive : (lane == 0 ? s.part[q - 1] : merge(s.exclusive, s.part[q - 1]));
     if (i < PIECES) pieces[i] = has_prefix ? merge(prefix, before) : before;
   }
+}
+
+// cp.async of 16 bytes (sm_80): global to shared without passing through registers (the scans'
+// staged tiles, the runs' tiles).
+TALLY_DEVICE void copy_async16(void* shared, const void* global) {
+  const unsigned s = (unsigned)__cvta_generic_to_shared(shared);
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(global) : "memory");
+}
+// Waits for this thread's cp.async copies (a barrier after it makes them the block's).
+TALLY_DEVICE void copy_async_wait_all() {
+  asm volatile("cp.async.commit_group;\ncp.async.wait_group 0;\n" ::: "memory");
 }

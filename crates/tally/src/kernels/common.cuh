@@ -109,6 +109,12 @@ TALLY_DEVICE X lowest_of() {
 
 TALLY_DEVICE u32 lane_id() { return threadIdx.x & 31; }
 TALLY_DEVICE u32 warp_id() { return threadIdx.x >> 5; }
+// The dynamic shared memory this launch gave the block, in bytes.
+TALLY_DEVICE u32 dynamic_smem_bytes() {
+  u32 bytes;
+  asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(bytes));
+  return bytes;
+}
 
 // N items of X from element e on (e a multiple of N, the base 16-byte aligned), in the widest
 // loads that divide them (a thread's piece of a tile row: the scans, the run primitives).

@@ -30,7 +30,7 @@
 // top two bits of the same word (one store publishes both; counts stay below 2^62).
 struct CountLookback {
   typedef u64 Acc;
-  static constexpr bool PACKED = true;
+  typedef u64 Word;
   static TALLY_DEVICE Acc identity() { return 0; }
   static TALLY_DEVICE Acc merge(const Acc& a, const Acc& b) { return a + b; }
   static TALLY_DEVICE u64 pack(const Acc& a, u32 status) { return a | ((u64)status << 62); }

@@ -8,17 +8,19 @@
 //   typedef ... Acc;                                what is combined (a value, a count, a pair)
 //   static Acc identity();
 //   static Acc merge(const Acc& a, const Acc& b);   a before b; associative
-//   static constexpr bool PACKED;                   an Acc and its status fit one 64-bit word:
-//   static u64 pack(const Acc& a, u32 status);        status is LOOKBACK_AGG or LOOKBACK_INCL
-//   static u32 status_of(u64 word);                   0 while the slot is empty
-//   static Acc unpack(u64 word);
+//   typedef ... Word;                               a slot: u64 or Word128 (block.cuh), an Acc
+//   static Word pack(const Acc& a, u32 status);       and its status (LOOKBACK_AGG or
+//   static u32 status_of(const Word& w);              LOOKBACK_INCL; 0 while the slot is empty)
+//   static Acc unpack(const Word& w);                 stored and loaded whole, so no fence
+//                                                     orders a value and its status
 //   static bool absorbs(const Acc& a);              merge(x, a) == a for every x: a range that
 //                                                   no predecessor changes (a scan by key's
 //                                                   range with a segment head); false if none
 //   static constexpr int WINDOWS;                   warp-widths of predecessors a lane of the
 //                                                   fast look-back reads per round
-// Unpacked, a slot is two Accs (the aggregate, then the inclusive prefix) written with
-// L2-coherent stores, and a status word released after them (read with an acquire load).
+// An Acc of up to 8 bytes with room for the status takes a 64-bit slot; a pair (a count and a
+// value, a value and a segment flag) a 128-bit one. Either way a lane reads a slot in one access
+// and the 32 lanes of a warp read 32 consecutive slots, coalesced.
 //
 // The workspace (zeroed before every launch) holds a 256-byte header whose first word numbers
 // tiles in the order blocks start, so a tile only ever waits for tiles that are already running;
@@ -70,24 +72,18 @@ constexpr u32 LOOKBACK_INCL = 2;
 // One array of `count` slots.
 template <class L>
 struct LookbackSlots {
-  typedef typename L::Acc Acc;
-  u64* packed;  // PACKED: one word per slot
-  Acc* value;   // otherwise: value[2i] aggregate, value[2i + 1] inclusive prefix
-  u32* status;  // otherwise: the status word of slot i
+  typename L::Word* word;
 };
 
 template <class L>
 TALLY_DEVICE u64 lookback_region_bytes(u32 count) {
-  const u64 b = L::PACKED ? 8ull * count : (2ull * sizeof(typename L::Acc) + 4) * count;
-  return (b + 255) & ~255ull;
+  return (sizeof(typename L::Word) * (u64)count + 255) & ~255ull;
 }
 
 template <class L>
-TALLY_DEVICE LookbackSlots<L> lookback_slots_at(unsigned char* base, u32 count) {
+TALLY_DEVICE LookbackSlots<L> lookback_slots_at(unsigned char* base, u32) {
   LookbackSlots<L> s;
-  s.packed = reinterpret_cast<u64*>(base);
-  s.value = reinterpret_cast<typename L::Acc*>(base);
-  s.status = reinterpret_cast<u32*>(base + 2ull * sizeof(typename L::Acc) * count);
+  s.word = reinterpret_cast<typename L::Word*>(base);
   return s;
 }
 
@@ -117,38 +113,18 @@ TALLY_DEVICE u32 lookback_next_tile(unsigned char* states, u32* slot) {
   return *slot;
 }
 
-// An Acc written word by word through L2 (block.cuh's `load_cg` reads it back).
-template <typename Acc>
-TALLY_DEVICE void store_cg(Acc* p, const Acc& a) {
-  static_assert(sizeof(Acc) % 4 == 0, "whole 32-bit words");
-  const u32* w = reinterpret_cast<const u32*>(&a);
-#pragma unroll
-  for (int i = 0; i < (int)(sizeof(Acc) / 4); ++i) __stcg(reinterpret_cast<u32*>(p) + i, w[i]);
-}
-
 template <class L>
 TALLY_DEVICE void lookback_publish(const LookbackSlots<L>& s, u32 i, const typename L::Acc& a, u32 status) {
-  if constexpr (L::PACKED) {
-    store_relaxed64(s.packed + i, L::pack(a, status));
-  } else {
-    store_cg(s.value + 2ull * i + (status == LOOKBACK_INCL), a);
-    store_release(s.status + i, status);
-  }
+  store_relaxed(s.word + i, L::pack(a, status));
 }
 
 // Slot i's status, and its value where it has one (0: not yet; one read, no waiting).
 template <class L>
 TALLY_DEVICE u32 lookback_try(const LookbackSlots<L>& s, u32 i, typename L::Acc& a) {
-  if constexpr (L::PACKED) {
-    const u64 w = load_relaxed64(s.packed + i);
-    const u32 status = L::status_of(w);
-    if (status) a = L::unpack(w);
-    return status;
-  } else {
-    const u32 status = load_acquire(s.status + i);
-    if (status) a = load_cg(s.value + 2ull * i + (status == LOOKBACK_INCL));
-    return status;
-  }
+  const typename L::Word w = load_relaxed(s.word + i);
+  const u32 status = L::status_of(w);
+  if (status) a = L::unpack(w);
+  return status;
 }
 
 // Up to N slots a lane needs (`want` bit j: slot idx[j] of slots[j]), read until each has a

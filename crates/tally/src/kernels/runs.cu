@@ -9,7 +9,7 @@
 //   TALLY_RUNS         UNIQUE, ENCODE, SUM, MIN, MAX (codes.cuh)
 //   TALLY_BLOCK_THREADS, TALLY_VECS (rows of 16-byte loads per tile), TALLY_MIN_BLOCKS
 // A tile is VECS rows of coalesced loads (in row k thread t loads the VI consecutive items at
-// k * ROW + t * VI), transposed through shared memory so that each thread then holds ITEMS =
+// k * ROW + t * VI), transposed through shared memory so that each thread then reads ITEMS =
 // VECS * VI consecutive items (the blocked arrangement, as CUB's BLOCK_LOAD_WARP_TRANSPOSE):
 // the thread finds its run heads (element i starts a run when i == 0 or keys[i] != keys[i -
 // 1]) and folds its items serially, and the block scans one value a thread, not one a row.
@@ -20,9 +20,9 @@
 // heads before it writes its key to output c and the value of run c - 1 (which ends at i); the
 // last tile writes the last run's value and the number of runs. Every run is written exactly
 // once, whichever tile its values lie in. The runs go through shared memory too, so that a tile
-// writes them as one contiguous, coalesced range; they are staged with the tile's own counts and
-// values while warp 0 waits for the tile's prefix, which then only moves the range and
-// completes the run open at the tile's start.
+// writes them as one contiguous, coalesced range; they are staged at the tile's own slots while
+// warp 0 waits for the tile's prefix, which then only moves the range and completes the run
+// open at the tile's start (the layout of shared memory and what is staged: below).
 #include "common.cuh"
 #include "warp.cuh"
 #include "block.cuh"
@@ -51,6 +51,14 @@ constexpr int ROW = BLOCK_THREADS * VI;
 constexpr int TILE = ROW * VECS;
 constexpr int ITEMS = VECS * VI;  // consecutive items a thread holds after the transpose
 constexpr int MIN_BLOCKS = TALLY_MIN_BLOCKS;
+// Whether whole tiles come in by cp.async (no registers held for the loads) rather than
+// through registers: encode and reduce-by-key, which hold nothing else in registers then; not
+// unique, which keeps its keys (on the H200 at 2^28 i32 keys in runs of 8: 0.43 ms through
+// registers against 0.47 by cp.async; docs/PERF.md, v22). An NVRTC define for experiments.
+#ifndef TALLY_RUNS_ASYNC
+#define TALLY_RUNS_ASYNC (TALLY_RUNS != TALLY_RUNS_UNIQUE)
+#endif
+constexpr bool ASYNC = TALLY_RUNS_ASYNC;
 static_assert(ITEMS <= 64, "a thread's heads are one bit each in a 64-bit mask");
 static_assert(WARPS <= 32, "warp 0 scans the warps' totals (PieceScan)");
 
@@ -119,19 +127,25 @@ TALLY_DEVICE O value_of(const Acc& a) { return a.v; }
 TALLY_DEVICE void set_value(Acc& a, O v) { a.v = v; }
 #endif
 
-// The look-back's traits: a count alone shares one word with its status.
+// The look-back's traits: a count alone shares one 64-bit word with its status; with a value,
+// the count and the status take the low word of 128 bits and the value's bits the high one.
+#if TALLY_RUNS == TALLY_RUNS_UNIQUE
 struct RunsLookback {
   typedef ::Acc Acc;
-  static constexpr bool PACKED = UNIQUE;
+  typedef u64 Word;
+  static TALLY_DEVICE Word pack(const Acc& a, u32 status) { return a.count | (u64)status << 62; }
+  static TALLY_DEVICE u32 status_of(const Word& w) { return (u32)(w >> 62); }
+  static TALLY_DEVICE Acc unpack(const Word& w) { return Acc{w & ((1ull << 62) - 1)}; }
+#else
+struct RunsLookback {
+  typedef ::Acc Acc;
+  typedef Word128 Word;
+  static TALLY_DEVICE Word pack(const Acc& a, u32 status) { return Word{a.count | (u64)status << 62, bits_of(a.v)}; }
+  static TALLY_DEVICE u32 status_of(const Word& w) { return (u32)(w.lo >> 62); }
+  static TALLY_DEVICE Acc unpack(const Word& w) { return Acc{w.lo & ((1ull << 62) - 1), from_bits<O>(w.hi)}; }
+#endif
   static TALLY_DEVICE Acc identity() { return ::identity(); }
   static TALLY_DEVICE Acc merge(const Acc& a, const Acc& b) { return ::merge(a, b); }
-  static TALLY_DEVICE u64 pack(const Acc& a, u32 status) { return a.count | (u64)status << 62; }
-  static TALLY_DEVICE u32 status_of(u64 w) { return (u32)(w >> 62); }
-  static TALLY_DEVICE Acc unpack(u64 w) {
-    Acc a = ::identity();
-    a.count = w & ((1ull << 62) - 1);
-    return a;
-  }
   // Counts of heads only grow: every predecessor moves a range's outputs.
   static TALLY_DEVICE bool absorbs(const Acc&) { return false; }
   static constexpr int WINDOWS = LOOKBACK_WINDOWS;
@@ -148,6 +162,7 @@ TALLY_DEVICE u32 mask_last(Mask m) { return 63 - (u32)__clzll(m); }
 // each thread's (so that the 8 lanes of a 16-byte shared access fall in different banks).
 TALLY_DEVICE u32 stage_index(u32 i) { return i + (i / ITEMS) * VI; }
 constexpr u64 stage_elements = (u64)TILE + (u64)BLOCK_THREADS * VI;
+static_assert(TILE <= 65536, "a head's place in its tile is 16 bits");
 
 // N items copied between a thread's registers and shared memory in one access of N * sizeof(X)
 // bytes (1 to 16, a power of two; both addresses aligned to it).
@@ -162,15 +177,30 @@ TALLY_DEVICE void copy_items(X* dst, const X* src) {
   else *dst = *src;
 }
 
-// What a tile stages in shared memory per run head on the way out: the key, and the value of
-// the run that ends there (encode: the head's position in the tile, from which the lengths
-// follow). It reuses the memory the tile came in through (`stage_bytes` in src/runs/policy.rs
-// is the larger of the two).
-#if TALLY_RUNS == TALLY_RUNS_ENCODE
-typedef u32 Staged;
-#else
-typedef O Staged;
-#endif
+// Dynamic shared memory, in this order (`stage_bytes` in src/runs/policy.rs is the total):
+//   the tile's keys, transposed and padded; for reduce-by-key its values the same way: read-only
+//     after they come in, but for reduce-by-key's run values written in place (below);
+//   encode and reduce-by-key: the place in the tile of every head, by its slot among the tile's
+//     heads (16 bits);
+//   reduce-by-key with outputs wider than the values: the value of the run each head ends, by
+//     slot. Otherwise that value is written over the head's own value (the thread that holds an
+//     item is the only one to read or write its value), so it costs no memory.
+// Encode and reduce-by-key hold nothing in registers across a barrier but a thread's mask of
+// heads and its pair: what the tile writes is read back from this memory through the heads'
+// places. Unique keeps its keys in registers instead and stages the kept ones over the tile's
+// keys at their slots, to be written out contiguously: at 2^28 i32 keys in runs of 8 on the H200
+// 0.43 ms against 0.50 through places, where encode took 0.57 against 0.60 and reduce-by-key
+// 0.92 against 1.09 with their items in registers (docs/PERF.md, v22).
+constexpr bool KEYS_IN_REGISTERS = UNIQUE;
+constexpr bool RUN_VALUES_IN_PLACE = REDUCE && sizeof(O) == sizeof(V);
+__host__ __device__ constexpr u64 align16(u64 b) { return (b + 15) & ~15ull; }
+constexpr u64 KEYS_BYTES = align16(stage_elements * sizeof(K));
+constexpr u64 VALUES_BYTES = REDUCE ? align16(stage_elements * sizeof(V)) : 0;
+constexpr u64 PLACES_OFFSET = KEYS_BYTES + VALUES_BYTES;
+constexpr u64 RUN_VALUES_OFFSET = align16(PLACES_OFFSET + (u64)TILE * sizeof(u16));
+constexpr u64 STAGE_BYTES =
+    KEYS_IN_REGISTERS ? KEYS_BYTES : RUN_VALUES_OFFSET + (REDUCE && !RUN_VALUES_IN_PLACE ? (u64)TILE * sizeof(O) : 0);
+
 struct Shared {
   Acc pieces[WARPS];  // the warps' aggregates, then their exclusive prefixes
   Acc prefix;         // the tile's exclusive prefix
@@ -182,19 +212,33 @@ TALLY_DEVICE unsigned char* stage_base() {
   extern __shared__ __align__(16) unsigned char dynamic_shared[];
   return dynamic_shared;
 }
-// Coming in: the transposed keys, then (reduce-by-key) the transposed values.
 TALLY_DEVICE K* tile_keys() { return reinterpret_cast<K*>(stage_base()); }
-TALLY_DEVICE V* tile_values() { return reinterpret_cast<V*>(stage_base() + stage_elements * sizeof(K)); }
-// Going out: TILE keys, then TILE staged values (but for unique).
-TALLY_DEVICE K* staged_keys() { return reinterpret_cast<K*>(stage_base()); }
-TALLY_DEVICE Staged* staged_values() { return reinterpret_cast<Staged*>(stage_base() + (u64)TILE * sizeof(K)); }
+TALLY_DEVICE V* tile_values() { return reinterpret_cast<V*>(stage_base() + KEYS_BYTES); }
+TALLY_DEVICE u16* head_places() { return reinterpret_cast<u16*>(stage_base() + PLACES_OFFSET); }
+// Where the value of the run that the head in `slot` (at `place` in the tile) ends is kept.
+TALLY_DEVICE O* run_value_at(u32 slot, u32 place) {
+  if constexpr (RUN_VALUES_IN_PLACE) return reinterpret_cast<O*>(tile_values() + stage_index(place));
+  else return reinterpret_cast<O*>(stage_base() + RUN_VALUES_OFFSET) + slot;
+}
+
+// Whether rows of X come in by cp.async: 16 bytes a thread and row (reduce-by-key's narrower
+// type of the two moves VI items of fewer bytes, through registers).
+template <typename X>
+__host__ __device__ constexpr bool copies_async() { return ASYNC && VI * sizeof(X) == 16; }
 
 // Rows of the tile from element e0 into shared memory, transposed. FAST: a whole tile of
-// 16-byte-aligned input, in row loads; otherwise item by item, items past n left as K() (and
-// never read as items: `valid` stops before them).
+// 16-byte-aligned input, in row copies (cp.async where `copies_async`, which holds no
+// registers; the caller waits with `copy_async_wait_all`); otherwise item by item, items past n
+// left as X() (and never read as items: `valid` stops before them).
 template <bool FAST, typename X>
 TALLY_DEVICE void stage_tile(const X* in, u64 n, u64 e0, X* stage) {
-  if constexpr (FAST) {
+  if constexpr (FAST && copies_async<X>()) {
+#pragma unroll
+    for (int k = 0; k < VECS; ++k) {
+      const u32 i = k * ROW + threadIdx.x * VI;
+      copy_async16(stage + stage_index(i), in + e0 + i);
+    }
+  } else if constexpr (FAST) {
     X item[VECS][VI];
 #pragma unroll
     for (int k = 0; k < VECS; ++k) load_items<X, VI>(in, e0 + (u64)k * ROW + (u64)threadIdx.x * VI, item[k]);
@@ -215,35 +259,45 @@ TALLY_DEVICE void runs_tile(const RunsParams& p, u32 tile, const States& st, Sha
   if (threadIdx.x == 0 && e0 > 0) before_key = p.keys[e0 - 1];
   stage_tile<FAST>(p.keys, p.n, e0, tile_keys());
   if constexpr (REDUCE) stage_tile<FAST>(p.values, p.n, e0, tile_values());
+  if constexpr (FAST && (copies_async<K>() || (REDUCE && copies_async<V>()))) copy_async_wait_all();
   __syncthreads();
 
-  // The thread's ITEMS consecutive items, its heads, and what it combines to.
+  // The thread's ITEMS consecutive items (read VI at a time), its heads, and what it combines to.
   const u32 first = threadIdx.x * ITEMS;
   const u64 e = e0 + first;
   const u32 valid = e >= p.n ? 0 : (u32)min((u64)ITEMS, p.n - e);
-  K key[ITEMS];
-  V x[ITEMS];
-#pragma unroll
-  for (int k = 0; k < VECS; ++k) copy_items<K, VI>(key + k * VI, tile_keys() + stage_index(first + k * VI));
-  if constexpr (REDUCE) {
-#pragma unroll
-    for (int k = 0; k < VECS; ++k) copy_items<V, VI>(x + k * VI, tile_values() + stage_index(first + k * VI));
-  }
   K prev = threadIdx.x == 0 ? before_key : tile_keys()[stage_index(first - 1)];
   Mask heads = 0;
+  // All ITEMS keys: for unique they stay live until they are staged; otherwise only a row's.
+  K key[ITEMS];
 #pragma unroll
-  for (int j = 0; j < ITEMS; ++j) {
-    if ((u32)j < valid && (e + j == 0 || key[j] != prev)) heads |= (Mask)1 << j;
-    prev = key[j];
+  for (int k = 0; k < VECS; ++k) {
+    copy_items<K, VI>(key + k * VI, tile_keys() + stage_index(first + k * VI));
+#pragma unroll
+    for (int i = 0; i < VI; ++i) {
+      const int j = k * VI + i;
+      if ((u32)j < valid && (e + j == 0 || key[j] != prev)) heads |= (Mask)1 << j;
+      prev = key[j];
+    }
   }
   Acc a = identity();
   a.count = mask_count(heads);
   if constexpr (ENCODE) {
     set_value(a, (O)(valid - (heads ? mask_last(heads) : 0)));
   } else if constexpr (REDUCE) {
+    // Only the items from the last head on make the open run's value.
+    const u32 from = heads ? mask_last(heads) : 0;
 #pragma unroll
-    for (int j = 0; j < ITEMS; ++j) {
-      if ((u32)j < valid) set_value(a, ((heads >> j) & 1) ? (O)arith(x[j]) : op(value_of(a), (O)arith(x[j])));
+    for (int k = 0; k < VECS; ++k) {
+      if ((u32)(k + 1) * VI > from) {
+        V x[VI];
+        copy_items<V, VI>(x, tile_values() + stage_index(first + k * VI));
+#pragma unroll
+        for (int i = 0; i < VI; ++i) {
+          const u32 j = k * VI + i;
+          if (j >= from && j < valid) set_value(a, j == from ? (O)arith(x[i]) : op(value_of(a), (O)arith(x[i])));
+        }
+      }
     }
   }
 
@@ -251,7 +305,7 @@ TALLY_DEVICE void runs_tile(const RunsParams& p, u32 tile, const States& st, Sha
   // warp 0, which publishes the tile's aggregate for its successors' look-back right away.
   const Acc incl = warp_inclusive_scan(a, merge);
   if (lane == 31) sh.pieces[w] = incl;
-  __syncthreads();  // also: every thread has read its items, so the runs may overwrite them
+  __syncthreads();
   // The tile's aggregate: warp 0's, which alone publishes it and waits for the prefix.
   Acc agg = identity();
   if (w == 0) {
@@ -263,34 +317,51 @@ TALLY_DEVICE void runs_tile(const RunsParams& p, u32 tile, const States& st, Sha
   }
   __syncthreads();
 
-  // The runs the thread's heads end and start, staged at their places in the tile's output,
-  // before the tile's prefix is known (its predecessors finish meanwhile): slots and values are
-  // the tile's own. Only the run open at the tile's start takes the prefix, after the wait.
+  // The thread's heads staged at their slots in the tile's output, before the tile's prefix is
+  // known (its predecessors finish meanwhile): the head's place, and (reduce-by-key) the value
+  // of the run it ends, both the tile's own. Only the run open at the tile's start takes the
+  // prefix, after the wait.
   const Acc lane_excl = warp_exclusive_from_inclusive(incl, identity());
   const Acc start = lane == 0 ? sh.pieces[w] : merge(sh.pieces[w], lane_excl);
-  Acc run = start;
+  u32 slot = (u32)start.count;
   u32 overflowed = 0;
-  K* const keys_out = staged_keys();
-  Staged* const values_out = staged_values();
+  if constexpr (REDUCE) {
+    // Whether the run the thread's items continue started in this tile: its running sums are
+    // then complete (the open run's are checked below, with the prefix).
+    bool started = start.count > 0 || tile == 0;
+    O v = value_of(start);
 #pragma unroll
-  for (int j = 0; j < ITEMS; ++j) {
-    if ((heads >> j) & 1) {
-      const u32 slot = (u32)run.count;
-      keys_out[slot] = key[j];
-      if constexpr (ENCODE) values_out[slot] = first + j;
-      if constexpr (REDUCE) values_out[slot] = value_of(run);
-      run.count += 1;
-      if constexpr (REDUCE) set_value(run, (O)arith(x[j]));
-    } else if constexpr (REDUCE) {
-      if ((u32)j < valid) {
-        const O before = value_of(run);
-        const O after = op(before, (O)arith(x[j]));
-        set_value(run, after);
-        // The open run's sums are checked below, with the prefix.
-        if constexpr (CHECKED) {
-          if (run.count > 0 || tile == 0) overflowed |= sum_overflowed(arith(x[j]), before, after);
+    for (int k = 0; k < VECS; ++k) {
+      V x[VI];
+      copy_items<V, VI>(x, tile_values() + stage_index(first + k * VI));
+#pragma unroll
+      for (int i = 0; i < VI; ++i) {
+        const int j = k * VI + i;
+        if ((heads >> j) & 1) {
+          head_places()[slot] = (u16)(first + j);
+          *run_value_at(slot, first + j) = v;
+          ++slot;
+          v = (O)arith(x[i]);
+          started = true;
+        } else if ((u32)j < valid) {
+          const O after = op(v, (O)arith(x[i]));
+          if constexpr (CHECKED) {
+            if (started) overflowed |= sum_overflowed(arith(x[i]), v, after);
+          }
+          v = after;
         }
       }
+    }
+  } else if constexpr (KEYS_IN_REGISTERS) {
+    // Over the tile's keys, which every thread has read (the barrier above).
+#pragma unroll
+    for (int j = 0; j < ITEMS; ++j) {
+      if ((heads >> j) & 1) tile_keys()[slot++] = key[j];
+    }
+  } else {
+#pragma unroll
+    for (int j = 0; j < ITEMS; ++j) {
+      if ((heads >> j) & 1) head_places()[slot++] = (u16)(first + j);
     }
   }
   if (w == 0) {
@@ -309,15 +380,23 @@ TALLY_DEVICE void runs_tile(const RunsParams& p, u32 tile, const States& st, Sha
   __syncthreads();
   const u64 before_tile = sh.prefix.count;
   if constexpr (CHECKED) {
-    // The items of the run open at the tile's start, checked as running sums from the prefix.
+    // The items of the run open at the tile's start, checked as running sums from the prefix
+    // (they precede the thread's first head, so their values were not written over).
     if (tile > 0 && start.count == 0) {
       O v = op(value_of(sh.prefix), value_of(start));
+      const Mask before_first = heads ? (heads & (~heads + 1)) - 1 : ~(Mask)0;
 #pragma unroll
-      for (int j = 0; j < ITEMS; ++j) {
-        if ((u32)j < valid && !((heads >> j) & 1) && (heads & (((Mask)1 << j) - 1)) == 0) {
-          const O after = op(v, (O)arith(x[j]));
-          overflowed |= sum_overflowed(arith(x[j]), v, after);
-          v = after;
+      for (int k = 0; k < VECS; ++k) {
+        V x[VI];
+        copy_items<V, VI>(x, tile_values() + stage_index(first + k * VI));
+#pragma unroll
+        for (int i = 0; i < VI; ++i) {
+          const int j = k * VI + i;
+          if ((u32)j < valid && ((before_first >> j) & 1)) {
+            const O after = op(v, (O)arith(x[i]));
+            overflowed |= sum_overflowed(arith(x[i]), v, after);
+            v = after;
+          }
         }
       }
     }
@@ -328,12 +407,19 @@ TALLY_DEVICE void runs_tile(const RunsParams& p, u32 tile, const States& st, Sha
   const u32 count = sh.count;
   for (u32 s = threadIdx.x; s < count; s += BLOCK_THREADS) {
     const u64 r = before_tile + s;
-    if (r < p.key_capacity) p.out_keys[r] = keys_out[s];
-    if constexpr (!UNIQUE) {
+    if constexpr (KEYS_IN_REGISTERS) {
+      if (r < p.key_capacity) p.out_keys[r] = tile_keys()[s];
+    } else {
+      const u32 place = head_places()[s];
+      if (r < p.key_capacity) p.out_keys[r] = tile_keys()[stage_index(place)];
       if (r > 0 && r - 1 < p.value_capacity) {
         O v;
-        if constexpr (ENCODE) v = s == 0 ? value_of(sh.prefix) + values_out[0] : (O)(values_out[s] - values_out[s - 1]);
-        else v = s == 0 && tile > 0 ? op(value_of(sh.prefix), values_out[0]) : values_out[s];
+        if constexpr (ENCODE) {
+          v = s == 0 ? value_of(sh.prefix) + place : (O)(place - head_places()[s - 1]);
+        } else {
+          const O ended = *run_value_at(s, place);
+          v = s == 0 && tile > 0 ? op(value_of(sh.prefix), ended) : ended;
+        }
         p.out_values[r - 1] = v;
       }
     }
@@ -343,6 +429,8 @@ TALLY_DEVICE void runs_tile(const RunsParams& p, u32 tile, const States& st, Sha
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS) tally_runs(const RunsParams p) {
   __shared__ Shared sh;
   const u32 tile = lookback_next_tile(p.states, &sh.tile);
+  // The host's shared memory must hold this layout (`stage_bytes`, src/runs/policy.rs).
+  if (threadIdx.x == 0 && dynamic_smem_bytes() < STAGE_BYTES) __trap();
   const bool full = (u64)(tile + 1) * TILE <= p.n;
   const bool aligned = (((u64)p.keys | (u64)p.values) & 15) == 0;
   const States st = lookback_states<RunsLookback>(p.states, p.tiles, p.groups, p.supers);

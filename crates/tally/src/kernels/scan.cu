@@ -115,30 +115,31 @@ TALLY_DEVICE Acc merge(const Acc& a, const Acc& b) { return Acc{op(a.v, b.v)}; }
 TALLY_DEVICE Acc identity() { return make_acc(op_identity(), 0); }
 
 // ---- tile states: the look-back's traits (lookback.cuh) ----------------------------------------
-// A value of up to 4 bytes shares one 64-bit word with its status and segment flag (no fence).
-struct ScanLookback {
+// A value of up to 4 bytes shares one 64-bit word with its status and segment flag; a wider
+// one takes the low word of 128 bits, the status and the flag the high one.
+template <bool NARROW>
+struct ScanSlot;
+template <>
+struct ScanSlot<true> {
+  typedef u64 Word;
+  static TALLY_DEVICE Word pack(const Acc& a, u32 status) {
+    return bits_of(a.v) | ((u64)(status | flag_of(a) << 8) << 32);
+  }
+  static TALLY_DEVICE u32 status_of(const Word& w) { return (u32)(w >> 32) & 0xff; }
+  static TALLY_DEVICE Acc unpack(const Word& w) { return make_acc(from_bits<O>(w & 0xffffffffull), (u32)(w >> 40) & 1); }
+};
+template <>
+struct ScanSlot<false> {
+  typedef Word128 Word;
+  static TALLY_DEVICE Word pack(const Acc& a, u32 status) { return Word{bits_of(a.v), status | flag_of(a) << 8}; }
+  static TALLY_DEVICE u32 status_of(const Word& w) { return (u32)w.hi & 0xff; }
+  static TALLY_DEVICE Acc unpack(const Word& w) { return make_acc(from_bits<O>(w.lo), (u32)(w.hi >> 8) & 1); }
+};
+
+struct ScanLookback : ScanSlot<sizeof(O) <= 4> {
   typedef ::Acc Acc;
-  static constexpr bool PACKED = sizeof(O) <= 4;
   static TALLY_DEVICE Acc identity() { return ::identity(); }
   static TALLY_DEVICE Acc merge(const Acc& a, const Acc& b) { return ::merge(a, b); }
-  static TALLY_DEVICE u64 pack(const Acc& a, u32 status) {
-    union {
-      O value;
-      u32 word;
-    } u;
-    u.word = 0;
-    u.value = a.v;
-    return (u64)u.word | ((u64)(status | flag_of(a) << 8) << 32);
-  }
-  static TALLY_DEVICE u32 status_of(u64 w) { return (u32)(w >> 32) & 0xff; }
-  static TALLY_DEVICE Acc unpack(u64 w) {
-    union {
-      O value;
-      u32 word;
-    } u;
-    u.word = (u32)w;
-    return make_acc(u.value, (u32)(w >> 40) & 1);
-  }
   // A range with a segment head: merge(x, a) is {a.v, 1} = a whatever came before.
   static TALLY_DEVICE bool absorbs(const Acc& a) { return flag_of(a) != 0; }
   // Scans by key into outputs of up to 4 bytes read two windows, so that the f32 sum by key
@@ -241,15 +242,6 @@ TALLY_DEVICE Acc before_tile(u32 tile, const Acc& prefix, const Acc& carry) {
 constexpr bool SPLIT_LOOKBACK = HAS_KEY && sizeof(O) <= 4;
 
 // ---- one tile ---------------------------------------------------------------------------------------
-// cp.async of 16 bytes (sm_80): global to shared without passing through registers.
-TALLY_DEVICE void copy_async16(void* shared, const void* global) {
-  const unsigned s = (unsigned)__cvta_generic_to_shared(shared);
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(global) : "memory");
-}
-TALLY_DEVICE void copy_async_wait_all() {
-  asm volatile("cp.async.commit_group;\ncp.async.wait_group 0;\n" ::: "memory");
-}
-
 // Row k of this thread's items as outputs: from registers, or (STAGE) from the shared copy, the
 // identity past the end of the input. Registers hold the input type, not the output's, so that
 // a widening scan (i32 into i64) holds its tile in as many registers as a same-width one.

@@ -28,14 +28,16 @@ crate::kernel_codes! {
 /// compiled for.
 pub type Shape = (u32, u32, u32);
 
-/// Unique and encode: 128 threads x 64 items at 2 blocks (8192-key tiles). Measured on the
-/// H200 at 2^28 i32 keys in runs of 8 (docs/PERF.md, v15): unique 0.469 ms and encode 0.865 ms,
-/// against 0.601 and 1.309 at 128 x 32 x 3 (v14: 0.745 and 1.736 before the transpose).
-pub const RUNS_SHAPE: Shape = (128, 64, 2);
+/// Unique and encode: 128 threads x 64 items (8192-key tiles), compiled for 4 blocks a
+/// multiprocessor. Measured on the H200 at 2^28 i32 keys in runs of 8 (docs/PERF.md, v22):
+/// encode 0.57 ms, against 0.82 at 256 x 32 x 4, 0.99 at 128 x 32 x 8 and 1.11 at 512 x 16 x 2
+/// (before the 128-bit look-back slots: the tile count per multiprocessor and its size matter,
+/// not the items a thread).
+pub const RUNS_SHAPE: Shape = (128, 64, 4);
 
-/// Reduce-by-key: 256 threads x 32 items at 2 blocks (f32 sums: 1.315 ms, against 1.404 at 128
-/// x 64 x 2 and 1.717 at 128 x 32 x 3; v14: 2.340).
-pub const REDUCE_SHAPE: Shape = (256, 32, 2);
+/// Reduce-by-key: 128 threads x 32 items (4096-key tiles of 4-byte keys and values: 44 KiB of
+/// staging, 5 blocks a multiprocessor), compiled for 4 blocks: f32 sums 0.92 ms (v22).
+pub const REDUCE_SHAPE: Shape = (128, 32, 4);
 
 /// Consecutive items a thread may hold (its run heads are the bits of a 64-bit mask).
 pub const MAX_ITEMS_PER_THREAD: u64 = 64;
@@ -57,8 +59,7 @@ pub struct RunsPolicy {
     pub min_blocks: u32,
     /// Elements per tile.
     pub tile: u64,
-    /// Dynamic shared memory of a block: the tile coming in (transposed, padded), or its runs
-    /// going out, whichever is larger.
+    /// Dynamic shared memory of a block ([`stage_bytes`]).
     pub stage_bytes: u64,
     /// The tiles (= blocks) of the launch and their look-back states in the workspace.
     pub states: LookbackLayout,
@@ -84,30 +85,37 @@ pub fn policy(
     let reduce = !matches!(op, RunsKernelOp::Unique | RunsKernelOp::Encode);
     let (value, out) = values.unwrap_or((key, ElementType::U64));
     let item = if reduce { key.size().max(value.size()) } else { key.size() };
-    // A tile comes in through shared memory (the keys, and values for reduce-by-key) and its
-    // runs go out through the same memory: the key, and the value of the run its head ends
-    // (encode: a 32-bit position in the tile).
-    let incoming = key.size() + if reduce { value.size() } else { 0 };
-    let outgoing = key.size()
-        + match op {
-            RunsKernelOp::Unique => 0,
-            RunsKernelOp::Encode => 4,
-            _ => out.size(),
+    // A tile comes in through shared memory (the keys, and values for reduce-by-key) and stays
+    // there; its heads' places (16 bits) go next to it, and where reduce-by-key's outputs are
+    // wider than its values, the runs' values too (`stage_bytes`).
+    let reduce_values = reduce.then_some((value, out));
+    let places = if op == RunsKernelOp::Unique { 0 } else { 2 };
+    let per_element = key.size()
+        + places
+        + match reduce_values {
+            Some((v, o)) if o.size() != v.size() => v.size() + o.size(),
+            Some((v, _)) => v.size(),
+            None => 0,
         };
     // A tuned row count is capped at the items a thread's mask of heads holds (rows of 16
     // one-byte keys reach it sooner than rows of four 4-byte keys).
     let per_row = (16 / item) as u64;
     let max_vecs = (MAX_ITEMS_PER_THREAD / per_row) as u32;
+    let tuned = tuning.compact_vecs.is_some();
     let tuning = Tuning { compact_vecs: tuning.compact_vecs.map(|v| v.min(max_vecs)), ..tuning.clone() };
     let defaults = if reduce { REDUCE_SHAPE } else { RUNS_SHAPE };
-    // A byte an element over the incoming tile covers its padding (a row's items after each
-    // thread's) in every default shape.
-    let (block_threads, vecs, min_blocks, tile) =
-        compact_shape(item, (incoming + 1).max(outgoing), defaults, STAGING_BYTES, &tuning)?;
+    // A byte an element over the staging covers the padding (a row's items after each
+    // thread's) in most shapes; the exact layout is checked below.
+    let (block_threads, mut vecs, min_blocks, mut tile) =
+        compact_shape(item, per_element + 1, defaults, STAGING_BYTES, &tuning)?;
     debug_assert!(vecs as u64 * per_row <= MAX_ITEMS_PER_THREAD);
-    // The incoming tile is transposed with one row's items of padding after each thread's.
-    let padded = tile + block_threads as u64 * per_row;
-    let stage_bytes = (padded * incoming as u64).max(tile * outgoing as u64);
+    let limit = if tuned { MAX_STAGE_BYTES } else { STAGING_BYTES };
+    let bytes = |tile: u64| stage_bytes(op, key, reduce_values, block_threads as u64 * per_row, tile);
+    while bytes(tile) > limit && vecs > 1 {
+        vecs /= 2;
+        tile /= 2;
+    }
+    let stage_bytes = bytes(tile);
     if stage_bytes > MAX_STAGE_BYTES {
         return Err(Error::invalid(format!(
             "a run tile of {tile} elements stages {} KiB, more than {} KiB",
@@ -115,13 +123,40 @@ pub fn policy(
             MAX_STAGE_BYTES >> 10
         )));
     }
-    // The count alone shares a word with its status; with a value, the Acc is 16 bytes.
-    let (acc, packed) = if op == RunsKernelOp::Unique { (8, true) } else { (8 + out.size().max(8), false) };
-    let states = LookbackLayout::new(n.div_ceil(tile), acc, packed);
+    // The count alone shares 64 bits with its status; with a value (of up to 8 bytes) a slot
+    // takes 128 (`RunsLookback::Word` in runs.cu).
+    let slot = if op == RunsKernelOp::Unique { 8 } else { 16 };
+    let states = LookbackLayout::new(n.div_ceil(tile), slot);
     if states.tiles > u32::MAX as u64 {
         return Err(Error::invalid(format!("{n} keys make more tiles than a launch can number")));
     }
     Ok(RunsPolicy { block_threads, vecs, min_blocks, tile, stage_bytes, states })
+}
+
+/// Dynamic shared memory of a tile of `tile` elements of `op` (`STAGE_BYTES` in `runs.cu`,
+/// whose layout this follows; the kernel traps if a launch gives less): the keys transposed with
+/// `padding` elements after the last of each thread's (one row's), the values the same way
+/// (reduce-by-key); but for unique (which stages its runs over the keys) 16 bits a head for its
+/// place in the tile; and the runs' values where the outputs are wider than the values
+/// (otherwise they are written over the heads' values). Each part from a 16-byte boundary.
+pub fn stage_bytes(
+    op: RunsKernelOp,
+    key: ElementType,
+    values: Option<(ElementType, ElementType)>,
+    padding: u64,
+    tile: u64,
+) -> u64 {
+    let align16 = |b: u64| (b + 15) & !15;
+    let padded = tile + padding;
+    let incoming = align16(padded * key.size() as u64) + values.map_or(0, |(v, _)| align16(padded * v.size() as u64));
+    if op == RunsKernelOp::Unique {
+        return incoming;
+    }
+    let run_values = match values {
+        Some((v, o)) if o.size() != v.size() => tile * o.size() as u64,
+        _ => 0,
+    };
+    align16(incoming + tile * 2) + run_values
 }
 
 #[cfg(test)]
@@ -140,42 +175,60 @@ mod tests {
 
     #[test]
     fn tiles_fit_the_staging_memory() {
-        let p = default_policy(I32, None, RunsKernelOp::Encode, 1 << 28);
-        // 128 threads x 16 rows of 4 keys; going out, each key with a 32-bit position: 64 KiB.
-        assert_eq!((p.tile, p.states.tiles, p.shape(), p.stage_bytes), (8192, 32768, (128, 16, 2), 64 << 10));
-        // 256 threads x 8 rows; coming in, keys and values with 16 bytes of padding a thread.
-        let r = default_policy(I32, Some((F32, F32)), RunsKernelOp::Sum, 1 << 28);
-        assert_eq!((r.tile, r.shape(), r.stage_bytes), (8192, (256, 8, 2), 72 << 10));
-        let wide = default_policy(I32, Some((I32, I64)), RunsKernelOp::Sum, 1 << 20);
-        assert_eq!((wide.tile, wide.stage_bytes), (8192, 96 << 10));
-        let f64_max = default_policy(U8, Some((F64, F64)), RunsKernelOp::Max, 1);
-        assert_eq!((f64_max.tile, f64_max.vecs), (8192, 16));
-        assert_eq!(default_policy(U8, None, RunsKernelOp::Unique, 1).tile, 8192);
+        let shape = |threads, vecs, blocks| Tuning {
+            compact_block_threads: Some(threads),
+            compact_vecs: Some(vecs),
+            compact_min_blocks: Some(blocks),
+            ..Tuning::default()
+        };
+        let p = policy(I32, None, RunsKernelOp::Encode, 1 << 28, &shape(128, 16, 4)).unwrap();
+        // 128 threads x 16 rows of 4 keys, 4 keys of padding a thread, and 16 bits a head.
+        assert_eq!((p.tile, p.states.tiles, p.shape()), (8192, 32768, (128, 16, 4)));
+        assert_eq!(p.stage_bytes, (8192 + 128 * 4) * 4 + 8192 * 2);
+        // Unique stages its runs over the keys: no places.
+        let u = policy(I32, None, RunsKernelOp::Unique, 1 << 28, &shape(128, 16, 4)).unwrap();
+        assert_eq!(u.stage_bytes, (8192 + 128 * 4) * 4);
+        // Keys and f32 values; the run values are written over the heads' values.
+        let r = policy(I32, Some((F32, F32)), RunsKernelOp::Sum, 1 << 28, &shape(256, 8, 2)).unwrap();
+        assert_eq!((r.tile, r.stage_bytes), (8192, 2 * (8192 + 256 * 4) * 4 + 8192 * 2));
+        // i32 values summed into i64: the run values by slot, after the places.
+        let wide = policy(I32, Some((I32, I64)), RunsKernelOp::Sum, 1 << 20, &shape(256, 4, 2)).unwrap();
+        assert_eq!((wide.tile, wide.stage_bytes), (4096, 2 * (4096 + 1024) * 4 + 4096 * 2 + 4096 * 8));
+        // u8 keys with f64 values: 2 items a row, the keys' part rounded up to 16 bytes.
+        let mixed = policy(U8, Some((F64, F64)), RunsKernelOp::Max, 1, &shape(128, 8, 2)).unwrap();
+        assert_eq!(mixed.tile, 2048);
+        assert_eq!(mixed.stage_bytes, (2048 + 256) + (2048 + 256) * 8 + 2048 * 2);
         assert_eq!(default_policy(F64, None, RunsKernelOp::Unique, 0).states.tiles, 0);
+        // Every default fits the default staging, with every layout the kernel computes.
         for key in ElementType::ALL {
-            for (v, o) in [(U8, U64), (F64, F64), (I64, I64), (U16, U16)] {
+            for op in [RunsKernelOp::Unique, RunsKernelOp::Encode] {
+                let p = default_policy(key, None, op, 1);
+                assert!(p.stage_bytes <= STAGING_BYTES && p.tile <= 65536, "{key} {op:?}");
+                let padding = p.block_threads as u64 * (16 / key.size()) as u64;
+                assert_eq!(p.stage_bytes, stage_bytes(op, key, None, padding, p.tile));
+            }
+            for (v, o) in [(U8, U64), (F64, F64), (I64, I64), (U16, U16), (F32, F32), (I32, I64)] {
                 let p = default_policy(key, Some((v, o)), RunsKernelOp::Sum, 1);
                 let item = key.size().max(v.size()) as u64;
-                let padded = p.tile + p.block_threads as u64 * (16 / item);
-                let want = (padded * (key.size() + v.size()) as u64).max(p.tile * (key.size() + o.size()) as u64);
-                assert_eq!(p.stage_bytes, want, "{key} {v}");
-                assert!(p.stage_bytes <= MAX_STAGE_BYTES && p.vecs as u64 * (16 / item) <= 32, "{key} {v}");
+                let padding = p.block_threads as u64 * (16 / item);
+                assert_eq!(p.stage_bytes, stage_bytes(RunsKernelOp::Sum, key, Some((v, o)), padding, p.tile));
+                assert!(p.stage_bytes <= STAGING_BYTES && p.vecs as u64 * (16 / item) <= 64, "{key} {v}");
             }
         }
     }
 
     #[test]
     fn tuned_shapes_are_checked() {
-        let smaller = Tuning { compact_vecs: Some(8), ..Tuning::default() };
+        let smaller = Tuning { compact_block_threads: Some(128), compact_vecs: Some(8), ..Tuning::default() };
         let p = policy(I32, None, RunsKernelOp::Encode, 1 << 28, &smaller).unwrap();
-        assert_eq!((p.tile, p.stage_bytes), (4096, 32 << 10));
+        assert_eq!((p.tile, p.stage_bytes), (4096, (4096 + 512) * 4 + 4096 * 2));
         // 32 rows of 4-byte keys would be 128 items a thread, more than a 64-bit mask of heads
         // holds: capped at 16 rows.
         let too_many_items = Tuning { compact_vecs: Some(32), ..Tuning::default() };
         assert_eq!(policy(I32, None, RunsKernelOp::Unique, 1, &too_many_items).unwrap().vecs, 16);
         assert_eq!(policy(U8, None, RunsKernelOp::Unique, 1, &too_many_items).unwrap().vecs, 4);
         // A tuned row count is halved where a wide type's tile would not fit.
-        let rows_16 = Tuning { compact_vecs: Some(16), ..Tuning::default() };
+        let rows_16 = Tuning { compact_block_threads: Some(256), compact_vecs: Some(16), ..Tuning::default() };
         let p = policy(I64, Some((I64, I64)), RunsKernelOp::Sum, 1, &rows_16).unwrap();
         assert_eq!((p.vecs, p.tile), (8, 4096));
         let odd = Tuning { compact_block_threads: Some(96), ..Tuning::default() };

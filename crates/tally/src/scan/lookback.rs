@@ -27,11 +27,12 @@ pub struct LookbackLayout {
 }
 
 impl LookbackLayout {
-    /// The states for `tiles` tiles combining an accumulator of `acc_bytes` bytes (the kernel
-    /// traits' `sizeof(Acc)`), `packed` when it shares one 64-bit word with its status
-    /// (the traits' `PACKED`).
-    pub fn new(tiles: u64, acc_bytes: usize, packed: bool) -> Self {
-        let slot = if packed { 8 } else { 2 * acc_bytes as u64 + 4 };
+    /// The states for `tiles` tiles whose slots take `slot_bytes` each: 8 where the kernel
+    /// traits' `Word` is a 64-bit word (an accumulator that shares it with its status), 16
+    /// where it is a `Word128` (a pair: a count or a flag, and a value of up to 8 bytes).
+    pub fn new(tiles: u64, slot_bytes: u64) -> Self {
+        assert!(slot_bytes == 8 || slot_bytes == 16, "look-back slots are 8 or 16 bytes");
+        let slot = slot_bytes;
         let region = |count: u64| (slot * count).next_multiple_of(256);
         let groups = tiles.div_ceil(GROUP).max(1);
         let supers = groups.div_ceil(GROUP).max(1);
@@ -78,12 +79,14 @@ mod tests {
 
     #[test]
     fn levels_and_bytes() {
-        let l = LookbackLayout::new(65536, 4, true);
+        let l = LookbackLayout::new(65536, 8);
         assert_eq!((l.groups, l.supers), (2048, 64));
         assert_eq!(l.state_bytes as u64, 256 + 8 * 65536 + 8 * 2048 + 512);
-        let wide = LookbackLayout::new(3, 16, false);
+        let wide = LookbackLayout::new(3, 16);
         assert_eq!((wide.groups, wide.supers), (1, 1));
         assert_eq!(wide.state_bytes, 256 * 4);
-        assert_eq!(LookbackLayout::new(0, 8, false).tiles, 0);
+        let many = LookbackLayout::new(1 << 20, 16);
+        assert_eq!(many.state_bytes as u64, 256 + 16 * (1 << 20) + 16 * 32768 + 16 * 1024);
+        assert_eq!(LookbackLayout::new(0, 8).tiles, 0);
     }
 }

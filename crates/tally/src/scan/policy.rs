@@ -135,11 +135,15 @@ const KEYED_THREADS_PER_SM: u32 = 768;
 /// sum by key takes 121 registers a thread at 256 x 4 rows, and at 3 blocks (80) it spills.
 const KEYED_WIDE_THREADS_PER_SM: u32 = 512;
 
-/// The kernel's accumulator: the output value, and for scans by key a 32-bit segment flag
-/// after it (`sizeof(Acc)` in `scan.cu`); it shares a word with its status up to 4 bytes.
-fn acc_bytes(out_size: usize, keyed: bool) -> (usize, bool) {
-    let bytes = if keyed { (out_size + 4).next_multiple_of(out_size.max(4)) } else { out_size };
-    (bytes, out_size <= 4)
+/// Bytes of a tile's look-back slot (the kernel traits' `Word` in `scan.cu`): an output of up
+/// to 4 bytes shares 64 bits with its status (and a scan by key's segment flag); a wider one
+/// takes 128.
+fn slot_bytes(out_size: usize) -> u64 {
+    if out_size <= 4 {
+        8
+    } else {
+        16
+    }
 }
 
 /// The policy for `n` elements of `input` scanned by `op` (by key where `keyed`) into `output`.
@@ -173,8 +177,7 @@ pub fn policy(
         )));
     }
     let tile = block_threads as u64 * (16 / input.size()) as u64 * vecs as u64;
-    let (acc, packed) = acc_bytes(output.size(), keyed);
-    let states = LookbackLayout::new(n.div_ceil(tile), acc, packed);
+    let states = LookbackLayout::new(n.div_ceil(tile), slot_bytes(output.size()));
     let threads_per_sm = match () {
         _ if keyed && output.size() > 4 => KEYED_WIDE_THREADS_PER_SM,
         _ if keyed => KEYED_THREADS_PER_SM,
@@ -209,10 +212,12 @@ mod tests {
         assert_eq!(w.states.tiles, (1u64 << 31).div_ceil(8192) + 1);
         assert!(w.states.state_bytes < 12 << 20);
         let keyed = policy(ElementType::F64, ElementType::F64, ScanKernelOp::Sum, true, 1 << 20, &t).unwrap();
-        // 8 rows of 2 f64 at 256 threads: 4096-item tiles. 36-byte slots (two 16-byte
-        // accumulators and a status): 256 tiles, 8 groups, 1 super-group.
+        // 8 rows of 2 f64 at 256 threads: 4096-item tiles. 16-byte slots (the value, then its
+        // status and segment flag): 256 tiles, 8 groups, 1 super-group.
         assert_eq!((keyed.vecs, keyed.tile), (8, 4096));
-        assert_eq!(keyed.states.state_bytes, 256 + 36 * 256 + 512 + 256);
+        assert_eq!(keyed.states.state_bytes, 256 + 16 * 256 + 256 + 256);
+        let narrow = policy(ElementType::F32, ElementType::F32, ScanKernelOp::Sum, true, 1 << 20, &t).unwrap();
+        assert_eq!(narrow.states.state_bytes as u64, 256 + 8 * narrow.states.tiles.next_multiple_of(32) + 256 + 256);
         assert!(!keyed.staged);
         assert_eq!(policy(ElementType::U8, ElementType::U64, ScanKernelOp::Sum, false, 1, &t).unwrap().tile, 8192);
         assert_eq!(policy(ElementType::U8, ElementType::U8, ScanKernelOp::Sum, false, 1, &t).unwrap().tile, 12288);

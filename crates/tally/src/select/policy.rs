@@ -176,7 +176,7 @@ pub fn policy(elem: ElementType, kernel: SelectKernel, n: u64, tuning: &Tuning) 
     let out = if kernel == SelectKernel::Indices { 8 } else { elem.size() };
     let defaults = (BLOCK_THREADS, ITEMS_PER_THREAD, MIN_BLOCKS);
     let (block_threads, vecs, min_blocks, tile) = compact_shape(elem.size(), out, defaults, STAGE_BYTES, tuning)?;
-    let states = LookbackLayout::new(n.div_ceil(tile), 8, true);
+    let states = LookbackLayout::new(n.div_ceil(tile), 8);
     if states.tiles > u32::MAX as u64 {
         return Err(Error::invalid(format!("a selection of {n} elements has more tiles than a launch can number")));
     }

@@ -1,0 +1,4 @@
+#!/usr/bin/env bash
+# Session call 8 (one command line): the run tests of bin34 with every run kernel's rows copied
+# through registers (TALLY_RUNS_ASYNC=0, unique's new default), plain and under memcheck.
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64 TALLY_CACHE_DIR=/tmp/tally-cache; rt=$(ls .gpu/tests34/cuda_runs-*); ( TALLY_REQUIRE_GPU=1 TALLY_NVRTC_OPTIONS=-DTALLY_RUNS_ASYNC=0 timeout 200 $rt > $OUT/test-runs-registers.txt 2>&1; echo "rc $?" >> $OUT/test-runs-registers.txt ) & ( TALLY_REQUIRE_GPU=1 TALLY_SMALL=1 TALLY_NVRTC_OPTIONS=-DTALLY_RUNS_ASYNC=0 timeout 200 compute-sanitizer --tool memcheck --error-exitcode 99 $rt --test-threads=1 --skip more_than > $OUT/san-runs-registers-memcheck.txt 2>&1; echo "rc $?" >> $OUT/san-runs-registers-memcheck.txt ) & wait; grep -H -E "^test result|^rc|ERROR SUMMARY" $OUT/*.txt
