@@ -7,7 +7,8 @@ that CI installs, found on LD_LIBRARY_PATH).
 
 The kernel file and the headers are read from crates/tally/src/kernels; `codes.cuh` (which the
 library generates) from scripts/scan-experiment/codes.cuh unless TALLY_CODES names another.
-Extra arguments are NVRTC options. Prints ptxas's lines for the kernel entry."""
+Extra arguments are NVRTC options; TALLY_ARCH picks the architecture (sm_90 by default). Prints
+ptxas's lines for the kernel entry."""
 import ctypes, os, sys
 
 root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -22,7 +23,7 @@ strings = lambda xs: (ctypes.c_char_p * len(xs))(*[x.encode() for x in xs])
 prog = ctypes.c_void_p()
 assert nvrtc.nvrtcCreateProgram(ctypes.byref(prog), source.encode(), sys.argv[1].encode(), len(names),
                                 strings(texts), strings(names)) == 0
-options = ["--gpu-architecture=sm_90", "--std=c++17", "--ptxas-options=-v"] + sys.argv[2:]
+options = ["--gpu-architecture=" + os.environ.get("TALLY_ARCH", "sm_90"), "--std=c++17", "--ptxas-options=-v"] + sys.argv[2:]
 status = nvrtc.nvrtcCompileProgram(prog, len(options), strings(options))
 size = ctypes.c_size_t()
 nvrtc.nvrtcGetProgramLogSize(prog, ctypes.byref(size))

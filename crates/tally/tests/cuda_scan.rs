@@ -88,7 +88,7 @@ fn gpu_both_look_backs_agree_on_integers_and_floats_repeat_bit_for_bit() {
 /// Segments longer than a group (32 tiles) and a super-group (1024 tiles) of the look-back,
 /// between stretches where every tile has a segment head: tiles whose predecessors absorb what
 /// came before stop looking back early, the others read every level. Integer sums are exact
-/// (into i64: unpacked states, one look-back; into i32: packed, split); the f32 sums' tolerance
+/// (into i64: 128-bit states, one look-back; into i32: 64-bit, split); the f32 sums' tolerance
 /// grows with the running magnitude, so they check little more than that the bits repeat.
 #[test]
 fn gpu_scans_by_key_across_segments_longer_than_look_back_groups() {
@@ -115,7 +115,7 @@ fn gpu_scans_by_key_across_segments_longer_than_look_back_groups() {
         let got: Vec<i64> = gpu.scan_by_key_vec(&keys, &xs, ScanOp::Sum, excl).unwrap();
         let want: Vec<i64> = reference::scan(&xs, Some(&keys[..]), ScanOp::Sum, &excl).unwrap();
         assert_eq!(got, want, "exclusive i32 into i64 by key, deterministic={det}");
-        // Into i32 (4-byte outputs: packed states, the split look-back), exact.
+        // Into i32 (4-byte outputs: 64-bit states, the split look-back), exact.
         let same_width = options.with_wrapping(true);
         let got: Vec<i32> = gpu.scan_by_key_vec(&keys, &xs, ScanOp::Sum, same_width).unwrap();
         let want: Vec<i32> = reference::scan(&xs, Some(&keys[..]), ScanOp::Sum, &same_width).unwrap();

@@ -98,11 +98,17 @@ TALLY_DEVICE u64 load_relaxed64(const u64* p) {
   asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
   return v;
 }
-// The same for 128 bits (16-byte aligned): one .b128 access (PTX ISA 8.3, sm_70+), so that a
-// status and a value of up to 8 bytes travel together as one 64-bit word does, with no fence.
-struct Word128 {
+// The same for 128 bits (16-byte aligned): one .b128 access (PTX ISA 8.3, NVRTC 12.3+, sm_70+),
+// so that a status and a value of up to 8 bytes travel together as one 64-bit word does, with
+// no fence. The PTX memory model states single-copy atomicity for scalar accesses of up to 64
+// bits only; that an aligned 16-byte load never sees half of a 16-byte store is an assumption
+// about the hardware, the one CUB's tile states make with their 16-byte descriptors (stored and
+// loaded as one vector access). Every look-back test on the GPU checks it indirectly: a torn
+// slot would pair a status with a stale value and give a wrong prefix.
+struct __align__(16) Word128 {
   u64 lo, hi;
 };
+static_assert(sizeof(Word128) == 16, "one 16-byte access");
 TALLY_DEVICE void store_relaxed128(Word128* p, Word128 v) {
   asm volatile("{\n\t.reg .b128 w;\n\tmov.b128 w, {%1, %2};\n\tst.relaxed.gpu.global.b128 [%0], w;\n\t}"
                ::"l"(p), "l"(v.lo), "l"(v.hi) : "memory");

@@ -185,9 +185,9 @@ TALLY_DEVICE void copy_items(X* dst, const X* src) {
 //   reduce-by-key with outputs wider than the values: the value of the run each head ends, by
 //     slot. Otherwise that value is written over the head's own value (the thread that holds an
 //     item is the only one to read or write its value), so it costs no memory.
-// Encode and reduce-by-key hold nothing in registers across a barrier but a thread's mask of
-// heads and its pair: what the tile writes is read back from this memory through the heads'
-// places. Unique keeps its keys in registers instead and stages the kept ones over the tile's
+// Encode and reduce-by-key hold no items in registers across a barrier (a thread keeps its
+// mask of heads and its pairs): what the tile writes is read back from this memory through
+// the heads' places. Unique keeps its keys in registers instead and stages the kept ones over the tile's
 // keys at their slots, to be written out contiguously: at 2^28 i32 keys in runs of 8 on the H200
 // 0.43 ms against 0.50 through places, where encode took 0.57 against 0.60 and reduce-by-key
 // 0.92 against 1.09 with their items in registers (docs/PERF.md, v22).
@@ -221,10 +221,15 @@ TALLY_DEVICE O* run_value_at(u32 slot, u32 place) {
   else return reinterpret_cast<O*>(stage_base() + RUN_VALUES_OFFSET) + slot;
 }
 
-// Whether rows of X come in by cp.async: 16 bytes a thread and row (reduce-by-key's narrower
-// type of the two moves VI items of fewer bytes, through registers).
+// Whether rows of X come in by cp.async (sm_80+): 16 bytes a thread and row (reduce-by-key's
+// narrower type of the two moves VI items of fewer bytes, through registers).
+#if __CUDA_ARCH__ >= 800
+constexpr bool HAS_CP_ASYNC = true;
+#else
+constexpr bool HAS_CP_ASYNC = false;
+#endif
 template <typename X>
-__host__ __device__ constexpr bool copies_async() { return ASYNC && VI * sizeof(X) == 16; }
+__host__ __device__ constexpr bool copies_async() { return ASYNC && HAS_CP_ASYNC && VI * sizeof(X) == 16; }
 
 // Rows of the tile from element e0 into shared memory, transposed. FAST: a whole tile of
 // 16-byte-aligned input, in row copies (cp.async where `copies_async`, which holds no

@@ -145,13 +145,13 @@ struct ScanLookback : ScanSlot<sizeof(O) <= 4> {
   // Scans by key into outputs of up to 4 bytes read two windows, so that the f32 sum by key
   // fits 64 registers a thread (58; 68 with four) and 4 blocks of 256 are resident: on the H200
   // at 2^28 1.11 ms against 1.26 ms with four windows at 3 blocks (docs/PERF.md, v21). So do
-  // scans by key of 8-byte values, whose 8 rows a tile fit 128 registers with two (113-128,
-  // ptxas, sm_90) and spill with four. The others (narrow values into 8-byte outputs, i32 into
-  // i64) keep four: they run 2 blocks either way (121 or 95 registers), and four measured
-  // faster (1.99 against 2.13 ms). TALLY_KEYED_WINDOWS (an NVRTC define, for experiments)
-  // overrides it.
+  // scans by key of 8-byte values, whose 8 rows a tile fit 128 registers with two (v21, before
+  // the 128-bit slots: 113-128, ptxas, sm_90), and of 4-byte values into 8-byte outputs, which
+  // run 3 blocks of 256 (v22, on an H100: i32 into i64 1.95 ms against 2.20 at 2 blocks with
+  // four). Narrower values into 8-byte outputs keep four at 2 blocks. TALLY_KEYED_WINDOWS (an
+  // NVRTC define, for experiments) overrides it.
 #ifndef TALLY_KEYED_WINDOWS
-#define TALLY_KEYED_WINDOWS (sizeof(O) <= 4 || sizeof(T) == 8 ? 2 : LOOKBACK_WINDOWS)
+#define TALLY_KEYED_WINDOWS (sizeof(O) <= 4 || sizeof(T) >= 4 ? 2 : LOOKBACK_WINDOWS)
 #endif
   static constexpr int WINDOWS = HAS_KEY ? TALLY_KEYED_WINDOWS : LOOKBACK_WINDOWS;
 };

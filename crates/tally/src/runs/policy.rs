@@ -28,12 +28,17 @@ crate::kernel_codes! {
 /// compiled for.
 pub type Shape = (u32, u32, u32);
 
-/// Unique and encode: 128 threads x 64 items (8192-key tiles), compiled for 4 blocks a
-/// multiprocessor. Measured on the H200 at 2^28 i32 keys in runs of 8 (docs/PERF.md, v22):
-/// encode 0.57 ms, against 0.82 at 256 x 32 x 4, 0.99 at 128 x 32 x 8 and 1.11 at 512 x 16 x 2
-/// (before the 128-bit look-back slots: the tile count per multiprocessor and its size matter,
-/// not the items a thread).
+/// Encode: 128 threads x 64 items (8192-key tiles), compiled for 4 blocks a multiprocessor.
+/// Measured on the H200 at 2^28 i32 keys in runs of 8 (docs/PERF.md, v22): 0.57 ms, against
+/// 0.82 at 256 x 32 x 4, 0.99 at 128 x 32 x 8 and 1.11 at 512 x 16 x 2 (before the 128-bit
+/// look-back slots: the tiles a multiprocessor holds and their size matter, not the items a
+/// thread).
 pub const RUNS_SHAPE: Shape = (128, 64, 4);
+
+/// Unique, which holds its keys in registers: 128 threads x 64 items at 2 blocks (0.427 ms,
+/// against 0.431 at 4, v22), so that 8-byte keys do not spill (128 registers and 336 bytes of
+/// spill at 4 blocks, ptxas, sm_90).
+pub const UNIQUE_SHAPE: Shape = (128, 64, 2);
 
 /// Reduce-by-key: 128 threads x 32 items (4096-key tiles of 4-byte keys and values: 44 KiB of
 /// staging, 5 blocks a multiprocessor), compiled for 4 blocks: f32 sums 0.92 ms (v22).
@@ -103,7 +108,11 @@ pub fn policy(
     let max_vecs = (MAX_ITEMS_PER_THREAD / per_row) as u32;
     let tuned = tuning.compact_vecs.is_some();
     let tuning = Tuning { compact_vecs: tuning.compact_vecs.map(|v| v.min(max_vecs)), ..tuning.clone() };
-    let defaults = if reduce { REDUCE_SHAPE } else { RUNS_SHAPE };
+    let defaults = match op {
+        RunsKernelOp::Unique => UNIQUE_SHAPE,
+        RunsKernelOp::Encode => RUNS_SHAPE,
+        _ => REDUCE_SHAPE,
+    };
     // A byte an element over the staging covers the padding (a row's items after each
     // thread's) in most shapes; the exact layout is checked below.
     let (block_threads, mut vecs, min_blocks, mut tile) =
@@ -113,8 +122,9 @@ pub fn policy(
     let bytes = |tile: u64| stage_bytes(op, key, reduce_values, block_threads as u64 * per_row, tile);
     while bytes(tile) > limit && vecs > 1 {
         vecs /= 2;
-        tile /= 2;
+        tile = block_threads as u64 * per_row * vecs as u64;
     }
+    debug_assert_eq!(tile, block_threads as u64 * per_row * vecs as u64);
     let stage_bytes = bytes(tile);
     if stage_bytes > MAX_STAGE_BYTES {
         return Err(Error::invalid(format!(
@@ -194,7 +204,7 @@ mod tests {
         // i32 values summed into i64: the run values by slot, after the places.
         let wide = policy(I32, Some((I32, I64)), RunsKernelOp::Sum, 1 << 20, &shape(256, 4, 2)).unwrap();
         assert_eq!((wide.tile, wide.stage_bytes), (4096, 2 * (4096 + 1024) * 4 + 4096 * 2 + 4096 * 8));
-        // u8 keys with f64 values: 2 items a row, the keys' part rounded up to 16 bytes.
+        // u8 keys with f64 values: 2 items a row (the keys' part, 2304 bytes, is whole 16s).
         let mixed = policy(U8, Some((F64, F64)), RunsKernelOp::Max, 1, &shape(128, 8, 2)).unwrap();
         assert_eq!(mixed.tile, 2048);
         assert_eq!(mixed.stage_bytes, (2048 + 256) + (2048 + 256) * 8 + 2048 * 2);
@@ -233,5 +243,29 @@ mod tests {
         assert_eq!((p.vecs, p.tile), (8, 4096));
         let odd = Tuning { compact_block_threads: Some(96), ..Tuning::default() };
         assert!(policy(I32, None, RunsKernelOp::Unique, 1, &odd).is_err());
+        // A tile is always threads x rows x items a row, also when an odd tuned row count is
+        // halved to fit (the kernel computes TILE so).
+        for threads in [64, 128, 256, 512] {
+            for rows in 1..=32 {
+                let t = Tuning { compact_block_threads: Some(threads), compact_vecs: Some(rows), ..Tuning::default() };
+                for key in ElementType::ALL {
+                    for (values, op) in [
+                        (None, RunsKernelOp::Unique),
+                        (None, RunsKernelOp::Encode),
+                        (Some((I64, I64)), RunsKernelOp::Sum),
+                        (Some((U32, U64)), RunsKernelOp::Sum),
+                    ] {
+                        let Ok(p) = policy(key, values, op, 1, &t) else { continue };
+                        let item = values.map_or(key.size(), |(v, _)| key.size().max(v.size())) as u64;
+                        assert_eq!(
+                            p.tile,
+                            threads as u64 * (16 / item) * p.vecs as u64,
+                            "{key} {op:?} {threads} {rows}"
+                        );
+                        assert!(p.stage_bytes <= MAX_STAGE_BYTES);
+                    }
+                }
+            }
+        }
     }
 }

@@ -131,8 +131,13 @@ pub fn keyed_vecs(size: usize) -> u32 {
 /// at 4 blocks against 1.30 ms at 3 (66 registers, before a struct chosen by reference left
 /// local memory) and 1.29 ms at 2 (docs/PERF.md, v21).
 const KEYED_THREADS_PER_SM: u32 = 768;
-/// Threads per multiprocessor of scans by key into 8-byte outputs (v10's shape): an i32 into i64
-/// sum by key takes 121 registers a thread at 256 x 4 rows, and at 3 blocks (80) it spills.
+/// Threads per multiprocessor of scans by key into 8-byte outputs from 8-byte inputs, and from
+/// inputs of 1 or 2 bytes (v10's shape): an f64 sum by key takes 109 registers a thread at 256 x
+/// 8 rows, and u8 into u64 at 3 blocks (80) spills 1.4 KB (ptxas, sm_90). 4-byte inputs into
+/// 8-byte outputs (i32 into i64) run at 3 blocks with [`KEYED_THREADS_PER_SM`]: since v22's
+/// 128-bit look-back slots they take 88 registers at 2 and spill 36 bytes at 3, and on an H100
+/// at 2^28 i32 into i64 by key measured 1.95 ms at 3 blocks with two look-back windows against
+/// 2.20 at 2 with four (docs/PERF.md, v22).
 const KEYED_WIDE_THREADS_PER_SM: u32 = 512;
 
 /// Bytes of a tile's look-back slot (the kernel traits' `Word` in `scan.cu`): an output of up
@@ -179,7 +184,7 @@ pub fn policy(
     let tile = block_threads as u64 * (16 / input.size()) as u64 * vecs as u64;
     let states = LookbackLayout::new(n.div_ceil(tile), slot_bytes(output.size()));
     let threads_per_sm = match () {
-        _ if keyed && output.size() > 4 => KEYED_WIDE_THREADS_PER_SM,
+        _ if keyed && output.size() > 4 && input.size() != 4 => KEYED_WIDE_THREADS_PER_SM,
         _ if keyed => KEYED_THREADS_PER_SM,
         _ if widening => WIDENING_THREADS_PER_SM,
         _ if large_sum => SAME_WIDTH_SUM_THREADS_PER_SM,
@@ -245,7 +250,13 @@ mod tests {
         assert_eq!((keyed.block_threads, keyed.vecs, keyed.min_blocks), (256, 4, 3));
         let wide_keyed =
             policy(ElementType::I32, ElementType::I64, ScanKernelOp::Sum, true, 1, &Tuning::default()).unwrap();
-        assert_eq!((wide_keyed.block_threads, wide_keyed.vecs, wide_keyed.min_blocks), (256, 4, 2));
+        assert_eq!((wide_keyed.block_threads, wide_keyed.vecs, wide_keyed.min_blocks), (256, 4, 3));
+        let f64_keyed =
+            policy(ElementType::F64, ElementType::F64, ScanKernelOp::Sum, true, 1, &Tuning::default()).unwrap();
+        assert_eq!((f64_keyed.block_threads, f64_keyed.vecs, f64_keyed.min_blocks), (256, 8, 2));
+        let u8_keyed =
+            policy(ElementType::U8, ElementType::U64, ScanKernelOp::Sum, true, 1, &Tuning::default()).unwrap();
+        assert_eq!((u8_keyed.block_threads, u8_keyed.min_blocks), (256, 2));
         let max = policy(ElementType::F32, ElementType::F32, ScanKernelOp::Max, false, 1, &Tuning::default()).unwrap();
         assert_eq!((max.block_threads, max.vecs, max.min_blocks, max.staged), (128, 8, 6, false));
         let shaped = Tuning { scan_min_blocks: Some(3), scan_staged: Some(false), ..Tuning::default() };
