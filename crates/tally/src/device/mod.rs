@@ -31,7 +31,8 @@ impl DeviceOptions {
     /// `TALLY_NVRTC_OPTIONS` (extra NVRTC options, space-separated) and the [`crate::Tuning`]
     /// knobs `TALLY_HOT_SLOTS`, `TALLY_PASS_KEYS`, `TALLY_CLUSTER`, `TALLY_AGGREGATE`,
     /// `TALLY_SCAN_BLOCK_THREADS`, `TALLY_SCAN_VECS`, `TALLY_SCAN_MIN_BLOCKS`,
-    /// `TALLY_SCAN_STAGED` (0 or 1), `TALLY_PARTITION_SLICE`, `TALLY_PARTITION_THREADS`,
+    /// `TALLY_SCAN_STAGED` (0 or 1), `TALLY_SCAN_WINDOWS`, `TALLY_SCAN_SPLIT` (0 or 1),
+    /// `TALLY_PARTITION_SLICE`, `TALLY_PARTITION_THREADS`,
     /// `TALLY_PARTITION_ITEMS`, `TALLY_PARTITION_BLOCKS_PER_SM`, `TALLY_PARTITION_MATCH` (0 or 1),
     /// `TALLY_STREAM_CHUNK`, `TALLY_STREAM_BUFFERS`, `TALLY_STREAM_THRESHOLD` (bytes),
     /// `TALLY_COMPACT_THREADS`, `TALLY_COMPACT_VECS`, `TALLY_COMPACT_MIN_BLOCKS`. Empty or
@@ -55,6 +56,8 @@ impl DeviceOptions {
             scan_vecs: number("TALLY_SCAN_VECS").map(|v| v as u32),
             scan_min_blocks: number("TALLY_SCAN_MIN_BLOCKS").map(|v| v.min(u32::MAX as u64) as u32),
             scan_staged: number("TALLY_SCAN_STAGED").map(|v| v != 0),
+            scan_windows: number("TALLY_SCAN_WINDOWS").map(|v| v.min(u32::MAX as u64) as u32),
+            scan_split: number("TALLY_SCAN_SPLIT").map(|v| v != 0),
             partition_slice: number("TALLY_PARTITION_SLICE").map(|v| v as usize),
             partition_threads: number("TALLY_PARTITION_THREADS").map(|v| v.min(u32::MAX as u64) as u32),
             partition_items: number("TALLY_PARTITION_ITEMS").map(|v| v.min(u32::MAX as u64) as u32),

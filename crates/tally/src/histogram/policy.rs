@@ -32,6 +32,12 @@ pub struct Tuning {
     /// Whether a scan tile is staged in shared memory rather than held in registers through
     /// the look-back; default by the scan's kind.
     pub scan_staged: Option<bool>,
+    /// Predecessor windows (of 32 tiles) a lane of the scans' fast look-back reads a round (1
+    /// to 8); default by the scan's kind (`scan::policy::lookback_windows`).
+    pub scan_windows: Option<u32>,
+    /// Whether a scan by key writes the rows that need no tile prefix while warp 0 looks back;
+    /// default for outputs of up to 4 bytes.
+    pub scan_split: Option<bool>,
     /// Samples per slice of the partition strategy (rounded down to whole tiles); default as
     /// many as its scratch bound allows.
     pub partition_slice: Option<usize>,

@@ -15,6 +15,32 @@ struct ExactChunks {
   i64 c[3];   // the signed chunks, each below 2^32 in magnitude (all zero for a zero)
 };
 
+// The unsigned chunks of a finite double's magnitude (its bits: the biased exponent below 0x7ff):
+// `exact_chunks`'s split without the sign and the kind, for reduce.cu's TALLY_EXACT_CLASSIFY
+// path. Written out apart so that `exact_chunks` compiles as before (built on this, its SASS
+// changed) until a GPU A/B decides between them (docs/PERF.md, v22).
+struct ExactMagnitude {
+  u32 digit;  // the lowest digit of the three
+  u64 c[3];   // each below 2^32
+};
+
+TALLY_DEVICE ExactMagnitude exact_magnitude(u64 bits) {
+  const u32 e = (u32)(bits >> 52) & 0x7ff;
+  const u64 m = (bits & 0xfffffffffffffull) | (e ? (1ull << 52) : 0ull);
+  const u32 q = e ? e - 1 : 0;
+  const u32 sh = q & 31;
+  const u64 low = m << sh;
+  ExactMagnitude r;
+  r.digit = q >> 5;
+  r.c[0] = low & 0xffffffffull;
+  r.c[1] = low >> 32;
+  r.c[2] = sh ? (m >> 32) >> (32 - sh) : 0;
+  return r;
+}
+
+// Whether the bits are a NaN or an infinity.
+TALLY_DEVICE bool exact_special(u64 bits) { return (~bits & 0x7ff0000000000000ull) == 0; }
+
 TALLY_DEVICE ExactChunks exact_chunks(double x) {
   ExactChunks r;
   const u64 bits = (u64)__double_as_longlong(x);

@@ -199,7 +199,7 @@ TALLY_DEVICE typename L::Acc lookback_fixed(const LookbackStates<L>& st, u32 til
 // Predecessors a lane of the fast look-back reads per round: `L::WINDOWS` warp-widths at once
 // (the default of the traits: LOOKBACK_WINDOWS). Each window holds an Acc and its slot's
 // address in registers through the kernel's largest live range, so a kernel short of registers
-// may take fewer (the scans by key: see `ScanLookback` in scan.cu).
+// may take fewer (the scans by key: `scan::policy::lookback_windows`).
 constexpr int LOOKBACK_WINDOWS = 4;
 
 // The fast look-back (warp 0 of a tile after the first; every lane returns the prefix). The

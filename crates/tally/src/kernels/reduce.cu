@@ -380,6 +380,19 @@ TALLY_DEVICE Specials add_specials(const Specials& a, const Specials& b) {
 // to one slot, the same run (an i64 add, a digit compare and a branch per element) measured
 // slower than the slot's add (0.416 -> 0.530 ms): f32 adds to its slot directly.
 constexpr u32 NO_DIGIT = ~0u;
+// TALLY_EXACT_CLASSIFY=1 and TALLY_EXACT_SIGN_BRANCH=1 (NVRTC defines, for the next GPU A/B;
+// docs/PERF.md, v22): f64 tells NaN and the infinities apart on the bits before it splits a
+// finite value, as v10 did, instead of switching on `exact_chunks`'s four-way kind, which
+// NVRTC compiles to a jump table (an indexed constant load and an indirect branch per element:
+// 59-61 instructions an element against v10's 41, ptxas and SASS, the likely cause of 0.786 ->
+// 1.10 ms on the H200); SIGN_BRANCH adds or subtracts by a branch instead of negating by
+// selects. Off until measured: the chunks are the same, so are the sums.
+#ifndef TALLY_EXACT_CLASSIFY
+#define TALLY_EXACT_CLASSIFY 0
+#endif
+#ifndef TALLY_EXACT_SIGN_BRANCH
+#define TALLY_EXACT_SIGN_BRANCH 0
+#endif
 // TALLY_EXACT_RUN=0 (an NVRTC define, for experiments): f64 adds to its slots directly too.
 #ifndef TALLY_EXACT_RUN
 #define TALLY_EXACT_RUN 1
@@ -416,6 +429,41 @@ TALLY_DEVICE void exact_add(i64* mine, T x, Specials& s, ExactRun& run) {
     double* slot = reinterpret_cast<double*>(mine + (q >> 3) * BLOCK_THREADS);
     *slot += (bits >> 31) ? -v : v;
   } else {
+#if TALLY_EXACT_CLASSIFY
+    const u64 bits = (u64)__double_as_longlong((double)x);
+    // NaN and the infinities are told apart on the bits, before the chunks (v10's order): no
+    // four-way kind to switch on per element (NVRTC compiled that to a jump table, LDC + BRX).
+    if (exact_special(bits)) {
+      if (bits & 0xfffffffffffffull) s.nan += 1;
+      else if (bits >> 63) s.neg_inf += 1;
+      else s.pos_inf += 1;
+      return;
+    }
+    const ExactMagnitude a = exact_magnitude(bits);
+    const bool negative = bits >> 63;
+    if constexpr (EXACT_RUN) {
+      if (a.digit != run.digit) {
+        exact_flush(mine, run);
+        run = ExactRun{a.digit, {0, 0, 0}};
+      }
+#if TALLY_EXACT_SIGN_BRANCH
+      if (negative) {
+        run.c[0] -= (i64)a.c[0]; run.c[1] -= (i64)a.c[1]; run.c[2] -= (i64)a.c[2];
+      } else {
+        run.c[0] += (i64)a.c[0]; run.c[1] += (i64)a.c[1]; run.c[2] += (i64)a.c[2];
+      }
+#else
+      for (int k = 0; k < 3; ++k) run.c[k] += negative ? -(i64)a.c[k] : (i64)a.c[k];
+#endif
+    } else {
+      i64* d = mine + a.digit * BLOCK_THREADS;
+      if (negative) {
+        d[0] -= (i64)a.c[0]; d[BLOCK_THREADS] -= (i64)a.c[1]; d[2 * BLOCK_THREADS] -= (i64)a.c[2];
+      } else {
+        d[0] += (i64)a.c[0]; d[BLOCK_THREADS] += (i64)a.c[1]; d[2 * BLOCK_THREADS] += (i64)a.c[2];
+      }
+    }
+#else
     const ExactChunks c = exact_chunks((double)x);
     if (c.kind != EXACT_FINITE) {
       if (c.kind == EXACT_NAN) s.nan += 1;
@@ -434,6 +482,7 @@ TALLY_DEVICE void exact_add(i64* mine, T x, Specials& s, ExactRun& run) {
     } else {
       exact_flush(mine, ExactRun{c.digit, {c.c[0], c.c[1], c.c[2]}});
     }
+#endif
   }
 }
 

@@ -47,6 +47,16 @@ constexpr int PIECES = VECS * WARPS;
 // from there twice, before and after the look-back, so a block waiting for its prefix holds
 // no input in registers and more blocks fit on a multiprocessor.
 constexpr bool STAGE = TALLY_SCAN_STAGE;
+// The look-back's shape, chosen by the host (`scan::policy`): predecessor windows a lane of the
+// fast look-back reads a round, and (scans by key into outputs of up to 4 bytes) whether rows
+// that need no tile prefix are written while warp 0 looks back. A standalone compile gets the
+// plain scans' choice.
+#ifndef TALLY_LOOKBACK_WINDOWS
+#define TALLY_LOOKBACK_WINDOWS LOOKBACK_WINDOWS
+#endif
+#ifndef TALLY_SPLIT_LOOKBACK
+#define TALLY_SPLIT_LOOKBACK 0
+#endif
 
 #if TALLY_KEY_BYTES == 8
 typedef u64 Key;
@@ -142,18 +152,7 @@ struct ScanLookback : ScanSlot<sizeof(O) <= 4> {
   static TALLY_DEVICE Acc merge(const Acc& a, const Acc& b) { return ::merge(a, b); }
   // A range with a segment head: merge(x, a) is {a.v, 1} = a whatever came before.
   static TALLY_DEVICE bool absorbs(const Acc& a) { return flag_of(a) != 0; }
-  // Scans by key into outputs of up to 4 bytes read two windows, so that the f32 sum by key
-  // fits 64 registers a thread (58; 68 with four) and 4 blocks of 256 are resident: on the H200
-  // at 2^28 1.11 ms against 1.26 ms with four windows at 3 blocks (docs/PERF.md, v21). So do
-  // scans by key of 8-byte values, whose 8 rows a tile fit 128 registers with two (v21, before
-  // the 128-bit slots: 113-128, ptxas, sm_90), and of 4-byte values into 8-byte outputs, which
-  // run 3 blocks of 256 (v22, on an H100: i32 into i64 1.95 ms against 2.20 at 2 blocks with
-  // four). Narrower values into 8-byte outputs keep four at 2 blocks. TALLY_KEYED_WINDOWS (an
-  // NVRTC define, for experiments) overrides it.
-#ifndef TALLY_KEYED_WINDOWS
-#define TALLY_KEYED_WINDOWS (sizeof(O) <= 4 || sizeof(T) >= 4 ? 2 : LOOKBACK_WINDOWS)
-#endif
-  static constexpr int WINDOWS = HAS_KEY ? TALLY_KEYED_WINDOWS : LOOKBACK_WINDOWS;
+  static constexpr int WINDOWS = TALLY_LOOKBACK_WINDOWS;
 };
 typedef LookbackStates<ScanLookback> States;
 
@@ -235,11 +234,8 @@ TALLY_DEVICE Acc before_tile(u32 tile, const Acc& prefix, const Acc& carry) {
   return before;
 }
 
-// Scans by key into outputs of up to 4 bytes write what needs no tile prefix during the
-// look-back: on the H200 at 2^28 the f32 sum by key 1.089 against 1.108 ms; i32 into i64 and f64
-// by key measured 1% and 6% slower that way (2.015 / 3.37 against 1.989 / 3.16 ms; docs/PERF.md,
-// v21), so they wait for the prefix as the plain scans do.
-constexpr bool SPLIT_LOOKBACK = HAS_KEY && sizeof(O) <= 4;
+// Rows that need no tile prefix written during the look-back (scans by key only).
+constexpr bool SPLIT_LOOKBACK = HAS_KEY && TALLY_SPLIT_LOOKBACK;
 
 // ---- one tile ---------------------------------------------------------------------------------------
 // Row k of this thread's items as outputs: from registers, or (STAGE) from the shared copy, the

@@ -111,7 +111,7 @@ impl ScanVariant {
 
     /// The defines that select this specialisation.
     pub fn defines(&self) -> Defines {
-        let ScanShape { block_threads, vecs, min_blocks, staged } = self.shape;
+        let ScanShape { block_threads, vecs, min_blocks, staged, windows, split } = self.shape;
         let mut d: Defines = vec![
             ("TALLY_ELEM", self.input.cuda_type().to_string()),
             ("TALLY_OUT", self.output.cuda_type().to_string()),
@@ -123,6 +123,8 @@ impl ScanVariant {
             ("TALLY_VECS", vecs.to_string()),
             ("TALLY_MIN_BLOCKS", min_blocks.to_string()),
             ("TALLY_SCAN_STAGE", (staged as u32).to_string()),
+            ("TALLY_LOOKBACK_WINDOWS", windows.to_string()),
+            ("TALLY_SPLIT_LOOKBACK", (split as u32).to_string()),
         ];
         if let Some((expr, identity)) = &self.custom {
             d.push(("TALLY_CUSTOM_EXPR", expr.clone()));

@@ -35,6 +35,11 @@ pub struct ScanPolicy {
     /// Whether a tile's input is staged in shared memory (`TALLY_SCAN_STAGE`) rather than held
     /// in registers through the look-back.
     pub staged: bool,
+    /// Predecessor windows a lane of the fast look-back reads a round (`TALLY_LOOKBACK_WINDOWS`).
+    pub windows: u32,
+    /// Scans by key: rows that need no tile prefix are written while warp 0 looks back
+    /// (`TALLY_SPLIT_LOOKBACK`).
+    pub split: bool,
     /// Elements per tile.
     pub tile: u64,
     /// The tiles (= blocks) of the launch and their look-back states in the workspace.
@@ -50,6 +55,8 @@ impl ScanPolicy {
             vecs: self.vecs,
             min_blocks: self.min_blocks,
             staged: self.staged,
+            windows: self.windows,
+            split: self.split,
         }
     }
 }
@@ -65,6 +72,10 @@ pub struct ScanShape {
     pub min_blocks: u32,
     /// Input staged in shared memory.
     pub staged: bool,
+    /// Predecessor windows of the fast look-back.
+    pub windows: u32,
+    /// Rows written during the look-back (scans by key).
+    pub split: bool,
 }
 
 /// Rows per tile for inputs of `size` bytes in blocks of 256 threads: about 16 items per thread
@@ -151,6 +162,34 @@ fn slot_bytes(out_size: usize) -> u64 {
     }
 }
 
+/// Predecessor windows (of 32 tiles) a lane of the fast look-back reads a round. Plain scans
+/// read four ([`LOOKBACK_WINDOWS`]). Scans by key into outputs of up to 4 bytes read two, so
+/// that the f32 sum by key fits 64 registers a thread (58; 68 with four) and 4 blocks of 256 are
+/// resident: on the H200 at 2^28 1.11 ms against 1.26 ms with four windows at 3 blocks
+/// (docs/PERF.md, v21). So do scans by key of 8-byte values, whose 8 rows a tile fit 128
+/// registers with two (v21, before the 128-bit slots: 113-128, ptxas, sm_90), and of 4-byte
+/// values into 8-byte outputs, which run 3 blocks of 256 (v22, on an H100: i32 into i64 1.95 ms
+/// against 2.20 at 2 blocks with four). Narrower values into 8-byte outputs keep four at 2
+/// blocks.
+pub fn lookback_windows(input: ElementType, output: ElementType, keyed: bool) -> u32 {
+    if keyed && (output.size() <= 4 || input.size() >= 4) {
+        2
+    } else {
+        LOOKBACK_WINDOWS
+    }
+}
+
+/// The look-back windows of `lookback.cuh` (`LOOKBACK_WINDOWS`).
+pub const LOOKBACK_WINDOWS: u32 = 4;
+
+/// Whether a scan by key writes the rows that need no tile prefix while warp 0 looks back: for
+/// outputs of up to 4 bytes. On the H200 at 2^28 the f32 sum by key took 1.089 against 1.108 ms
+/// that way; i32 into i64 and f64 by key measured 1% and 6% slower (2.015 / 3.37 against 1.989 /
+/// 3.16 ms; docs/PERF.md, v21), so they wait for the prefix as the plain scans do.
+pub fn split_lookback(output: ElementType, keyed: bool) -> bool {
+    keyed && output.size() <= 4
+}
+
 /// The policy for `n` elements of `input` scanned by `op` (by key where `keyed`) into `output`.
 pub fn policy(
     input: ElementType,
@@ -196,7 +235,12 @@ pub fn policy(
     }
     // Scans by key read their keys beside the tile; only plain scans stage it.
     let staged = !keyed && tuning.scan_staged.unwrap_or(widening);
-    Ok(ScanPolicy { block_threads, vecs, min_blocks, staged, tile, states })
+    let windows = tuning.scan_windows.unwrap_or(lookback_windows(input, output, keyed));
+    if !(1..=8).contains(&windows) {
+        return Err(Error::invalid(format!("{windows} look-back windows: use 1 to 8")));
+    }
+    let split = keyed && tuning.scan_split.unwrap_or(split_lookback(output, keyed));
+    Ok(ScanPolicy { block_threads, vecs, min_blocks, staged, windows, split, tile, states })
 }
 
 #[cfg(test)]
@@ -257,6 +301,25 @@ mod tests {
         let u8_keyed =
             policy(ElementType::U8, ElementType::U64, ScanKernelOp::Sum, true, 1, &Tuning::default()).unwrap();
         assert_eq!((u8_keyed.block_threads, u8_keyed.min_blocks), (256, 2));
+        // The look-back's shape: two windows for scans by key but narrow values into 8-byte
+        // outputs, four for plain scans; the split look-back for scans by key into outputs of up
+        // to 4 bytes.
+        let look = |p: &ScanPolicy| (p.windows, p.split);
+        assert_eq!(
+            (look(&keyed), look(&wide_keyed), look(&f64_keyed), look(&u8_keyed)),
+            ((2, true), (2, false), (2, false), (4, false))
+        );
+        assert_eq!(look(&d), (4, false));
+        let tuned = Tuning { scan_windows: Some(3), scan_split: Some(true), ..Tuning::default() };
+        let t = policy(ElementType::F64, ElementType::F64, ScanKernelOp::Sum, true, 1, &tuned).unwrap();
+        assert_eq!(look(&t), (3, true));
+        // Plain scans never split, whatever the tuning.
+        assert_eq!(
+            look(&policy(ElementType::F32, ElementType::F32, ScanKernelOp::Sum, false, 1, &tuned).unwrap()),
+            (3, false)
+        );
+        let none = Tuning { scan_windows: Some(0), ..Tuning::default() };
+        assert!(policy(ElementType::F32, ElementType::F32, ScanKernelOp::Sum, false, 1, &none).is_err());
         let max = policy(ElementType::F32, ElementType::F32, ScanKernelOp::Max, false, 1, &Tuning::default()).unwrap();
         assert_eq!((max.block_threads, max.vecs, max.min_blocks, max.staged), (128, 8, 6, false));
         let shaped = Tuning { scan_min_blocks: Some(3), scan_staged: Some(false), ..Tuning::default() };
