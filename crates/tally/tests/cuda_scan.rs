@@ -18,17 +18,16 @@ fn cuda() -> Option<Backend> {
 /// tile) and many tiles.
 fn sizes<T: tally::ReduceElement, W: tally::ReduceElement>() -> Vec<usize> {
     let tuning = tally::Tuning::default();
-    let tile = |out, op, keyed| scan_policy(T::TYPE, out, op, keyed, 0, &tuning).expect("policy").tile as usize;
+    let tile = |out, op, key_bytes| scan_policy(T::TYPE, out, op, key_bytes, 0, &tuning).expect("policy").tile as usize;
     let (sum, max) = (ScanKernelOp::Sum, ScanKernelOp::Max);
-    let mut tiles =
-        vec![tile(T::TYPE, sum, false), tile(T::TYPE, max, false), tile(W::TYPE, sum, false), tile(T::TYPE, sum, true)];
+    let mut tiles = vec![tile(T::TYPE, sum, 0), tile(T::TYPE, max, 0), tile(W::TYPE, sum, 0), tile(T::TYPE, sum, 4)];
     tiles.sort();
     tiles.dedup();
     let mut v = vec![0, 1, 33];
     for t in tiles {
         v.extend([t - 1, t, t + 1, 31 * t + 5, 33 * t - 1]);
     }
-    let largest = tile(T::TYPE, sum, false).max(tile(W::TYPE, sum, false));
+    let largest = tile(T::TYPE, sum, 0).max(tile(W::TYPE, sum, 0));
     v.push(1100 * largest + 17);
     v
 }

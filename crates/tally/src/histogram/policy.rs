@@ -36,7 +36,7 @@ pub struct Tuning {
     /// to 8); default by the scan's kind (`scan::policy::lookback_windows`).
     pub scan_windows: Option<u32>,
     /// Whether a scan by key writes the rows that need no tile prefix while warp 0 looks back;
-    /// default for outputs of up to 4 bytes.
+    /// default for outputs of up to 4 bytes; plain scans never do.
     pub scan_split: Option<bool>,
     /// Samples per slice of the partition strategy (rounded down to whole tiles); default as
     /// many as its scratch bound allows.

@@ -218,13 +218,19 @@ TALLY_DEVICE void piece_scan_end(const PieceScan<PIECES, Acc>& s, Acc* pieces, b
   }
 }
 
-// cp.async of 16 bytes (sm_80): global to shared without passing through registers (the scans'
-// staged tiles, the runs' tiles).
+// cp.async of 16 bytes: global to shared without passing through registers (the scans' staged
+// tiles, the runs' tiles). Before sm_80, which has no cp.async, a plain 16-byte copy.
 TALLY_DEVICE void copy_async16(void* shared, const void* global) {
+#if __CUDA_ARCH__ >= 800
   const unsigned s = (unsigned)__cvta_generic_to_shared(shared);
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(global) : "memory");
+#else
+  *reinterpret_cast<uint4*>(shared) = *reinterpret_cast<const uint4*>(global);
+#endif
 }
 // Waits for this thread's cp.async copies (a barrier after it makes them the block's).
 TALLY_DEVICE void copy_async_wait_all() {
+#if __CUDA_ARCH__ >= 800
   asm volatile("cp.async.commit_group;\ncp.async.wait_group 0;\n" ::: "memory");
+#endif
 }

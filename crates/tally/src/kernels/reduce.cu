@@ -385,8 +385,9 @@ constexpr u32 NO_DIGIT = ~0u;
 // finite value, as v10 did, instead of switching on `exact_chunks`'s four-way kind, which
 // NVRTC compiles to a jump table (an indexed constant load and an indirect branch per element:
 // 59-61 instructions an element against v10's 41, ptxas and SASS, the likely cause of 0.786 ->
-// 1.10 ms on the H200); SIGN_BRANCH adds or subtracts by a branch instead of negating by
-// selects. Off until measured: the chunks are the same, so are the sums.
+// 1.10 ms on the H200); SIGN_BRANCH (with CLASSIFY and the run in registers only) adds or
+// subtracts by a branch instead of negating by selects. Off until measured: the chunks are the
+// same, so are the sums.
 #ifndef TALLY_EXACT_CLASSIFY
 #define TALLY_EXACT_CLASSIFY 0
 #endif

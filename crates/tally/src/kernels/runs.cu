@@ -221,15 +221,11 @@ TALLY_DEVICE O* run_value_at(u32 slot, u32 place) {
   else return reinterpret_cast<O*>(stage_base() + RUN_VALUES_OFFSET) + slot;
 }
 
-// Whether rows of X come in by cp.async (sm_80+): 16 bytes a thread and row (reduce-by-key's
-// narrower type of the two moves VI items of fewer bytes, through registers).
-#if __CUDA_ARCH__ >= 800
-constexpr bool HAS_CP_ASYNC = true;
-#else
-constexpr bool HAS_CP_ASYNC = false;
-#endif
+// Whether rows of X come in by cp.async (block.cuh's `copy_async16`, a plain copy before
+// sm_80): 16 bytes a thread and row (reduce-by-key's narrower type of the two moves VI items of
+// fewer bytes, through registers).
 template <typename X>
-__host__ __device__ constexpr bool copies_async() { return ASYNC && HAS_CP_ASYNC && VI * sizeof(X) == 16; }
+__host__ __device__ constexpr bool copies_async() { return ASYNC && VI * sizeof(X) == 16; }
 
 // Rows of the tile from element e0 into shared memory, transposed. FAST: a whole tile of
 // 16-byte-aligned input, in row copies (cp.async where `copies_async`, which holds no

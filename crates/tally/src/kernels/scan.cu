@@ -49,8 +49,14 @@ constexpr int PIECES = VECS * WARPS;
 constexpr bool STAGE = TALLY_SCAN_STAGE;
 // The look-back's shape, chosen by the host (`scan::policy`): predecessor windows a lane of the
 // fast look-back reads a round, and (scans by key into outputs of up to 4 bytes) whether rows
-// that need no tile prefix are written while warp 0 looks back. A standalone compile gets the
-// plain scans' choice.
+// that need no tile prefix are written while warp 0 looks back. A standalone compile of a plain
+// scan gets the plain scans' choice; one by key must say.
+#ifdef TALLY_KEYED_WINDOWS
+#error "TALLY_KEYED_WINDOWS is gone: define TALLY_LOOKBACK_WINDOWS (the library: TALLY_SCAN_WINDOWS)"
+#endif
+#if TALLY_KEY_BYTES != 0 && !defined(TALLY_LOOKBACK_WINDOWS)
+#error "a scan by key needs TALLY_LOOKBACK_WINDOWS and TALLY_SPLIT_LOOKBACK (scan::policy)"
+#endif
 #ifndef TALLY_LOOKBACK_WINDOWS
 #define TALLY_LOOKBACK_WINDOWS LOOKBACK_WINDOWS
 #endif

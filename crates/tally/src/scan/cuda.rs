@@ -88,8 +88,7 @@ impl ScanVariant {
         for key_bytes in [0, 4, 8] {
             for elem in ElementType::ALL {
                 let variant = |output: ElementType, op, custom| {
-                    let p = policy::policy(elem, output, op, key_bytes != 0, 0, &Tuning::default())
-                        .expect("default policy");
+                    let p = policy::policy(elem, output, op, key_bytes, 0, &Tuning::default()).expect("default policy");
                     ScanVariant { input: elem, output, op, key_bytes, custom, shape: p.shape() }
                 };
                 // 16-bit floats scan into f32, their accumulator; every other type into itself.
@@ -185,7 +184,7 @@ impl<T: ScanInto<O>, O: ScanValue> ScanPlan<T, O> {
         custom: Option<(String, String)>,
     ) -> Result<Self> {
         let is_custom = custom.is_some();
-        let policy = policy::policy(T::TYPE, O::TYPE, op, key_bytes != 0, n as u64, dev.tuning())?;
+        let policy = policy::policy(T::TYPE, O::TYPE, op, key_bytes, n as u64, dev.tuning())?;
         let variant = ScanVariant { input: T::TYPE, output: O::TYPE, op, key_bytes, custom, shape: policy.shape() };
         if policy.states.tiles > u32::MAX as u64 {
             return Err(Error::invalid(format!("a scan of {n} elements has more tiles than a launch can number")));

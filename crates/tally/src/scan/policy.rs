@@ -140,15 +140,17 @@ pub fn keyed_vecs(size: usize) -> u32 {
 /// docs/runs/v21/ptxas-scan.txt). The f32 sum
 /// by key takes 58 registers, so 4 blocks are resident: on the H200 at 2^28 it measured 1.13 ms
 /// at 4 blocks against 1.30 ms at 3 (66 registers, before a struct chosen by reference left
-/// local memory) and 1.29 ms at 2 (docs/PERF.md, v21).
+/// local memory) and 1.29 ms at 2 (docs/PERF.md, v21). Also 4-byte values into 8-byte outputs
+/// by 4-byte keys (i32 into i64, u32 into u64), which spill 36-52 bytes at 3 blocks (ptxas,
+/// sm_90) and still measured faster there (below).
 const KEYED_THREADS_PER_SM: u32 = 768;
-/// Threads per multiprocessor of scans by key into 8-byte outputs from 8-byte inputs, and from
-/// inputs of 1 or 2 bytes (v10's shape): an f64 sum by key takes 109 registers a thread at 256 x
-/// 8 rows, and u8 into u64 at 3 blocks (80) spills 1.4 KB (ptxas, sm_90). 4-byte inputs into
-/// 8-byte outputs (i32 into i64) run at 3 blocks with [`KEYED_THREADS_PER_SM`]: since v22's
-/// 128-bit look-back slots they take 88 registers at 2 and spill 36 bytes at 3, and on an H100
-/// at 2^28 i32 into i64 by key measured 1.95 ms at 3 blocks with two look-back windows against
-/// 2.20 at 2 with four (docs/PERF.md, v22).
+/// Threads per multiprocessor of the other scans by key into 8-byte outputs (v10's shape): an
+/// f64 sum by key takes 109 registers a thread at 256 x 8 rows; at 3 blocks (80) u8 into u64
+/// spills 1.4 KB and u32 into u64 by 8-byte keys 176 bytes (ptxas, sm_90). 4-byte values into
+/// 8-byte outputs by 4-byte keys run at 3 blocks ([`KEYED_THREADS_PER_SM`]): since v22's 128-bit
+/// look-back slots they take 88 registers at 2, and on an H100 at 2^28 i32 into i64 by key
+/// measured 1.95 ms at 3 blocks with two look-back windows against 2.20 at 2 with four
+/// (docs/PERF.md, v22; not measured on an H200, nor for u32 into u64).
 const KEYED_WIDE_THREADS_PER_SM: u32 = 512;
 
 /// Bytes of a tile's look-back slot (the kernel traits' `Word` in `scan.cu`): an output of up
@@ -167,10 +169,11 @@ fn slot_bytes(out_size: usize) -> u64 {
 /// that the f32 sum by key fits 64 registers a thread (58; 68 with four) and 4 blocks of 256 are
 /// resident: on the H200 at 2^28 1.11 ms against 1.26 ms with four windows at 3 blocks
 /// (docs/PERF.md, v21). So do scans by key of 8-byte values, whose 8 rows a tile fit 128
-/// registers with two (v21, before the 128-bit slots: 113-128, ptxas, sm_90), and of 4-byte
-/// values into 8-byte outputs, which run 3 blocks of 256 (v22, on an H100: i32 into i64 1.95 ms
-/// against 2.20 at 2 blocks with four). Narrower values into 8-byte outputs keep four at 2
-/// blocks.
+/// registers with two (v21, before the 128-bit slots: 113-128, ptxas, sm_90; since them f64
+/// takes 126 with four, no spill, and measured 2.5% faster on an H100, v22, but u64 by u64 key
+/// spills 44 bytes with four), and of 4-byte values into 8-byte outputs, which run 3 blocks of
+/// 256 by 4-byte keys (v22, on an H100: i32 into i64 1.95 ms against 2.20 at 2 blocks with
+/// four). Narrower values into 8-byte outputs keep four at 2 blocks.
 pub fn lookback_windows(input: ElementType, output: ElementType, keyed: bool) -> u32 {
     if keyed && (output.size() <= 4 || input.size() >= 4) {
         2
@@ -190,15 +193,17 @@ pub fn split_lookback(output: ElementType, keyed: bool) -> bool {
     keyed && output.size() <= 4
 }
 
-/// The policy for `n` elements of `input` scanned by `op` (by key where `keyed`) into `output`.
+/// The policy for `n` elements of `input` scanned by `op` into `output`: by keys of `key_bytes`
+/// bytes (4 or 8), or a plain scan (0).
 pub fn policy(
     input: ElementType,
     output: ElementType,
     op: ScanKernelOp,
-    keyed: bool,
+    key_bytes: u32,
     n: u64,
     tuning: &Tuning,
 ) -> Result<ScanPolicy> {
+    let keyed = key_bytes != 0;
     // Scans by key keep v10's 256 threads and 16 items per thread: at 128 x 8 they measured 10%
     // slower (docs/PERF.md, v11).
     let block_threads = tuning.scan_block_threads.unwrap_or(if keyed { 256 } else { BLOCK_THREADS });
@@ -223,7 +228,7 @@ pub fn policy(
     let tile = block_threads as u64 * (16 / input.size()) as u64 * vecs as u64;
     let states = LookbackLayout::new(n.div_ceil(tile), slot_bytes(output.size()));
     let threads_per_sm = match () {
-        _ if keyed && output.size() > 4 && input.size() != 4 => KEYED_WIDE_THREADS_PER_SM,
+        _ if keyed && output.size() > 4 && !(input.size() == 4 && key_bytes == 4) => KEYED_WIDE_THREADS_PER_SM,
         _ if keyed => KEYED_THREADS_PER_SM,
         _ if widening => WIDENING_THREADS_PER_SM,
         _ if large_sum => SAME_WIDTH_SUM_THREADS_PER_SM,
@@ -250,57 +255,61 @@ mod tests {
     #[test]
     fn tiles_are_96_items_per_thread_in_registers_or_staged_and_states_are_small() {
         let t = Tuning::default();
-        let p = policy(ElementType::F32, ElementType::F32, ScanKernelOp::Sum, false, 1 << 28, &t).unwrap();
+        let p = policy(ElementType::F32, ElementType::F32, ScanKernelOp::Sum, 0, 1 << 28, &t).unwrap();
         // 128 threads x 24 rows of 4 f32: 12,288 items a tile.
         assert_eq!((p.tile, p.states.tiles, p.states.groups, p.states.supers), (12288, 21846, 683, 22));
         assert_eq!((p.min_blocks, p.staged), (3, false));
         assert!(p.states.state_bytes < (1 << 20));
-        let w = policy(ElementType::I32, ElementType::I64, ScanKernelOp::Sum, false, (1 << 31) + 5, &t).unwrap();
+        let w = policy(ElementType::I32, ElementType::I64, ScanKernelOp::Sum, 0, (1 << 31) + 5, &t).unwrap();
         // Widening: 8192-item tiles, staged in shared memory, 4 blocks a multiprocessor.
         assert_eq!((w.tile, w.min_blocks, w.staged), (8192, 4, true));
         assert_eq!(w.states.tiles, (1u64 << 31).div_ceil(8192) + 1);
         assert!(w.states.state_bytes < 12 << 20);
-        let keyed = policy(ElementType::F64, ElementType::F64, ScanKernelOp::Sum, true, 1 << 20, &t).unwrap();
+        let keyed = policy(ElementType::F64, ElementType::F64, ScanKernelOp::Sum, 4, 1 << 20, &t).unwrap();
         // 8 rows of 2 f64 at 256 threads: 4096-item tiles. 16-byte slots (the value, then its
         // status and segment flag): 256 tiles, 8 groups, 1 super-group.
         assert_eq!((keyed.vecs, keyed.tile), (8, 4096));
         assert_eq!(keyed.states.state_bytes, 256 + 16 * 256 + 256 + 256);
-        let narrow = policy(ElementType::F32, ElementType::F32, ScanKernelOp::Sum, true, 1 << 20, &t).unwrap();
+        let narrow = policy(ElementType::F32, ElementType::F32, ScanKernelOp::Sum, 4, 1 << 20, &t).unwrap();
         assert_eq!(narrow.states.state_bytes as u64, 256 + 8 * narrow.states.tiles.next_multiple_of(32) + 256 + 256);
         assert!(!keyed.staged);
-        assert_eq!(policy(ElementType::U8, ElementType::U64, ScanKernelOp::Sum, false, 1, &t).unwrap().tile, 8192);
-        assert_eq!(policy(ElementType::U8, ElementType::U8, ScanKernelOp::Sum, false, 1, &t).unwrap().tile, 12288);
-        assert_eq!(policy(ElementType::F64, ElementType::F64, ScanKernelOp::Sum, false, 1, &t).unwrap().tile, 4096);
-        assert_eq!(
-            policy(ElementType::U16, ElementType::U64, ScanKernelOp::Sum, false, 0, &t).unwrap().states.tiles,
-            0
-        );
+        assert_eq!(policy(ElementType::U8, ElementType::U64, ScanKernelOp::Sum, 0, 1, &t).unwrap().tile, 8192);
+        assert_eq!(policy(ElementType::U8, ElementType::U8, ScanKernelOp::Sum, 0, 1, &t).unwrap().tile, 12288);
+        assert_eq!(policy(ElementType::F64, ElementType::F64, ScanKernelOp::Sum, 0, 1, &t).unwrap().tile, 4096);
+        assert_eq!(policy(ElementType::U16, ElementType::U64, ScanKernelOp::Sum, 0, 0, &t).unwrap().states.tiles, 0);
     }
 
     #[test]
     fn tuning_changes_the_tile_within_limits() {
         let tuned = Tuning { scan_block_threads: Some(128), scan_vecs: Some(8), ..Tuning::default() };
-        let p = policy(ElementType::F32, ElementType::F32, ScanKernelOp::Sum, false, 1 << 20, &tuned).unwrap();
+        let p = policy(ElementType::F32, ElementType::F32, ScanKernelOp::Sum, 0, 1 << 20, &tuned).unwrap();
         assert_eq!((p.block_threads, p.vecs, p.tile, p.min_blocks), (128, 8, 4096, 3));
         let largest = Tuning { scan_vecs: Some(32), ..Tuning::default() };
-        assert!(policy(ElementType::F32, ElementType::F32, ScanKernelOp::Sum, false, 1, &largest).is_ok());
+        assert!(policy(ElementType::F32, ElementType::F32, ScanKernelOp::Sum, 0, 1, &largest).is_ok());
         let too_many = Tuning { scan_vecs: Some(33), ..Tuning::default() };
-        assert!(policy(ElementType::F32, ElementType::F32, ScanKernelOp::Sum, false, 1, &too_many).is_err());
+        assert!(policy(ElementType::F32, ElementType::F32, ScanKernelOp::Sum, 0, 1, &too_many).is_err());
         let odd = Tuning { scan_block_threads: Some(96), ..Tuning::default() };
-        assert!(policy(ElementType::F32, ElementType::F32, ScanKernelOp::Sum, false, 1, &odd).is_err());
-        let d = policy(ElementType::F32, ElementType::F32, ScanKernelOp::Sum, false, 1, &Tuning::default()).unwrap();
+        assert!(policy(ElementType::F32, ElementType::F32, ScanKernelOp::Sum, 0, 1, &odd).is_err());
+        let d = policy(ElementType::F32, ElementType::F32, ScanKernelOp::Sum, 0, 1, &Tuning::default()).unwrap();
         assert_eq!((d.block_threads, d.vecs, d.min_blocks), (128, 24, 3));
-        let keyed = policy(ElementType::F32, ElementType::F32, ScanKernelOp::Sum, true, 1, &Tuning::default()).unwrap();
+        let keyed = policy(ElementType::F32, ElementType::F32, ScanKernelOp::Sum, 4, 1, &Tuning::default()).unwrap();
         assert_eq!((keyed.block_threads, keyed.vecs, keyed.min_blocks), (256, 4, 3));
         let wide_keyed =
-            policy(ElementType::I32, ElementType::I64, ScanKernelOp::Sum, true, 1, &Tuning::default()).unwrap();
+            policy(ElementType::I32, ElementType::I64, ScanKernelOp::Sum, 4, 1, &Tuning::default()).unwrap();
         assert_eq!((wide_keyed.block_threads, wide_keyed.vecs, wide_keyed.min_blocks), (256, 4, 3));
         let f64_keyed =
-            policy(ElementType::F64, ElementType::F64, ScanKernelOp::Sum, true, 1, &Tuning::default()).unwrap();
+            policy(ElementType::F64, ElementType::F64, ScanKernelOp::Sum, 4, 1, &Tuning::default()).unwrap();
         assert_eq!((f64_keyed.block_threads, f64_keyed.vecs, f64_keyed.min_blocks), (256, 8, 2));
-        let u8_keyed =
-            policy(ElementType::U8, ElementType::U64, ScanKernelOp::Sum, true, 1, &Tuning::default()).unwrap();
+        let u8_keyed = policy(ElementType::U8, ElementType::U64, ScanKernelOp::Sum, 4, 1, &Tuning::default()).unwrap();
         assert_eq!((u8_keyed.block_threads, u8_keyed.min_blocks), (256, 2));
+        // 4-byte values into 8-byte outputs run 3 blocks by 4-byte keys only (by 8-byte keys u32
+        // into u64 spills 176 bytes at 3).
+        let by_wide_keys =
+            policy(ElementType::U32, ElementType::U64, ScanKernelOp::Sum, 8, 1, &Tuning::default()).unwrap();
+        assert_eq!((by_wide_keys.min_blocks, by_wide_keys.windows), (2, 2));
+        let u32_keyed =
+            policy(ElementType::U32, ElementType::U64, ScanKernelOp::Max, 4, 1, &Tuning::default()).unwrap();
+        assert_eq!(u32_keyed.min_blocks, 3);
         // The look-back's shape: two windows for scans by key but narrow values into 8-byte
         // outputs, four for plain scans; the split look-back for scans by key into outputs of up
         // to 4 bytes.
@@ -311,26 +320,26 @@ mod tests {
         );
         assert_eq!(look(&d), (4, false));
         let tuned = Tuning { scan_windows: Some(3), scan_split: Some(true), ..Tuning::default() };
-        let t = policy(ElementType::F64, ElementType::F64, ScanKernelOp::Sum, true, 1, &tuned).unwrap();
+        let t = policy(ElementType::F64, ElementType::F64, ScanKernelOp::Sum, 4, 1, &tuned).unwrap();
         assert_eq!(look(&t), (3, true));
         // Plain scans never split, whatever the tuning.
         assert_eq!(
-            look(&policy(ElementType::F32, ElementType::F32, ScanKernelOp::Sum, false, 1, &tuned).unwrap()),
+            look(&policy(ElementType::F32, ElementType::F32, ScanKernelOp::Sum, 0, 1, &tuned).unwrap()),
             (3, false)
         );
         let none = Tuning { scan_windows: Some(0), ..Tuning::default() };
-        assert!(policy(ElementType::F32, ElementType::F32, ScanKernelOp::Sum, false, 1, &none).is_err());
-        let max = policy(ElementType::F32, ElementType::F32, ScanKernelOp::Max, false, 1, &Tuning::default()).unwrap();
+        assert!(policy(ElementType::F32, ElementType::F32, ScanKernelOp::Sum, 0, 1, &none).is_err());
+        let max = policy(ElementType::F32, ElementType::F32, ScanKernelOp::Max, 0, 1, &Tuning::default()).unwrap();
         assert_eq!((max.block_threads, max.vecs, max.min_blocks, max.staged), (128, 8, 6, false));
         let shaped = Tuning { scan_min_blocks: Some(3), scan_staged: Some(false), ..Tuning::default() };
-        let w = policy(ElementType::I32, ElementType::I64, ScanKernelOp::Sum, false, 1, &shaped).unwrap();
+        let w = policy(ElementType::I32, ElementType::I64, ScanKernelOp::Sum, 0, 1, &shaped).unwrap();
         assert_eq!((w.min_blocks, w.staged), (3, false));
         let staged = Tuning { scan_staged: Some(true), ..Tuning::default() };
-        assert!(policy(ElementType::F32, ElementType::F32, ScanKernelOp::Sum, false, 1, &staged).unwrap().staged);
-        assert!(!policy(ElementType::F32, ElementType::F32, ScanKernelOp::Sum, true, 1, &staged).unwrap().staged);
+        assert!(policy(ElementType::F32, ElementType::F32, ScanKernelOp::Sum, 0, 1, &staged).unwrap().staged);
+        assert!(!policy(ElementType::F32, ElementType::F32, ScanKernelOp::Sum, 4, 1, &staged).unwrap().staged);
         for bad in [0, 33] {
             let t = Tuning { scan_min_blocks: Some(bad), ..Tuning::default() };
-            assert!(policy(ElementType::F32, ElementType::F32, ScanKernelOp::Sum, false, 1, &t).is_err());
+            assert!(policy(ElementType::F32, ElementType::F32, ScanKernelOp::Sum, 0, 1, &t).is_err());
         }
     }
 }
