@@ -30,6 +30,13 @@ pub struct BenchScanArgs {
     pub out: BenchOutputArgs,
 }
 
+impl BenchScanArgs {
+    /// Whether `--cases` chooses the case called `name` (every case without it).
+    pub fn chooses(&self, name: &str) -> bool {
+        self.cases.as_ref().is_none_or(|names| names.iter().any(|c| name.contains(c.as_str())))
+    }
+}
+
 /// One row of a sweep set against the copy bandwidth: the scans, select and the run primitives.
 #[derive(Serialize, Debug)]
 pub struct ScanRow {
@@ -247,8 +254,7 @@ fn gpu_case<T: ScanInto<O>, O: ScanValue, K: ScanKey>(
 pub fn run(a: BenchScanArgs) -> anyhow::Result<()> {
     let sweep = CopySweep::open(&a.out, a.reps, &a.log2_sizes, (&[20, 24, 28], &[22]), 31)?;
     let backend = &sweep.backend;
-    let chosen = |name: &str| a.cases.as_ref().is_none_or(|names| names.iter().any(|c| name.contains(c.as_str())));
-    let pick = |name: &'static str| chosen(name).then_some(name);
+    let pick = |name: &'static str| a.chooses(name).then_some(name);
     let mut rows = Vec::new();
     for &log2 in &sweep.sizes {
         let n = 1usize << log2;

@@ -174,9 +174,7 @@ pub fn run(a: BenchSelectArgs) -> anyhow::Result<()> {
         cases.push(Case { name: "flagged 50%".into(), xs: &uniform, predicate: below(0.5), mode: SelectMode::Flagged });
         cases.push(Case { name: "indices 50%".into(), xs: &uniform, predicate: below(0.5), mode: SelectMode::Indices });
         cases.push(Case { name: "count_if 50%".into(), xs: &uniform, predicate: below(0.5), mode: SelectMode::Count });
-        let chosen =
-            |c: &Case| a.cases.as_ref().is_none_or(|names| names.iter().any(|name| c.name.contains(name.as_str())));
-        for c in cases.iter().filter(|c| chosen(c)) {
+        for c in cases.iter().filter(|c| a.chooses(&c.name)) {
             let (ms, e2e, kept, verified) = run_case(&sweep.backend, c, &flags, a.reps)?;
             let bytes = match c.mode {
                 SelectMode::Partition | SelectMode::PartitionReversed => 8 * n as u64,

@@ -81,10 +81,8 @@ TALLY_DEVICE u64 lookback_region_bytes(u32 count) {
 }
 
 template <class L>
-TALLY_DEVICE LookbackSlots<L> lookback_slots_at(unsigned char* base, u32) {
-  LookbackSlots<L> s;
-  s.word = reinterpret_cast<typename L::Word*>(base);
-  return s;
+TALLY_DEVICE LookbackSlots<L> lookback_slots_at(unsigned char* base) {
+  return LookbackSlots<L>{reinterpret_cast<typename L::Word*>(base)};
 }
 
 // The three levels of slots after the workspace's header.
@@ -97,11 +95,11 @@ template <class L>
 TALLY_DEVICE LookbackStates<L> lookback_states(unsigned char* states, u32 tiles, u32 groups, u32 supers) {
   LookbackStates<L> s;
   unsigned char* base = states + 256;
-  s.level[0] = lookback_slots_at<L>(base, tiles);
+  s.level[0] = lookback_slots_at<L>(base);
   base += lookback_region_bytes<L>(tiles);
-  s.level[1] = lookback_slots_at<L>(base, groups);
+  s.level[1] = lookback_slots_at<L>(base);
   base += lookback_region_bytes<L>(groups);
-  s.level[2] = lookback_slots_at<L>(base, supers);
+  s.level[2] = lookback_slots_at<L>(base);
   return s;
 }
 

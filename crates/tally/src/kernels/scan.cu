@@ -222,14 +222,7 @@ TALLY_DEVICE void store_row_through_warp(O* base, const O (&out)[VI], uint4* buf
 }
 
 // The carry-in as an O (its bits in the low bytes of the 64-bit field).
-TALLY_DEVICE O carry_of(const ScanParams& p) {
-  union {
-    u64 word;
-    O value;
-  } u;
-  u.word = p.carry;
-  return u.value;
-}
+TALLY_DEVICE O carry_of(const ScanParams& p) { return from_bits<O>(p.carry); }
 
 // What precedes tile `tile`: its look-back's prefix, or for tile 0 the carry-in. Chosen by
 // assignment: `tile > 0 ? prefix : carry` binds a reference to one of two structs, which put
