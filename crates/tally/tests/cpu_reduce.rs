@@ -86,6 +86,13 @@ fn exact_sums_of_adversarial_inputs() {
 }
 
 #[test]
+fn exact_sums_exact_in_every_binade() {
+    let cpu = Backend::cpu();
+    check_exact_bands::<f32>(4099, 3, |xs, r| cpu.sum_exact(&xs[r]).unwrap());
+    check_exact_bands::<f64>(4099, 3, |xs, r| cpu.sum_exact(&xs[r]).unwrap());
+}
+
+#[test]
 fn exact_sums_match_fsum_and_do_not_depend_on_the_thread_count() {
     let xs: Vec<f64> = data((1 << 20) + 7, 5);
     let want = reference::fsum(xs.iter().copied());

@@ -145,6 +145,71 @@ macro_rules! float_case {
 float_case!(cuda_matches_reference_f32, f32);
 float_case!(cuda_matches_reference_f64, f64);
 
+/// f32 samples at and a few ulps around every bin edge, all in range, among in-range random
+/// ones: whole vectors that the kernels' f32 estimate bins without the rule (and a wrong "sure"
+/// would miscount an edge sample), for awkward ranges and magnitudes, on the strategies that
+/// take the estimate and on `auto`; and the same values as f64 samples.
+#[test]
+fn cuda_f32_estimate_at_every_edge() {
+    let Some(dev) = gpu() else { return };
+    let specs = [
+        HistogramSpec::even(256, 0.0, 256.0),
+        HistogramSpec::even(77, 0.1, 0.7),
+        HistogramSpec::even(1000, -3.25, 7.5),
+        HistogramSpec::even(20000, -1.0, 1.0),
+        HistogramSpec::even(3, -1e-30, 2e-30),
+        HistogramSpec::even(999, 1e6, 1e6 + 1000.0 / 3.0),
+        HistogramSpec::even(4096, -1e30, 3e30),
+        HistogramSpec::even(100_000, 0.0, 1.0),
+    ];
+    for (k, spec) in specs.iter().enumerate() {
+        let tally::Bins::Even { bins, lower, upper } = spec.bins else { unreachable!() };
+        let mut xs: Vec<f32> = Vec::new();
+        for e in 0..=bins {
+            let edge = lower + (upper - lower) * e as f64 / bins as f64;
+            let mut v = edge as f32;
+            for _ in 0..4 {
+                v = -next_up32(-v);
+            }
+            for _ in 0..9 {
+                if (v as f64) >= lower && (v as f64) < upper {
+                    xs.push(v);
+                }
+                v = next_up32(v);
+            }
+        }
+        let edge_count = xs.len();
+        for i in 0..edge_count.max(1 << 16) {
+            let u = (splitmix64(k as u64 * 1_000_003 + i as u64) >> 11) as f64 / (1u64 << 53) as f64;
+            let x = (lower + (upper - lower) * u) as f32;
+            if (x as f64) >= lower && (x as f64) < upper {
+                xs.push(x);
+            }
+        }
+        for i in (1..xs.len()).rev() {
+            xs.swap(i, (splitmix64(i as u64 ^ 0x5eed) % (i as u64 + 1)) as usize);
+        }
+        let wide: Vec<f64> = xs.iter().map(|&x| x as f64).collect();
+        for s in [Strategy::BlockShared, Strategy::WarpPrivate, Strategy::GlobalAtomic, Strategy::Auto] {
+            check(&dev, &xs, spec, s, 0);
+            // The same values as f64 samples: their own estimate, and the exact rule's shortcut
+            // where the quotient is exact (edges of integer or power-of-two ranges).
+            check(&dev, &wide, spec, s, 0);
+        }
+    }
+}
+
+/// The next f32 up (of a finite x: -0.0 and 0.0 both step to the least subnormal).
+fn next_up32(x: f32) -> f32 {
+    if x == 0.0 {
+        f32::from_bits(1)
+    } else if x > 0.0 {
+        f32::from_bits(x.to_bits() + 1)
+    } else {
+        f32::from_bits(x.to_bits() - 1)
+    }
+}
+
 /// Skew: every strategy on every distribution, and `auto` aggregates where one bin dominates.
 #[test]
 fn cuda_skewed_distributions_all_strategies() {

@@ -84,8 +84,21 @@ template <typename S, int MODE> struct BinnerT {
   }
 };
 
-__device__ TALLY_SLOW_PATH int float_rule_bin(double t, double range, u32 last) {
-  const u32 b = (u32)floor(__ddiv_rn(t, range));
+// TALLY_EXACT_QUOTIENT=0 (an NVRTC define, for the GPU A/B): every unsure float divides.
+#ifndef TALLY_EXACT_QUOTIENT
+#define TALLY_EXACT_QUOTIENT 1
+#endif
+
+// floor(t / range) by the rule's division, clamped to `last`. Where t / range is exactly
+// q = t * (1 / range), which the FMA shows (q * range - t is exact in it, and no nonzero multiple
+// of its operands' last bits rounds to zero while t >= 2^-960; t >= 0 here), the division would
+// return q, so floor(q) is the bin without dividing: integer-valued samples on bins one wide,
+// ranges of a power of two (v23: f16 at 4096 bins, all integers, 0.65 -> 0.55 ms on an H100).
+// Out of line, with the shortcut inside, so that callers' hot loops keep their registers.
+__device__ TALLY_SLOW_PATH int float_rule_bin(double t, double range, double inv_range, u32 last) {
+  const double q = __dmul_rn(t, inv_range);
+  const bool exact_q = TALLY_EXACT_QUOTIENT && (t == 0.0 || t >= 0x1p-960) && __fma_rn(q, range, -t) == 0.0;
+  const u32 b = (u32)floor(exact_q ? q : __ddiv_rn(t, range));
   return (int)(b < last ? b : last);
 }
 
@@ -100,7 +113,23 @@ template <typename S> struct BinnerT<S, TALLY_BINNING_FLOAT> {
   u32 last;
   // The rule itself: explicit roundings, no contraction into an FMA, so the CPU computes the
   // same bits. A double division is slow, so it only runs where an estimate cannot decide.
-  TALLY_DEVICE int exact(double t) const { return float_rule_bin(t, range, last); }
+  TALLY_DEVICE int exact(double t) const { return float_rule_bin(t, range, inv_range, last); }
+  // f32 samples (and 16-bit floats as their f32): whether the estimate alone decides x's bin, and that bin
+  // (`operator()`'s bin whenever it says so). No branch, no conversion: the in-range test is
+  // exact (f32 images of the bounds), and an in-range estimate at least `slack_f` from an
+  // integer is within slack / 4 of the quotient, so its floor is the rule's bin and lies in
+  // [0, bins) (slack_f is 2 where the bound is 1/4 or more: never sure). The floor comes from
+  // one round-down add of 1.5 * 2^23, whose last mantissa bits are then floor(q) (exact for
+  // |q| < 2^22; sure needs fewer than 2^19 bins). An unsure or out-of-range x (NaN included)
+  // takes `operator()`.
+  TALLY_DEVICE bool estimate(float xf, int& bin) const {
+    constexpr float MAGIC = 12582912.0f;  // 1.5 * 2^23
+    const float q = __fmul_rn(__fsub_rn(xf, lower_f), scale_f);
+    const float r = __fadd_rd(q, MAGIC);
+    const float frac = __fsub_rn(q, __fsub_rn(r, MAGIC));
+    bin = __float_as_int(r) - __float_as_int(MAGIC);
+    return xf >= lo32 && xf < hi32 && frac > slack_f && frac < 1.0f - slack_f;
+  }
   TALLY_DEVICE int operator()(S x) const {
     if (is_nan(x)) return NOT_A_NUMBER;
     if (IsFloat32<S>::value) {

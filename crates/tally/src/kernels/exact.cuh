@@ -16,9 +16,8 @@ struct ExactChunks {
 };
 
 // The unsigned chunks of a finite double's magnitude (its bits: the biased exponent below 0x7ff):
-// `exact_chunks`'s split without the sign and the kind, for reduce.cu's TALLY_EXACT_CLASSIFY
-// path. Written out apart so that `exact_chunks` compiles as before (built on this, its SASS
-// changed) until a GPU A/B decides between them (docs/PERF.md, v22).
+// `exact_chunks`'s split without the sign and the kind, for reduce.cu's zeros and subnormals.
+// Written out apart so that `exact_chunks` compiles as before (built on this, its SASS changed).
 struct ExactMagnitude {
   u32 digit;  // the lowest digit of the three
   u64 c[3];   // each below 2^32

@@ -43,14 +43,12 @@ constexpr int VEC_ITEMS = VecItems<Sample>::value;
 constexpr int TILE_ITEMS = BLOCK_THREADS * VECS * VEC_ITEMS;
 constexpr int MAX_CHANNELS = 16;
 
-// Tuning knob, overridable with -D for experiments (TALLY_NVRTC_OPTIONS): the register budget.
+// Tuning knob, overridable with -D TALLY_MIN_BLOCKS for experiments (TALLY_NVRTC_OPTIONS): the
+// register budget (MIN_BLOCKS, below).
 // Measured on the H200 (docs/PERF.md, v3): a cap that fits 2048
 // threads made the integer kernels spill around their out-of-line slow-path call (i32 71% of
 // read bandwidth, against 88% uncapped), while the float-rule kernels were no worse capped (56%
 // against 53-62%). So: the cap only for the float rule.
-#ifndef TALLY_MIN_BLOCKS
-#define TALLY_MIN_BLOCKS (TALLY_BINNING == TALLY_BINNING_FLOAT ? 2048 / BLOCK_THREADS : 1)
-#endif
 
 // The layout is checked against `HistParams` in src/histogram/cuda.rs (static_asserts generated
 // from the Rust side).
@@ -292,9 +290,38 @@ TALLY_DEVICE int private_key(const HistParams& p, const Binner& binner, Sample x
 #define TALLY_NO_KEY ((int)(width + 3 * p.nslots))
 #endif
 
+// f32 samples (and 16-bit floats) binned by the float rule, one channel, into a sink whose adds
+// are per thread (a vector may leave the others' warp-wide adds): the
+// tile loop bins a vector by `estimate` where it can (docs/PERF.md v23: the rule's branches, and
+// the spills around its out-of-line call, cost f32 a third more instructions than i32).
+// TALLY_HIST_ESTIMATE=0 (an NVRTC define, for the GPU A/B): the kernels as before v23.
+#ifndef TALLY_HIST_ESTIMATE
+#define TALLY_HIST_ESTIMATE 1
+#endif
+#if TALLY_HIST_ESTIMATE && TALLY_BINNING == TALLY_BINNING_FLOAT && TALLY_CHANNELS == 1 && \
+    (TALLY_STRATEGY == TALLY_STRATEGY_GLOBAL_ATOMIC || TALLY_STRATEGY == TALLY_STRATEGY_BLOCK_SHARED || \
+     TALLY_STRATEGY == TALLY_STRATEGY_WARP_PRIVATE)
+#define TALLY_FLOAT_ESTIMATE 1
+constexpr bool FLOAT_ESTIMATE = IsFloat32<Sample>::value;  // f64 samples keep their own estimate
+#else
+#define TALLY_FLOAT_ESTIMATE 0
+#endif
+
+// The register budget (see the note at the top): the float rule's kernels are capped to fit
+// 2048 threads, except those that bin by `estimate`, which fit 1536 (40 registers at 256
+// threads: 32 spilled around the rule's call in the vector loop, and the integer kernels run
+// as many threads).
+#ifdef TALLY_MIN_BLOCKS
+constexpr int MIN_BLOCKS = TALLY_MIN_BLOCKS;
+#elif TALLY_FLOAT_ESTIMATE
+constexpr int MIN_BLOCKS = FLOAT_ESTIMATE ? (1536 / BLOCK_THREADS > 0 ? 1536 / BLOCK_THREADS : 1) : 2048 / BLOCK_THREADS;
+#else
+constexpr int MIN_BLOCKS = TALLY_BINNING == TALLY_BINNING_FLOAT ? 2048 / BLOCK_THREADS : 1;
+#endif
+
 // ---- the agent: a block's walk over its tiles ---------------------------------------------------
 
-extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, TALLY_MIN_BLOCKS)
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS)
 tally_histogram(const HistParams p) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   // Shared layout: [edges f64][table i32 x 256][outliers u32 x 3*slots][private counters u32]
@@ -416,6 +443,21 @@ tally_histogram(const HistParams p) {
           }
         }
         continue;
+      }
+#endif
+#if TALLY_FLOAT_ESTIMATE
+      if constexpr (FLOAT_ESTIMATE) {
+        // f32 (and 16-bit floats, as their f32) by the float rule: a vector whose samples the estimate bins is counted straight
+        // away (its bins are its keys); any other takes the whole rule, sample by sample.
+        bool sure = true;
+        int bin[VEC_ITEMS];
+#pragma unroll
+        for (int j = 0; j < VEC_ITEMS; ++j) sure &= binner.estimate((float)v[k].item[j], bin[j]);
+        if (sure) {
+#pragma unroll
+          for (int j = 0; j < VEC_ITEMS; ++j) sink.add(bin[j]);
+          continue;
+        }
       }
 #endif
 #pragma unroll

@@ -343,13 +343,21 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS) tally_reduce(const R
 // per digit, far from wrapping). Each thread has private digit slots in shared memory
 // ([digit][thread]: no bank conflicts), so there are no atomics and no contention (f64 sums a
 // run of a thread's elements with the same digit in registers first: ExactRun):
-//   f32 (and f16, bf16 as their f32): x = m * 2^(p - 149), m < 2^24, p = max(e, 1) - 1 <= 253. Digit p >> 3 gets
-//        m << (p & 7) < 2^31 as a double: an integer-valued double, exact while the thread's
-//        sum stays below 2^53 (the host keeps each thread below 2^21 elements).
+//   f32 (and f16, bf16 as their f32): x = m * 2^(p - 149), m < 2^24, p = max(e, 1) - 1 <= 253.
+//        Digit p >> 3 gets m << (p & 7) < 2^31 as a double: an integer-valued double, exact
+//        while the thread's sum stays below 2^53 (the host keeps each thread below 2^21
+//        elements).
 //   f64: exact.cuh's digits: m << (p & 31) spans three 32-bit digits from p >> 5; each gets its
 //        chunk (< 2^32) as a signed 64-bit add.
 // Blocks sum their threads' digits in 128 bits; the last block sums the blocks' and writes
 // them with the counts of NaN, +inf and -inf. The host carries and rounds once (exact.rs).
+//
+// The element split is written from the float's bits with few ALU-pipe instructions (v23): ncu
+// found both kernels bound by the ALU pipe, where a warp's LOP3, SHF, ISETP or SEL takes two
+// cycles (H100, 2^28: f32 269 -> 116 million warp instructions, 0.418 -> 0.380 ms; f64 510 ->
+// 258 million, 1.11 -> 0.81 ms; the f64 split before it compiled its four-way kind to a jump
+// table, docs/PERF.md v22). Normal floats take the hot path, a vector at a time; zeros,
+// subnormals, NaN and the infinities each take a rare one.
 #if TALLY_ELEM_FLOAT == 0
 #error "the exact sum is for floats"
 #endif
@@ -372,6 +380,14 @@ TALLY_DEVICE Specials add_specials(const Specials& a, const Specials& b) {
   return Specials{a.nan + b.nan, a.pos_inf + b.pos_inf, a.neg_inf + b.neg_inf};
 }
 
+// NaN and the infinities are counted aside (`bits` of the f32, or of the f64 as 64 bits).
+template <typename Bits>
+TALLY_DEVICE void count_special(Bits bits, Bits mantissa_mask, Specials& s) {
+  if (bits & mantissa_mask) s.nan += 1;
+  else if (bits >> (8 * sizeof(Bits) - 1)) s.neg_inf += 1;
+  else s.pos_inf += 1;
+}
+
 // f64: a run of a thread's elements that share their lowest digit is summed in registers before
 // it reaches the thread's slots. Most data keep to a few binades, and each f64 element adds to
 // three slots, so most elements cost three register adds instead of three shared-memory reads,
@@ -380,25 +396,6 @@ TALLY_DEVICE Specials add_specials(const Specials& a, const Specials& b) {
 // to one slot, the same run (an i64 add, a digit compare and a branch per element) measured
 // slower than the slot's add (0.416 -> 0.530 ms): f32 adds to its slot directly.
 constexpr u32 NO_DIGIT = ~0u;
-// TALLY_EXACT_CLASSIFY=1 and TALLY_EXACT_SIGN_BRANCH=1 (NVRTC defines, for the next GPU A/B;
-// docs/PERF.md, v22): f64 tells NaN and the infinities apart on the bits before it splits a
-// finite value, as v10 did, instead of switching on `exact_chunks`'s four-way kind, which
-// NVRTC compiles to a jump table (an indexed constant load and an indirect branch per element:
-// 59-61 instructions an element against v10's 41, ptxas and SASS, the likely cause of 0.786 ->
-// 1.10 ms on the H200); SIGN_BRANCH (with CLASSIFY and the run in registers only) adds or
-// subtracts by a branch instead of negating by selects. Off until measured: the chunks are the
-// same, so are the sums.
-#ifndef TALLY_EXACT_CLASSIFY
-#define TALLY_EXACT_CLASSIFY 0
-#endif
-#ifndef TALLY_EXACT_SIGN_BRANCH
-#define TALLY_EXACT_SIGN_BRANCH 0
-#endif
-// TALLY_EXACT_RUN=0 (an NVRTC define, for experiments): f64 adds to its slots directly too.
-#ifndef TALLY_EXACT_RUN
-#define TALLY_EXACT_RUN 1
-#endif
-constexpr bool EXACT_RUN = TALLY_EXACT_RUN;
 struct ExactRun {
   u32 digit;
   i64 c[3];
@@ -414,77 +411,100 @@ TALLY_DEVICE void exact_flush(i64* mine, const ExactRun& run) {
   }
 }
 
+// f32: (e - 1) << 24 plus the mantissa's bits below it, for the biased exponent e: below
+// 254 << 24 exactly for a normal float (e in 1..254).
+TALLY_DEVICE u32 f32_biased(T x) { return __float_as_uint((float)x) * 2u - (1u << 24); }
+TALLY_DEVICE bool f32_is_normal(u32 biased) { return biased < (254u << 24); }
+
+// A normal f32 adds v = ±m * 2^((e - 1) & 7), m = 1.mant times 2^23, to digit (e - 1) >> 3.
+// v is written as a double from the float's bits directly: sign and mantissa move over
+// (mantissa >> 3 to the high word, its last three bits to the top of the low word) and the
+// exponent becomes 1046 + ((e - 1) & 7), that is e + 1045 - 8 * digit. No conversion, no
+// select, and the integer work mostly in IMADs.
+TALLY_DEVICE void exact_add_f32_normal(i64* mine, T x) {
+  const u32 bits = __float_as_uint((float)x);
+  const u32 digit = f32_biased(x) >> 27;
+  const u32 hi = (u32)((int)bits >> 3) & 0x8fffffffu;  // sign at 31, e at 20..27, mantissa >> 3
+  const u32 v_hi = hi + ((1045u - 8u * digit) << 20);
+  const double v = __hiloint2double((int)v_hi, (int)(bits << 29));
+  double* slot = reinterpret_cast<double*>(reinterpret_cast<char*>(mine) + digit * (BLOCK_THREADS * 8));
+  *slot += v;
+}
+
+// f32 off the hot path: a zero or a subnormal (m * 2^-149: digit 0, no shift), NaN, an infinity.
+TALLY_DEVICE void exact_add_f32_rare(i64* mine, T x, Specials& s) {
+  const u32 bits = __float_as_uint((float)x);
+  if (((bits >> 23) & 0xff) == 0xff) return count_special(bits, 0x7fffffu, s);
+  const double v = (double)(bits & 0x7fffff);
+  *reinterpret_cast<double*>(mine) += (bits >> 31) ? -v : v;
+}
+
+// f64: (e - 1) << 21 plus the mantissa's top bits, from the high word of the bits: below
+// 2046 << 21 exactly for a normal double (e in 1..2046).
+TALLY_DEVICE u32 f64_biased(T x) { return (u32)((u64)__double_as_longlong((double)x) >> 32) * 2u - (1u << 21); }
+TALLY_DEVICE bool f64_is_normal(u32 biased) { return biased < (2046u << 21); }
+
+// A normal f64: m << sh (m = 1.mant times 2^52, sh = (e - 1) & 31) as three 32-bit chunks from
+// digit (e - 1) >> 5 on, each one funnel shift of the bits' words (which take the shift modulo
+// 32), added to the thread's run with its sign: -c as 64 bits is {~0, ~c} + 1, so a chunk c
+// adds {s, c ^ s} + (0 - s) for s = 0 or -1, the sign; no select, no branch. The same chunks as
+// exact.cuh's `exact_magnitude`, so the same sums.
+TALLY_DEVICE void exact_add_f64_normal(i64* mine, T x, ExactRun& run) {
+  const u64 bits = (u64)__double_as_longlong((double)x);
+  const u32 hi = (u32)(bits >> 32), lo = (u32)bits;
+  const u32 biased = f64_biased(x);
+  const u32 digit = biased >> 26;
+  const u32 q = biased >> 21;  // e - 1
+  const u32 m_hi = (hi & 0xfffffu) | 0x100000u;
+  const u32 c[3] = {__funnelshift_l(0u, lo, q), __funnelshift_l(lo, m_hi, q), __funnelshift_l(m_hi, 0u, q)};
+  const u32 s = (u32)((int)hi >> 31);
+  if (digit == run.digit) {
+#pragma unroll
+    for (int k = 0; k < 3; ++k) run.c[k] = (i64)((u64)run.c[k] + ((((u64)s << 32) | (c[k] ^ s)) + (u64)(0u - s)));
+  } else {
+    exact_flush(mine, run);
+    run.digit = digit;
+#pragma unroll
+    for (int k = 0; k < 3; ++k) run.c[k] = (i64)((((u64)s << 32) | (c[k] ^ s)) + (u64)(0u - s));
+  }
+}
+
+// f64 off the hot path: a zero or a subnormal (digit 0, no shift; straight to the slots, the run
+// keeps its digit), NaN, an infinity.
+TALLY_DEVICE void exact_add_f64_rare(i64* mine, T x, Specials& s) {
+  const u64 bits = (u64)__double_as_longlong((double)x);
+  if (exact_special(bits)) return count_special(bits, 0xfffffffffffffull, s);
+  const ExactMagnitude a = exact_magnitude(bits);
+  const bool negative = bits >> 63;
+#pragma unroll
+  for (int k = 0; k < 3; ++k) mine[k * BLOCK_THREADS] += negative ? -(i64)a.c[k] : (i64)a.c[k];
+}
+
 TALLY_DEVICE void exact_add(i64* mine, T x, Specials& s, ExactRun& run) {
   if constexpr (IS_F32) {
-    const u32 bits = __float_as_uint((float)x);
-    const u32 e = (bits >> 23) & 0xff;
-    if (e == 0xff) {
-      if (bits & 0x7fffff) s.nan += 1;
-      else if (bits >> 31) s.neg_inf += 1;
-      else s.pos_inf += 1;
-      return;
-    }
-    const u32 m = (bits & 0x7fffff) | (e ? 0x800000u : 0u);
-    const u32 q = e ? e - 1 : 0;
-    const double v = (double)(m << (q & 7));
-    double* slot = reinterpret_cast<double*>(mine + (q >> 3) * BLOCK_THREADS);
-    *slot += (bits >> 31) ? -v : v;
+    if (f32_is_normal(f32_biased(x))) exact_add_f32_normal(mine, x);
+    else exact_add_f32_rare(mine, x, s);
   } else {
-#if TALLY_EXACT_CLASSIFY
-    const u64 bits = (u64)__double_as_longlong((double)x);
-    // NaN and the infinities are told apart on the bits, before the chunks (v10's order): no
-    // four-way kind to switch on per element (NVRTC compiled that to a jump table, LDC + BRX).
-    if (exact_special(bits)) {
-      if (bits & 0xfffffffffffffull) s.nan += 1;
-      else if (bits >> 63) s.neg_inf += 1;
-      else s.pos_inf += 1;
-      return;
-    }
-    const ExactMagnitude a = exact_magnitude(bits);
-    const bool negative = bits >> 63;
-    if constexpr (EXACT_RUN) {
-      if (a.digit != run.digit) {
-        exact_flush(mine, run);
-        run = ExactRun{a.digit, {0, 0, 0}};
-      }
-#if TALLY_EXACT_SIGN_BRANCH
-      if (negative) {
-        run.c[0] -= (i64)a.c[0]; run.c[1] -= (i64)a.c[1]; run.c[2] -= (i64)a.c[2];
-      } else {
-        run.c[0] += (i64)a.c[0]; run.c[1] += (i64)a.c[1]; run.c[2] += (i64)a.c[2];
-      }
-#else
-      for (int k = 0; k < 3; ++k) run.c[k] += negative ? -(i64)a.c[k] : (i64)a.c[k];
-#endif
-    } else {
-      i64* d = mine + a.digit * BLOCK_THREADS;
-      if (negative) {
-        d[0] -= (i64)a.c[0]; d[BLOCK_THREADS] -= (i64)a.c[1]; d[2 * BLOCK_THREADS] -= (i64)a.c[2];
-      } else {
-        d[0] += (i64)a.c[0]; d[BLOCK_THREADS] += (i64)a.c[1]; d[2 * BLOCK_THREADS] += (i64)a.c[2];
-      }
-    }
-#else
-    const ExactChunks c = exact_chunks((double)x);
-    if (c.kind != EXACT_FINITE) {
-      if (c.kind == EXACT_NAN) s.nan += 1;
-      else if (c.kind == EXACT_NEG_INF) s.neg_inf += 1;
-      else s.pos_inf += 1;
-      return;
-    }
-    if constexpr (EXACT_RUN) {
-      if (c.digit != run.digit) {
-        exact_flush(mine, run);
-        run = ExactRun{c.digit, {0, 0, 0}};
-      }
-      run.c[0] += c.c[0];
-      run.c[1] += c.c[1];
-      run.c[2] += c.c[2];
-    } else {
-      exact_flush(mine, ExactRun{c.digit, {c.c[0], c.c[1], c.c[2]}});
-    }
-#endif
+    if (f64_is_normal(f64_biased(x))) exact_add_f64_normal(mine, x, run);
+    else exact_add_f64_rare(mine, x, s);
   }
+}
+
+// A vector of normal floats in one branch; any other vector element by element.
+TALLY_DEVICE void exact_add_vec(i64* mine, const Vec16<T>& v, Specials& s, ExactRun& run) {
+  bool normal = true;
+#pragma unroll
+  for (int j = 0; j < VEC_ITEMS; ++j) normal &= IS_F32 ? f32_is_normal(f32_biased(v.item[j])) : f64_is_normal(f64_biased(v.item[j]));
+  if (normal) {
+#pragma unroll
+    for (int j = 0; j < VEC_ITEMS; ++j) {
+      if constexpr (IS_F32) exact_add_f32_normal(mine, v.item[j]);
+      else exact_add_f64_normal(mine, v.item[j], run);
+    }
+    return;
+  }
+#pragma unroll
+  for (int j = 0; j < VEC_ITEMS; ++j) exact_add(mine, v.item[j], s, run);
 }
 
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS) tally_reduce_exact(const ReduceParams p) {
@@ -496,11 +516,9 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS) tally_reduce_exact(c
   i64* mine = slots + threadIdx.x;
   Specials specials{0, 0, 0};
   ExactRun run{NO_DIGIT, {0, 0, 0}};
-  const auto add_element = [&](T x, u64) { exact_add(mine, x, specials, run); };
-  for_each_element(p, add_element, [&](const Vec16<T>& v, u64 i0) {
-#pragma unroll
-    for (int j = 0; j < VEC_ITEMS; ++j) add_element(v.item[j], i0 + j);
-  });
+  for_each_element(
+      p, [&](T x, u64) { exact_add(mine, x, specials, run); },
+      [&](const Vec16<T>& v, u64) { exact_add_vec(mine, v, specials, run); });
   exact_flush(mine, run);
   if constexpr (IS_F32) {
     // The thread's integer-valued doubles to integers (exact: below 2^53).

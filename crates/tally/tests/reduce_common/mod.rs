@@ -241,3 +241,79 @@ pub fn check_adversarial(backend: &Backend) {
         );
     }
 }
+
+/// Floats whose exact sum is small and exactly an f64, built so that every element's bits
+/// count: pairs `x` and `-(x - r ulp)` (`r < 2^10`, mantissas otherwise random, both signs),
+/// each `x` in one of the `width` binades from biased exponent `e0` on (subnormals too where
+/// `e0` is 1), a few zeros of both signs, then shuffled so that pairs straddle vectors and
+/// threads. The sum is a multiple of the lowest binade's ulp below 2^(width + 10 + log2 n)
+/// of them: exact in an f64, so the rounded result shows an error in any element's split.
+pub trait Band: Sized + Copy {
+    const MANTISSA_BITS: u32;
+    const SIGN: u64;
+    const MAX_EXPONENT: u64;
+    fn from_raw(bits: u64) -> Self;
+    fn as_f64(self) -> f64;
+}
+impl Band for f32 {
+    const MANTISSA_BITS: u32 = 23;
+    const SIGN: u64 = 1 << 31;
+    const MAX_EXPONENT: u64 = 254;
+    fn from_raw(bits: u64) -> Self {
+        f32::from_bits(bits as u32)
+    }
+    fn as_f64(self) -> f64 {
+        self as f64
+    }
+}
+impl Band for f64 {
+    const MANTISSA_BITS: u32 = 52;
+    const SIGN: u64 = 1 << 63;
+    const MAX_EXPONENT: u64 = 2046;
+    fn from_raw(bits: u64) -> Self {
+        f64::from_bits(bits)
+    }
+    fn as_f64(self) -> f64 {
+        self
+    }
+}
+
+pub fn exact_band<T: Band>(e0: u64, width: u64, n: usize, seed: u64) -> Vec<T> {
+    let mut r = Rng(seed);
+    let mbits = T::MANTISSA_BITS;
+    let mant_mask = (1u64 << mbits) - 1;
+    let sign_bit = T::SIGN;
+    let mut xs = Vec::with_capacity(n);
+    while xs.len() + 2 <= n {
+        let b = r.next();
+        let span = width.min(T::MAX_EXPONENT + 1 - e0);
+        // Biased exponent e0 - 1 (0: subnormals) only from the lowest band.
+        let e = if e0 == 1 && b.is_multiple_of(8) { 0 } else { e0 + (b >> 8) % span };
+        let m = r.next() & mant_mask;
+        let x = ((b & 1) * sign_bit) | (e << mbits) | m;
+        let d = (r.next() % 1024).min(m);
+        xs.push(T::from_raw(x));
+        xs.push(T::from_raw((x - d) ^ sign_bit));
+    }
+    while xs.len() < n {
+        xs.push(T::from_raw(if xs.len() % 2 == 0 { 0 } else { sign_bit }));
+    }
+    for i in (1..xs.len()).rev() {
+        xs.swap(i, (r.next() % (i as u64 + 1)) as usize);
+    }
+    xs
+}
+
+/// The exact sums of `exact_band`s from every `step`th biased exponent on (bands of four
+/// binades; with a step of 3 every binade, and some bands straddle a digit of the kernels) by
+/// `sum`, against the independent big-integer sum; `n` elements a band.
+pub fn check_exact_bands<T: Band>(n: usize, step: usize, mut sum: impl FnMut(&[T], std::ops::Range<usize>) -> f64) {
+    let starts: Vec<u64> = (1..=T::MAX_EXPONENT).step_by(step).collect();
+    let all: Vec<T> = starts.iter().flat_map(|&e0| exact_band::<T>(e0, 4, n, e0)).collect();
+    for (k, &e0) in starts.iter().enumerate() {
+        let band = &all[k * n..(k + 1) * n];
+        let want = big_exact_sum(&band.iter().map(|x| x.as_f64()).collect::<Vec<_>>());
+        let got = sum(&all, k * n..(k + 1) * n);
+        assert_eq!(got.to_bits(), want.to_bits(), "band from biased exponent {e0}: {got:e} vs {want:e}");
+    }
+}
