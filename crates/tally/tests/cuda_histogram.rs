@@ -161,6 +161,10 @@ fn cuda_f32_estimate_at_every_edge() {
         HistogramSpec::even(999, 1e6, 1e6 + 1000.0 / 3.0),
         HistogramSpec::even(4096, -1e30, 3e30),
         HistogramSpec::even(100_000, 0.0, 1.0),
+        // Exact estimates (lower 0, power-of-two bin widths): every in-range sample is sure.
+        HistogramSpec::even(4096, 0.0, 4096.0),
+        HistogramSpec::even(1024, 0.0, 0.25),
+        HistogramSpec::even(3, 0.0, 3.0),
     ];
     for (k, spec) in specs.iter().enumerate() {
         let tally::Bins::Even { bins, lower, upper } = spec.bins else { unreachable!() };

@@ -300,3 +300,65 @@ fn cuda_backend_api_matches_cpu() {
     let e = gpu.histogram_2d(Pairs::Split(&[1i32], &[2i32]), &spec2, Strategy::Auto).unwrap_err();
     assert!(e.to_string().contains("f32 or f64"), "{e}");
 }
+
+/// f32 values at and a few ulps around every edge of `bins` even bins over [lower, upper), all
+/// in range, then in-range random ones, shuffled: what the kernels' f32 estimate must bin as
+/// the rule does.
+fn edge_samples(bins: usize, lower: f64, upper: f64, seed: u64) -> Vec<f32> {
+    let up = |x: f32| match x {
+        0.0 => f32::from_bits(1),
+        x if x > 0.0 => f32::from_bits(x.to_bits() + 1),
+        x => f32::from_bits(x.to_bits() - 1),
+    };
+    let in_range = |x: f32| (x as f64) >= lower && (x as f64) < upper;
+    let mut xs = Vec::new();
+    for e in 0..=bins {
+        let mut v = (lower + (upper - lower) * e as f64 / bins as f64) as f32;
+        for _ in 0..3 {
+            v = -up(-v);
+        }
+        for _ in 0..7 {
+            if in_range(v) {
+                xs.push(v);
+            }
+            v = up(v);
+        }
+    }
+    let edges = xs.len();
+    for i in 0..edges.max(1 << 15) {
+        let x = (lower + (upper - lower) * unit(splitmix64(seed ^ i as u64))) as f32;
+        if in_range(x) {
+            xs.push(x);
+        }
+    }
+    for i in (1..xs.len()).rev() {
+        xs.swap(i, (splitmix64(seed.wrapping_add(i as u64)) % (i as u64 + 1)) as usize);
+    }
+    xs
+}
+
+/// Weighted and 2-D histograms of f32 samples at every bin edge (the general kernel bins them
+/// by the f32 estimate where it decides, and by the rule elsewhere): bit for bit the reference.
+#[test]
+fn cuda_weighted_and_2d_f32_at_every_edge() {
+    let Some(dev) = gpu() else { return };
+    for (k, &(bins, lower, upper)) in [(256, 0.0, 256.0), (77, 0.1, 0.7), (1000, -3.25, 7.5)].iter().enumerate() {
+        let xs = edge_samples(bins, lower, upper, k as u64);
+        let ws = weights_f32(xs.len(), 5 + k as u64);
+        let spec = HistogramSpec::even(bins as u32, lower, upper);
+        let want = reference::histogram_weighted(&xs, &ws, &spec).unwrap();
+        for s in [Strategy::BlockShared, Strategy::GlobalAtomic, Strategy::Auto] {
+            let got = weighted_on_gpu(&dev, &xs, &ws, &spec, s, Accumulation::FixedPoint, SharedAtomics::Halves);
+            assert!(got.same_bits(&want), "weighted {spec:?} {s} ({})", got.strategy);
+        }
+    }
+    let x = edge_samples(64, -1.0, 1.0, 11);
+    let y = edge_samples(48, 0.1, 0.7, 12);
+    let n = x.len().min(y.len());
+    let spec = Histogram2dSpec::even(64, (-1.0, 1.0), 48, (0.1, 0.7));
+    let want = reference::histogram_2d::<f32, f32>(Pairs::Split(&x[..n], &y[..n]), None, &spec).unwrap();
+    for s in [Strategy::Auto, Strategy::GlobalAtomic, Strategy::GlobalL2, Strategy::BlockShared] {
+        let got = hist2d_on_gpu::<f32>(&dev, Pairs::Split(&x[..n], &y[..n]), None, &spec, s, SharedAtomics::Halves);
+        assert!(got.same_bits(&want), "2-D {s} ({})", got.strategy);
+    }
+}

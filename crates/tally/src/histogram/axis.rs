@@ -92,8 +92,12 @@ pub(crate) fn ceil_f32(v: f64) -> f32 {
 }
 
 /// How far from an integer the kernel's f32 estimate of the bin must land to be trusted
-/// (error bound of the estimate, times four); above 1/4 the estimate is never used.
+/// (error bound of the estimate, times four); above 1/4 the estimate is never used; -1 where
+/// the estimate is the rule itself ([`f32_estimate_is_exact`]): every in-range sample is sure.
 pub(crate) fn f32_slack(lower: f64, upper: f64, bins: u32) -> f32 {
+    if f32_estimate_is_exact(lower, upper, bins) {
+        return -1.0;
+    }
     let scale = bins as f64 / (upper - lower);
     let m = lower.abs().max(upper.abs());
     let eps = 2f64.powi(-24);
@@ -103,6 +107,26 @@ pub(crate) fn f32_slack(lower: f64, upper: f64, bins: u32) -> f32 {
     } else {
         2.0
     }
+}
+
+/// Whether the kernel's f32 estimate `(x - lower) * scale` is exactly the rule's quotient for
+/// every f32 (or 16-bit float) sample x in range: `lower` 0 and bins of a power-of-two width
+/// 2^k (so that scale is 2^-k in f32 as in f64), fewer than 2^22 bins. Then the estimate is
+/// x * 2^-k, exact (or, below f32's normals, a quotient under 1 either way), and the rule's
+/// `(x * bins) / (bins * 2^k)` is exact in f64 too (x * bins has at most 24 + 22 bits), so both
+/// floor to the same bin, integers included: integer-valued floats over [0, bins) and the like
+/// need no slack and no division.
+pub(crate) fn f32_estimate_is_exact(lower: f64, upper: f64, bins: u32) -> bool {
+    let width = upper / bins as f64;
+    let power_of_two = width > 0.0 && width.is_normal() && width.to_bits() & ((1u64 << 52) - 1) == 0;
+    let scale = bins as f64 / upper;
+    lower == 0.0
+        && bins < 1 << 22
+        && power_of_two
+        && width * bins as f64 == upper
+        && (scale as f32) as f64 == scale
+        && (scale as f32).is_normal()
+        && (upper as f32) as f64 == upper
 }
 
 /// The same for the f64 estimate `((x - lower) * bins) * (1 / range)` against the division.
@@ -193,5 +217,64 @@ impl DeviceAxis {
             }
         }
         Ok(DeviceAxis { params: a, _table: table, _edges: edges })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::histogram::binning::BinRule;
+
+    #[test]
+    fn the_f32_estimate_is_exact_only_from_zero_over_power_of_two_bins() {
+        for (lower, upper, bins) in [(0.0, 256.0, 256), (0.0, 4096.0, 4096), (0.0, 1.0, 256), (-0.0, 64.0, 16)] {
+            assert!(f32_estimate_is_exact(lower, upper, bins), "{lower} {upper} {bins}");
+            assert_eq!(f32_slack(lower, upper, bins), -1.0);
+        }
+        for (lower, upper, bins) in [
+            (0.5, 256.5, 256),
+            (0.0, 255.0, 256),
+            (0.0, 256.0, 255),
+            (0.0, 3.0, 2),
+            (0.0, 4194304.0, 1 << 22),
+            (1.0, 2.0, 4),
+        ] {
+            assert!(!f32_estimate_is_exact(lower, upper, bins), "{lower} {upper} {bins}");
+            assert!(f32_slack(lower, upper, bins) >= 0.0);
+        }
+    }
+
+    /// Where the estimate is exact, the kernel's estimate (f32: `(x - lower_f) * scale_f`,
+    /// floored) is the rule's bin for every in-range sample tried: every integer and half
+    /// integer, the ulps around every edge, and random bits in range.
+    #[test]
+    fn an_exact_f32_estimate_bins_as_the_rule() {
+        for (upper, bins) in [(256.0, 256u32), (4096.0, 4096), (1.0, 256), (65536.0, 1024), (0.25, 4096)] {
+            let spec = HistogramSpec::even(bins, 0.0, upper);
+            assert!(f32_estimate_is_exact(0.0, upper, bins));
+            let rule = BinRule::new::<f32>(&spec);
+            let (lower_f, scale_f) = (0.0f32, (bins as f64 / upper) as f32);
+            let estimate = |x: f32| ((x - lower_f) * scale_f).floor() as i32;
+            let mut xs: Vec<f32> = (0..2 * bins).map(|k| (k as f64 * upper / (2 * bins) as f64) as f32).collect();
+            for k in 0..=bins {
+                let e = (k as f64 * upper / bins as f64) as f32;
+                let mut v = e;
+                for _ in 0..3 {
+                    v = f32::from_bits(v.to_bits().saturating_sub(1));
+                }
+                for _ in 0..7 {
+                    xs.push(v);
+                    v = f32::from_bits(v.to_bits() + 1);
+                }
+            }
+            let mut r = 0x9e37_79b9_7f4a_7c15u64;
+            for _ in 0..200_000 {
+                r = crate::data::splitmix64(r);
+                xs.push(f32::from_bits((r >> 32) as u32 & 0x7fff_ffff));
+            }
+            for x in xs.into_iter().filter(|&x| (x as f64) >= 0.0 && (x as f64) < upper) {
+                assert_eq!(estimate(x), rule.bin(x), "x = {x:e} over [0, {upper}) in {bins}");
+            }
+        }
     }
 }

@@ -102,6 +102,12 @@ __device__ TALLY_SLOW_PATH int float_rule_bin(double t, double range, double inv
   return (int)(b < last ? b : last);
 }
 
+// TALLY_HIST_ESTIMATE=0 (an NVRTC define, for the GPU A/B): histograms bin f32 samples by the
+// rule alone, as before v23 (`estimate`, below).
+#ifndef TALLY_HIST_ESTIMATE
+#define TALLY_HIST_ESTIMATE 1
+#endif
+
 template <typename T> struct IsFloat32 { static constexpr bool value = false; };
 template <> struct IsFloat32<float> { static constexpr bool value = true; };
 // 16-bit floats are binned as the f32 they convert to exactly: the same rule, the same bins.
@@ -114,14 +120,16 @@ template <typename S> struct BinnerT<S, TALLY_BINNING_FLOAT> {
   // The rule itself: explicit roundings, no contraction into an FMA, so the CPU computes the
   // same bits. A double division is slow, so it only runs where an estimate cannot decide.
   TALLY_DEVICE int exact(double t) const { return float_rule_bin(t, range, inv_range, last); }
-  // f32 samples (and 16-bit floats as their f32): whether the estimate alone decides x's bin, and that bin
-  // (`operator()`'s bin whenever it says so). No branch, no conversion: the in-range test is
-  // exact (f32 images of the bounds), and an in-range estimate at least `slack_f` from an
-  // integer is within slack / 4 of the quotient, so its floor is the rule's bin and lies in
-  // [0, bins) (slack_f is 2 where the bound is 1/4 or more: never sure). The floor comes from
-  // one round-down add of 1.5 * 2^23, whose last mantissa bits are then floor(q) (exact for
-  // |q| < 2^22; sure needs fewer than 2^19 bins). An unsure or out-of-range x (NaN included)
-  // takes `operator()`.
+  // f32 samples (and 16-bit floats as their f32): whether the estimate alone decides x's bin,
+  // and that bin (`operator()`'s bin whenever it says so). No branch, no conversion: the
+  // in-range test is exact (f32 images of the bounds), and an in-range estimate at least
+  // `slack_f` from an integer is within slack / 4 of the quotient, so its floor is the rule's
+  // bin and lies in [0, bins) (slack_f is 2 where the bound is 1/4 or more: never sure; -1 where
+  // the estimate is the rule's quotient itself, lower 0 and power-of-two bin widths, axis.rs's
+  // `f32_estimate_is_exact`: always sure). The floor comes from one round-down add of
+  // 1.5 * 2^23, whose last mantissa bits are then floor(q) (exact for |q| < 2^22; sure needs
+  // fewer than 2^19 bins, or 2^22 with the exact estimate). An unsure or out-of-range x (NaN
+  // included) takes `operator()`.
   TALLY_DEVICE bool estimate(float xf, int& bin) const {
     constexpr float MAGIC = 12582912.0f;  // 1.5 * 2^23
     const float q = __fmul_rn(__fsub_rn(xf, lower_f), scale_f);

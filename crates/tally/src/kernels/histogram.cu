@@ -294,10 +294,6 @@ TALLY_DEVICE int private_key(const HistParams& p, const Binner& binner, Sample x
 // are per thread (a vector may leave the others' warp-wide adds): the
 // tile loop bins a vector by `estimate` where it can (docs/PERF.md v23: the rule's branches, and
 // the spills around its out-of-line call, cost f32 a third more instructions than i32).
-// TALLY_HIST_ESTIMATE=0 (an NVRTC define, for the GPU A/B): the kernels as before v23.
-#ifndef TALLY_HIST_ESTIMATE
-#define TALLY_HIST_ESTIMATE 1
-#endif
 #if TALLY_HIST_ESTIMATE && TALLY_BINNING == TALLY_BINNING_FLOAT && TALLY_CHANNELS == 1 && \
     (TALLY_STRATEGY == TALLY_STRATEGY_GLOBAL_ATOMIC || TALLY_STRATEGY == TALLY_STRATEGY_BLOCK_SHARED || \
      TALLY_STRATEGY == TALLY_STRATEGY_WARP_PRIVATE)
@@ -308,9 +304,9 @@ constexpr bool FLOAT_ESTIMATE = IsFloat32<Sample>::value;  // f64 samples keep t
 #endif
 
 // The register budget (see the note at the top): the float rule's kernels are capped to fit
-// 2048 threads, except those that bin by `estimate`, which fit 1536 (40 registers at 256
-// threads: 32 spilled around the rule's call in the vector loop, and the integer kernels run
-// as many threads).
+// 2048 threads, except those that bin by `estimate`, capped to fit 1536 (40 registers at 256
+// threads, as many threads as the integer kernels run: capped at 32, ptxas spilled 20 bytes
+// around the rule's call in the vector loop; at 1024 threads that is one block of 64).
 #ifdef TALLY_MIN_BLOCKS
 constexpr int MIN_BLOCKS = TALLY_MIN_BLOCKS;
 #elif TALLY_FLOAT_ESTIMATE

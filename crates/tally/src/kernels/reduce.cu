@@ -355,7 +355,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS) tally_reduce(const R
 // The element split is written from the float's bits with few ALU-pipe instructions (v23): ncu
 // found both kernels bound by the ALU pipe, where a warp's LOP3, SHF, ISETP or SEL takes two
 // cycles (H100, 2^28: f32 269 -> 116 million warp instructions, 0.418 -> 0.380 ms; f64 510 ->
-// 258 million, 1.11 -> 0.81 ms; the f64 split before it compiled its four-way kind to a jump
+// 258 million, 1.11 -> 0.80 ms; the f64 split before it compiled its four-way kind to a jump
 // table, docs/PERF.md v22). Normal floats take the hot path, a vector at a time; zeros,
 // subnormals, NaN and the infinities each take a rare one.
 #if TALLY_ELEM_FLOAT == 0

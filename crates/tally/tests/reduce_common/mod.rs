@@ -245,7 +245,7 @@ pub fn check_adversarial(backend: &Backend) {
 /// Floats whose exact sum is small and exactly an f64, built so that every element's bits
 /// count: pairs `x` and `-(x - r ulp)` (`r < 2^10`, mantissas otherwise random, both signs),
 /// each `x` in one of the `width` binades from biased exponent `e0` on (subnormals too where
-/// `e0` is 1), a few zeros of both signs, then shuffled so that pairs straddle vectors and
+/// `e0` is 1), a zero where `n` is odd, then shuffled so that pairs straddle vectors and
 /// threads. The sum is a multiple of the lowest binade's ulp below 2^(width + 10 + log2 n)
 /// of them: exact in an f64, so the rounded result shows an error in any element's split.
 pub trait Band: Sized + Copy {
