@@ -171,6 +171,10 @@ fn cuda_f32_estimate_at_every_edge() {
         let mut xs: Vec<f32> = Vec::new();
         for e in 0..=bins {
             let edge = lower + (upper - lower) * e as f64 / bins as f64;
+            // The edge's own f32 (stepping over zero passes -0.0, not 0.0).
+            if (edge as f32 as f64) >= lower && ((edge as f32) as f64) < upper {
+                xs.push(edge as f32);
+            }
             let mut v = edge as f32;
             for _ in 0..4 {
                 v = -next_up32(-v);
