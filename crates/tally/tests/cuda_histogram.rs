@@ -177,13 +177,13 @@ fn cuda_f32_estimate_at_every_edge() {
             }
             let mut v = edge as f32;
             for _ in 0..4 {
-                v = -next_up32(-v);
+                v = v.next_down();
             }
             for _ in 0..9 {
                 if (v as f64) >= lower && (v as f64) < upper {
                     xs.push(v);
                 }
-                v = next_up32(v);
+                v = v.next_up();
             }
         }
         let edge_count = xs.len();
@@ -204,17 +204,6 @@ fn cuda_f32_estimate_at_every_edge() {
             // where the quotient is exact (edges of integer or power-of-two ranges).
             check(&dev, &wide, spec, s, 0);
         }
-    }
-}
-
-/// The next f32 up (of a finite x: -0.0 and 0.0 both step to the least subnormal).
-fn next_up32(x: f32) -> f32 {
-    if x == 0.0 {
-        f32::from_bits(1)
-    } else if x > 0.0 {
-        f32::from_bits(x.to_bits() + 1)
-    } else {
-        f32::from_bits(x.to_bits() - 1)
     }
 }
 

@@ -305,11 +305,6 @@ fn cuda_backend_api_matches_cpu() {
 /// in range, then in-range random ones, shuffled: what the kernels' f32 estimate must bin as
 /// the rule does.
 fn edge_samples(bins: usize, lower: f64, upper: f64, seed: u64) -> Vec<f32> {
-    let up = |x: f32| match x {
-        0.0 => f32::from_bits(1),
-        x if x > 0.0 => f32::from_bits(x.to_bits() + 1),
-        x => f32::from_bits(x.to_bits() - 1),
-    };
     let in_range = |x: f32| (x as f64) >= lower && (x as f64) < upper;
     let mut xs = Vec::new();
     for e in 0..=bins {
@@ -318,13 +313,13 @@ fn edge_samples(bins: usize, lower: f64, upper: f64, seed: u64) -> Vec<f32> {
             xs.push(v); // the edge itself (stepping over zero passes -0.0, not 0.0)
         }
         for _ in 0..3 {
-            v = -up(-v);
+            v = v.next_down();
         }
         for _ in 0..7 {
             if in_range(v) {
                 xs.push(v);
             }
-            v = up(v);
+            v = v.next_up();
         }
     }
     let edges = xs.len();

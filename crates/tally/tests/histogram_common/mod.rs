@@ -12,36 +12,6 @@ use tally::{Backend, Bins, Channels, Histogram, HistogramSpec, Sample, Strategy}
 // ---------------------------------------------------------------------------------------------
 // Sample types under test, and values of each near a given f64.
 
-pub fn next_up(x: f64) -> f64 {
-    if x.is_nan() || x == f64::INFINITY {
-        return x;
-    }
-    if x == 0.0 {
-        return f64::from_bits(1);
-    }
-    let b = x.to_bits();
-    f64::from_bits(if x > 0.0 { b + 1 } else { b - 1 })
-}
-
-pub fn next_down(x: f64) -> f64 {
-    -next_up(-x)
-}
-
-pub fn next_up32(x: f32) -> f32 {
-    if x.is_nan() || x == f32::INFINITY {
-        return x;
-    }
-    if x == 0.0 {
-        return f32::from_bits(1);
-    }
-    let b = x.to_bits();
-    f32::from_bits(if x > 0.0 { b + 1 } else { b - 1 })
-}
-
-pub fn next_down32(x: f32) -> f32 {
-    -next_up32(-x)
-}
-
 pub trait TestSample: Sample {
     /// `as` conversion: saturating for integers, NaN to 0.
     fn from_f64(v: f64) -> Self;
@@ -107,7 +77,7 @@ impl TestSample for f64 {
         f64::from_bits(r)
     }
     fn around(v: f64, out: &mut Vec<Self>) {
-        out.extend([v, next_up(v), next_down(v)]);
+        out.extend([v, v.next_up(), v.next_down()]);
     }
     fn extremes() -> Vec<Self> {
         vec![
@@ -147,7 +117,7 @@ impl TestSample for f32 {
     }
     fn around(v: f64, out: &mut Vec<Self>) {
         let w = v as f32;
-        out.extend([w, next_up32(w), next_down32(w)]);
+        out.extend([w, w.next_up(), w.next_down()]);
     }
     fn extremes() -> Vec<Self> {
         vec![
