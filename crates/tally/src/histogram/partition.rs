@@ -1,10 +1,12 @@
 //! The partitioning histogram (`histogram_partition.cu`), for more bins than one block's shared
 //! memory holds: the keys are split into chunks of as many bins as a block holds in 32-bit
-//! shared counters, each sample's key is scattered into its chunk's region of a scratch array,
-//! and each chunk is then counted in shared memory. Its policy (chunk size, slices, scratch) is
-//! a pure function of the device, the problem and `Tuning`; the plan launches it on a slice of
-//! the input at a time, each slice fully counted before the next, so that its scratch stays
-//! within the workspace's bound.
+//! shared counters; each tile of samples is counting-sorted by chunk in shared memory and
+//! written to its own region of a scratch array as 16-bit keys within their chunks, each
+//! chunk's segment of the tile in a chunk-major table; then each chunk is counted in shared
+//! memory, its segments read from every tile. The input is read once, the keys written and read once at two bytes. Its
+//! policy (chunk size, slices, scratch) is a pure function of the device, the problem and
+//! `Tuning`; the plan launches it on a slice of the input at a time, each slice fully counted
+//! before the next, so that its scratch stays within the workspace's bound.
 
 use super::axis::{self, binnings_of, Binning};
 use super::policy::{all_in_range_options, identity_options, Tuning, Variant};
@@ -16,10 +18,10 @@ use crate::device::{CudaDevice, DevPtr, DeviceInfo, DeviceViewMut, Kernel, Launc
 use crate::error::{Error, Result};
 use crate::sample::DType;
 
-/// Threads per block of the count and scatter launches, unless tuned.
+/// Threads per block of the scatter, unless tuned.
 pub const PARTITION_THREADS: u32 = 512;
-/// Keys per thread and tile of the count and scatter launches, unless tuned: 8,192 per tile, a
-/// tile that the scatter counting-sorts in shared memory before its global writes.
+/// Keys per thread and tile of the scatter, unless tuned: 8,192 per tile, a tile that the
+/// scatter counting-sorts in shared memory before its global writes.
 pub const PARTITION_ITEMS: u32 = 16;
 /// Samples per tile, unless tuned.
 pub const PARTITION_TILE: usize = (PARTITION_THREADS * PARTITION_ITEMS) as usize;
@@ -44,27 +46,32 @@ pub fn match_ranks_preferred(top_bin_fraction: f64) -> bool {
 }
 /// Threads of the one block of the offsets kernel (`OFFSETS_THREADS` of histogram_partition.cu).
 const OFFSETS_THREADS: u32 = 1024;
-/// The most samples per tile (64 KiB of staged keys).
+/// The most samples per tile (32 KiB of staged 16-bit keys; a tile's positions are 16-bit).
 const MAX_TILE: u32 = 1 << 14;
 /// Threads per block of the per-chunk histogram (one block per multiprocessor: its counters
 /// take most of the shared memory).
 pub const PARTITION_BINS_THREADS: u32 = 1024;
 /// The most chunks: the scatter keeps four counters per chunk in shared memory.
 pub const MAX_CHUNKS: usize = 4096;
-/// The most keys per chunk (2^15: 128 KiB of 32-bit counters, what an sm_80 or sm_90 block holds).
+/// The most keys per chunk (2^15: 128 KiB of 32-bit counters, what an sm_80 or sm_90 block
+/// holds); keys within a chunk travel as 16 bits.
 const MAX_CHUNK_SHIFT: u32 = 15;
 /// The most samples in one slice: positions in the partitioned array are 32-bit, and no
 /// shared counter of the per-chunk histogram can wrap.
 pub const MAX_SLICE: usize = 1 << 31;
 
-/// Shared memory the kernels declare statically, and what they keep beside the counters.
+/// Shared memory the scatter declares statically.
 const STATIC_SHARED: usize = 1024;
+/// Shared memory the per-chunk histogram declares statically beside its counters: each warp's
+/// unit of 32 segments (four words a segment), and a flag.
+const BINS_STATIC_SHARED: usize = (PARTITION_BINS_THREADS as usize / 32) * 32 * 16 + 1024;
 /// The 8-bit table (1 KiB) and the outlier counters before the chunk counters.
 const FIXED_SHARED: usize = 256 * 4 + MAX_CHANNELS as usize * 3 * 4;
 
-/// log2 of the keys per chunk on `info`'s device: the most 32-bit counters one block holds.
+/// log2 of the keys per chunk on `info`'s device: the most 32-bit counters one block of the
+/// per-chunk histogram holds.
 pub fn chunk_shift(info: &DeviceInfo) -> u32 {
-    let counters = info.smem_per_block_optin.saturating_sub(STATIC_SHARED) / 4;
+    let counters = info.smem_per_block_optin.saturating_sub(BINS_STATIC_SHARED) / 4;
     counters.max(2).ilog2().min(MAX_CHUNK_SHIFT)
 }
 
@@ -73,10 +80,10 @@ pub fn chunk_keys(info: &DeviceInfo) -> usize {
     1 << chunk_shift(info)
 }
 
-/// Chunks the scatter's shared memory holds beside a staged tile of `tile` keys (four counters
-/// per chunk: two buffers of tile counts, tile starts, destinations).
+/// Chunks the scatter's shared memory holds beside a staged tile of `tile` 16-bit keys (four
+/// counters per chunk: the block's totals, two buffers of tile counts, tile starts).
 fn max_chunks(info: &DeviceInfo, tile: usize) -> usize {
-    let room = info.smem_per_block_optin.saturating_sub(STATIC_SHARED + FIXED_SHARED + tile * 4);
+    let room = info.smem_per_block_optin.saturating_sub(STATIC_SHARED + FIXED_SHARED + tile * 2);
     (room / 16).min(MAX_CHUNKS)
 }
 
@@ -86,7 +93,7 @@ pub fn max_keys(info: &DeviceInfo) -> usize {
     max_chunks(info, PARTITION_TILE) << chunk_shift(info)
 }
 
-/// The shape of the count and scatter launches: a pure function of `Tuning` and the sample type.
+/// The shape of the scatter: a pure function of `Tuning` and the sample type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PartitionShape {
     /// Threads per block (a power of two in 128..=1024).
@@ -131,10 +138,12 @@ pub struct PartitionLayout {
     pub slice: usize,
     /// Slices over the input.
     pub slices: usize,
-    /// Bytes of workspace scratch: the chunk counters and one slice's keys.
+    /// Bytes of workspace scratch: the chunk counters, and one slice's table of segments (a
+    /// word per tile and chunk) and 16-bit keys.
     pub scratch_bytes: usize,
-    /// Byte offsets of the chunk counts, chunk starts, chunk cursors and keys in the scratch.
-    offsets: [usize; 4],
+    /// Byte offsets of the chunk totals, chunk starts, chunk queues, segments and keys in the
+    /// scratch.
+    offsets: [usize; 5],
 }
 
 impl PartitionLayout {
@@ -166,15 +175,22 @@ impl PartitionLayout {
                 1usize << chunk_shift
             )));
         }
-        let layout = |slice: usize| {
+        // A slice of `tiles` tiles: a segment per chunk and a region of keys per tile.
+        let layout = |tiles: usize| {
             let mut s = ScratchLayout::default();
-            let offsets =
-                [s.push::<u32>(chunks), s.push::<u32>(chunks + 1), s.push::<u32>(chunks), s.push::<u32>(slice)];
+            let offsets = [
+                s.push::<u32>(chunks),
+                s.push::<u32>(chunks + 1),
+                s.push::<u32>(chunks),
+                s.push::<u32>(tiles * chunks),
+                s.push::<u16>(tiles * tile),
+            ];
             (s.bytes(), offsets)
         };
         let fixed = layout(0).0 + 256;
+        let per_tile = 2 * tile + 4 * chunks;
         let tuned = tuning.partition_slice.unwrap_or(MAX_SLICE).min(MAX_SLICE);
-        let most = tuned.min(bound.saturating_sub(fixed) / 4);
+        let most = tuned.min(bound.saturating_sub(fixed) / per_tile * tile);
         let slice = if n <= most { n } else { most - most % tile };
         if slice == 0 && n > 0 {
             return Err(if tuned < tile {
@@ -184,18 +200,18 @@ impl PartitionLayout {
                     "the partition strategy needs at least {} bytes of scratch (one tile of {tile} samples and \
                      {chunks} chunks), more than the {bound} it may take (the workspace limit, at most an eighth of \
                      the free device memory)",
-                    fixed + 4 * tile
+                    fixed + per_tile
                 ))
             });
         }
         let slices = if n == 0 { 0 } else { n.div_ceil(slice) };
-        let (scratch_bytes, offsets) = layout(slice);
+        let (scratch_bytes, offsets) = layout(slice.div_ceil(tile));
         Ok(PartitionLayout { chunk_shift, chunks, slice, slices, scratch_bytes, offsets })
     }
 }
 
 crate::kernel_params! {
-    /// What the four partition kernels read.
+    /// What the three partition kernels read.
     pub(crate) struct PartitionParams as "PartitionParams" {
         /// The slice's first sample (`const Sample*`).
         samples: DevPtr<u8>,
@@ -204,10 +220,11 @@ crate::kernel_params! {
         /// Global counters, u32 or u64 by the variant.
         counts: DevPtr<u8>,
         outliers: DevPtr<u64>,
-        chunk_counts: DevPtr<u32>,
+        chunk_total: DevPtr<u32>,
         chunk_start: DevPtr<u32>,
-        chunk_cursor: DevPtr<u32>,
-        keys: DevPtr<u32>,
+        chunk_queue: DevPtr<u32>,
+        segments: DevPtr<u32>,
+        keys: DevPtr<u16>,
         axis: axis::AxisParams,
         nslots: u32,
         width: u32,
@@ -266,7 +283,7 @@ pub fn variants() -> Vec<Variant> {
     out
 }
 
-/// `histogram_partition.cu`: the partitioning histogram's four kernels.
+/// `histogram_partition.cu`: the partitioning histogram's three kernels.
 pub(crate) static FAMILY: KernelFamily = KernelFamily {
     name: "histogram_partition.cu",
     source: include_str!("../kernels/histogram_partition.cu"),
@@ -290,11 +307,9 @@ fn scratch_bound(stream: &Stream) -> Result<usize> {
 
 /// The partition's launches for one histogram, with their layout.
 pub(crate) struct PartitionPlan {
-    count: Kernel<PartitionParams>,
     offsets: Kernel<PartitionParams>,
     scatter: Kernel<PartitionParams>,
     bins: Kernel<PartitionParams>,
-    count_shape: LaunchShape,
     scatter_shape: LaunchShape,
     bins_shape: LaunchShape,
     /// Everything but the samples and the scratch.
@@ -320,16 +335,14 @@ impl PartitionPlan {
         let bound = scratch_bound(stream)?;
         let layout = PartitionLayout::new(info, params.width as usize, n, bound, tuning, tile)?;
         let table = if variant.binning == Binning::Table8 { 256 * 4 } else { 0 };
-        let count_smem = table + MAX_CHANNELS as usize * 3 * 4 + layout.chunks * 4;
-        let scatter_smem = table + tile * 4 + 4 * layout.chunks * 4;
+        let scatter_smem = table + MAX_CHANNELS as usize * 3 * 4 + 4 * layout.chunks * 4 + tile * 2;
         let bins_smem = 4 << layout.chunk_shift;
         let d = defines(variant, &shape);
-        let count = dev.kernel::<PartitionParams>(&FAMILY, &d, "tally_partition_count", count_smem)?;
         let offsets = dev.kernel::<PartitionParams>(&FAMILY, &d, "tally_partition_offsets", 0)?;
         // The shared-memory limit is an attribute of the function, which every plan of this
         // variant shares: raise it to what the most chunks take, never lower it below another
         // plan's launch.
-        let scatter_most = table + tile * 4 + 4 * max_chunks(info, tile) * 4;
+        let scatter_most = table + MAX_CHANNELS as usize * 3 * 4 + 4 * max_chunks(info, tile) * 4 + tile * 2;
         let scatter = dev.kernel::<PartitionParams>(&FAMILY, &d, "tally_partition_scatter", scatter_most)?;
         let bins = dev.kernel::<PartitionParams>(&FAMILY, &d, "tally_partition_bins", bins_smem)?;
         let tiles = layout.slice.div_ceil(tile).max(1) as u64;
@@ -338,7 +351,6 @@ impl PartitionPlan {
             Ok((sms * k.blocks_per_sm(threads, smem)?.min(per_sm) as u64).min(most).max(1) as u32)
         };
         let t = shape.threads;
-        let count_shape = LaunchShape::new(grid(&count, t, count_smem, u32::MAX, tiles)?, t, count_smem);
         // The scatter's blocks per multiprocessor as tuned, where its shared memory allows.
         let scatter_grid = grid(&scatter, t, scatter_smem, shape.blocks_per_sm, tiles)?;
         let scatter_shape = LaunchShape::new(scatter_grid, t, scatter_smem);
@@ -348,7 +360,7 @@ impl PartitionPlan {
             bins_smem,
         );
         let params = PartitionParams { chunks: layout.chunks as u32, chunk_shift: layout.chunk_shift, ..params };
-        Ok(PartitionPlan { count, offsets, scatter, bins, count_shape, scatter_shape, bins_shape, params, layout })
+        Ok(PartitionPlan { offsets, scatter, bins, scatter_shape, bins_shape, params, layout })
     }
 
     /// The layout: chunks, slices, scratch.
@@ -364,24 +376,24 @@ impl PartitionPlan {
         let mut all = workspace.reserve(stream, l.scratch_bytes, "partition scratch")?;
         let cu = stream.cuda_stream().clone();
         let base = DeviceViewMut::from(all.inner_mut().slice_mut(..l.scratch_bytes)).ptr_mut(&cu);
-        // The chunk counts start at zero; the offsets launch zeroes them again for the next slice.
-        let mut counts = DeviceViewMut::from(all.inner_mut().slice_mut(l.offsets[0]..l.offsets[0] + 4 * l.chunks));
-        stream.memset_zeros(&mut counts)?;
-        let at = |k: usize| base.offset(l.offsets[k] as u64).cast::<u32>();
+        // The chunk totals start at zero; the offsets launch zeroes them again for the next slice.
+        let mut totals = DeviceViewMut::from(all.inner_mut().slice_mut(l.offsets[0]..l.offsets[0] + 4 * l.chunks));
+        stream.memset_zeros(&mut totals)?;
+        let at = |k: usize| base.offset(l.offsets[k] as u64);
         let mut p = PartitionParams {
-            chunk_counts: at(0),
-            chunk_start: at(1),
-            chunk_cursor: at(2),
-            keys: at(3),
+            chunk_total: at(0).cast::<u32>(),
+            chunk_start: at(1).cast::<u32>(),
+            chunk_queue: at(2).cast::<u32>(),
+            segments: at(3).cast::<u32>(),
+            keys: at(4).cast::<u16>(),
             ..self.params
         };
         for first in (0..n).step_by(l.slice.max(1)) {
             p.samples = samples.offset((first * size) as u64);
             p.n = l.slice.min(n - first) as u64;
             p.first_index = first as u64;
-            stream.launch(&self.count, self.count_shape, &p)?;
-            stream.launch(&self.offsets, LaunchShape::new(1, OFFSETS_THREADS, 0), &p)?;
             stream.launch(&self.scatter, self.scatter_shape, &p)?;
+            stream.launch(&self.offsets, LaunchShape::new(1, OFFSETS_THREADS, 0), &p)?;
             stream.launch(&self.bins, self.bins_shape, &p)?;
         }
         Ok(())
@@ -399,7 +411,7 @@ mod tests {
         assert_eq!(chunk_shift(&info), 15);
         assert_eq!(max_keys(&info), MAX_CHUNKS << 15);
         let small = DeviceInfo { smem_per_block_optin: 48 << 10, ..h200() };
-        assert_eq!(chunk_shift(&small), 13);
+        assert_eq!(chunk_shift(&small), 12);
         assert!(max_keys(&small) < MAX_CHUNKS << 13);
     }
 
@@ -457,8 +469,8 @@ mod tests {
         };
         let e = refused(max_keys(&info) + 1, 10, 1 << 30, &t, PARTITION_TILE);
         assert!(e.contains(&format!("at most {} keys", max_keys(&info))), "{e}");
-        // 99 KiB of shared memory a block (sm_86): a tile of 2^14 keys leaves room for fewer chunks.
-        let small = DeviceInfo { smem_per_block_optin: 99 << 10, ..h200() };
+        // 64 KiB of shared memory a block: a tile of 2^14 keys leaves room for fewer chunks.
+        let small = DeviceInfo { smem_per_block_optin: 64 << 10, ..h200() };
         let (big_tile, keys) = (1 << 14, chunk_keys(&small));
         let width = max_chunks(&small, big_tile) * keys + 1;
         assert!(width <= max_keys(&small));

@@ -41,10 +41,10 @@ pub struct Tuning {
     /// Samples per slice of the partition strategy (rounded down to whole tiles); default as
     /// many as its scratch bound allows.
     pub partition_slice: Option<usize>,
-    /// Threads per block of the partition's count and scatter (a power of two in 128..=1024);
+    /// Threads per block of the partition's scatter (a power of two in 128..=1024);
     /// default `partition::PARTITION_THREADS`.
     pub partition_threads: Option<u32>,
-    /// Keys per thread and tile of the partition's count and scatter (a power of two, at least
+    /// Keys per thread and tile of the partition's scatter (a power of two, at least
     /// one 16-byte load, at most 32 and 16,384 per tile); default `partition::PARTITION_ITEMS`.
     pub partition_items: Option<u32>,
     /// Blocks of the partition's scatter per multiprocessor (its register bound and grid, where
@@ -78,7 +78,7 @@ impl Tuning {
         self.hot_slots.map(|v| v.next_power_of_two().clamp(64, 8192)).unwrap_or(4096)
     }
 
-    /// These knobs with the partition's count and scatter shape set: threads per block, keys
+    /// These knobs with the partition's scatter shape set: threads per block, keys
     /// per thread, the scatter's blocks per multiprocessor, and ranks by `__match_any_sync`.
     pub fn with_partition_shape(self, threads: u32, items: u32, blocks_per_sm: u32, match_ranks: bool) -> Tuning {
         Tuning {

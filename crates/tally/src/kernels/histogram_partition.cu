@@ -1,23 +1,27 @@
 // The partitioning histogram, for more bins than one block's shared memory holds. The keys
 // (slot * bins + bin) are split into chunks of 2^chunk_shift keys, as many 32-bit counters as
-// one block's shared memory holds, and one slice of the input at a time is counted in four
+// one block's shared memory holds, and one slice of the input at a time is counted in three
 // launches:
-//   tally_partition_count    samples per chunk (and the samples in no bin, counted only here)
-//   tally_partition_offsets  where each chunk's keys start in the partitioned array
-//   tally_partition_scatter  each sample's key into its chunk's region: every tile is first
-//                            counting-sorted by chunk in shared memory, so that the global
-//                            writes of one chunk's keys are consecutive
-//   tally_partition_bins     one shared-memory histogram per chunk; blocks split the
-//                            partitioned keys evenly, and a chunk shared by several blocks gets
-//                            each one's counts by global atomics, so the split never matters
-// Binning happens once per sample in each of the first and third launches, with the one rule of
-// binning.cuh; only keys travel through memory.
+//   tally_partition_scatter  each tile of samples binned once and counting-sorted by chunk in
+//                            shared memory, then written whole to the tile's own region of the
+//                            partitioned keys as 16-bit keys within their chunk; each chunk's
+//                            segment of the tile (start, count) goes to a chunk-major table; the
+//                            samples in no bin are counted here, and each chunk's keys
+//   tally_partition_offsets  the chunks' key totals as exclusive sums
+//   tally_partition_bins     one shared-memory histogram per chunk; each block takes the chunks
+//                            that its even share of the work (keys, and segments to look at)
+//                            overlaps, and with the other blocks on a chunk takes units of its
+//                            segments from the chunk's queue, so the split never depends on
+//                            where in the input the keys lie
+// The input is read once and the keys are written and read once, at two bytes each: no count
+// pass, no global cursor per chunk. Binning happens once per sample, with the one rule of
+// binning.cuh.
 // Defines: TALLY_SAMPLE, TALLY_BINNING, TALLY_CHANNELS, TALLY_COUNTER, TALLY_IDENTITY,
-// TALLY_ALL_IN_RANGE (as in histogram.cu), TALLY_BLOCK_THREADS (count and scatter),
-// TALLY_ITEMS (keys per thread and tile), TALLY_MIN_BLOCKS (the scatter's blocks per
-// multiprocessor, its register bound), TALLY_MATCH_RANKS (1: the scatter ranks a warp's keys of
-// one chunk with one shared atomic after __match_any_sync; 0: one shared atomic per key),
-// TALLY_BINS_THREADS (the per-chunk histogram).
+// TALLY_ALL_IN_RANGE (as in histogram.cu), TALLY_BLOCK_THREADS (the scatter), TALLY_ITEMS (keys
+// per thread and tile), TALLY_MIN_BLOCKS (the scatter's blocks per multiprocessor, its register
+// bound), TALLY_MATCH_RANKS (1: the scatter ranks a warp's keys of one chunk with one shared
+// atomic after __match_any_sync; 0: one shared atomic per key), TALLY_BINS_THREADS (the
+// per-chunk histogram).
 #include "common.cuh"
 #include "warp.cuh"
 #include "block.cuh"
@@ -43,8 +47,12 @@ constexpr int VEC_ITEMS = VecItems<Sample>::value;
 static_assert(ITEMS % VEC_ITEMS == 0, "a thread's keys are whole 16-byte loads");
 constexpr int VECS = ITEMS / VEC_ITEMS;
 constexpr int TILE_ITEMS = BLOCK_THREADS * ITEMS;
+// A segment's start and count are 16-bit, and a tile's region is whole 16-byte vectors of keys.
+static_assert(TILE_ITEMS <= 65535 && TILE_ITEMS % 8 == 0, "a tile's positions fit 16 bits");
 constexpr int MAX_CHANNELS = 16;
 constexpr u32 NO_KEY = 0xffffffffu;  // keys are < 2^31
+// Keys within a chunk are 16-bit: at most 2^16 keys per chunk.
+constexpr int KEYS_PER_VEC = 8;     // 16-bit keys in one 16-byte load
 
 // The layout is checked against `PartitionParams` in src/histogram/partition.rs.
 struct PartitionParams {
@@ -53,19 +61,19 @@ struct PartitionParams {
   u64 first_index;        // index of the slice's first sample in the whole input (its channel)
   Counter* counts;        // width counters
   u64* outliers;          // nslots * 3: below, above, NaN
-  u32* chunk_counts;      // chunks: the slice's keys per chunk (zeroed before the count)
-  u32* chunk_start;       // chunks + 1: exclusive sums of chunk_counts, then the total
-  u32* chunk_cursor;      // chunks: the next free position of each chunk (the scatter's)
-  u32* keys;              // n: the slice's keys, grouped by chunk
+  u32* chunk_total;       // chunks: the slice's keys per chunk (zero before the scatter)
+  u32* chunk_start;       // chunks + 1: exclusive sums of chunk_total, then the total
+  u32* chunk_queue;       // chunks: the next unit of each chunk (the bins launch's)
+  u32* segments;          // chunks x tiles: tile t's segment of chunk c, start | count << 16
+  u16* keys;              // tiles x TILE_ITEMS: each tile's keys within their chunks, grouped by chunk
   AxisParams axis;
   u32 nslots;
   u32 width;              // keys: bins * nslots
   u32 chunks;
-  u32 chunk_shift;        // log2(keys per chunk)
+  u32 chunk_shift;        // log2(keys per chunk), at most 16
   int slot[MAX_CHANNELS];  // interleaved channel -> selected slot, or -1
 };
-
-// Samples in no bin (count launch only), per block in shared memory: below, above and NaN of
+// Samples in no bin, counted by the scatter per block in shared memory: below, above and NaN of
 // each slot. Rare where a histogram has this many bins, and the hardware combines a warp's adds
 // to one address. A block counts at most a slice (< 2^31 samples), so 32 bits hold them.
 struct OutlierTally {
@@ -73,9 +81,8 @@ struct OutlierTally {
   TALLY_DEVICE void add(int slot, int code) { atomicAdd(shared + slot * 3 + (-1 - code), 1u); }
 };
 
-// The key of the sample at index i of the whole input, or NO_KEY (an outlier, which `COUNT`
+// The key of the sample at index i of the whole input, or NO_KEY (an outlier, which `out`
 // tallies, or a channel that is not selected).
-template <bool COUNT>
 TALLY_DEVICE u32 partition_key(const PartitionParams& p, const Binner& binner, OutlierTally& out, Sample x, u64 i) {
   int slot = 0;
   if (CHANNELS > 1) {
@@ -84,7 +91,7 @@ TALLY_DEVICE u32 partition_key(const PartitionParams& p, const Binner& binner, O
   }
   const int b = binner(x);
   if (b < 0) {
-    if (COUNT) out.add(slot, b);
+    out.add(slot, b);
     return NO_KEY;
   }
   return (u32)slot * p.axis.bins + (u32)b;
@@ -107,7 +114,6 @@ TALLY_DEVICE unsigned char* partition_binner(const PartitionParams& p, Binner& b
 
 // The keys of tile `tile`: thread t holds items (k * BLOCK_THREADS + t) * VEC_ITEMS + j of the
 // tile, one 16-byte load per k where the tile is whole and the samples aligned.
-template <bool COUNT>
 TALLY_DEVICE void tile_keys(const PartitionParams& p, const Binner& binner, OutlierTally& out, u64 tile,
                             bool aligned, u32 (&key)[ITEMS]) {
   const u64 first = tile * TILE_ITEMS;
@@ -120,7 +126,7 @@ TALLY_DEVICE void tile_keys(const PartitionParams& p, const Binner& binner, Outl
       const u64 base = first + (u64)(k * BLOCK_THREADS + threadIdx.x) * VEC_ITEMS;
 #pragma unroll
       for (int j = 0; j < VEC_ITEMS; ++j)
-        key[k * VEC_ITEMS + j] = partition_key<COUNT>(p, binner, out, v[k].item[j], p.first_index + base + j);
+        key[k * VEC_ITEMS + j] = partition_key(p, binner, out, v[k].item[j], p.first_index + base + j);
     }
     return;
   }
@@ -130,88 +136,40 @@ TALLY_DEVICE void tile_keys(const PartitionParams& p, const Binner& binner, Outl
 #pragma unroll
     for (int j = 0; j < VEC_ITEMS; ++j) {
       const u64 i = base + j;
-      key[k * VEC_ITEMS + j] = i < p.n ? partition_key<COUNT>(p, binner, out, p.samples[i], p.first_index + i) : NO_KEY;
+      key[k * VEC_ITEMS + j] = i < p.n ? partition_key(p, binner, out, p.samples[i], p.first_index + i) : NO_KEY;
     }
   }
 }
 
-// ---- 1: samples per chunk -----------------------------------------------------------------------
 
-extern "C" __global__ void __launch_bounds__(BLOCK_THREADS) tally_partition_count(const PartitionParams p) {
-  extern __shared__ __align__(16) unsigned char smem_raw[];
-  // [table][outliers u32 x 3 * MAX_CHANNELS][chunk counts u32 x chunks]
-  Binner binner;
-  unsigned char* cursor = partition_binner(p, binner, smem_raw, BLOCK_THREADS);
-  OutlierTally out;
-  out.shared = reinterpret_cast<u32*>(cursor);
-  u32* chunk_counts = out.shared + 3 * MAX_CHANNELS;
-  block_fill<BLOCK_THREADS>(out.shared, 3 * MAX_CHANNELS + p.chunks, 0u);
-  __syncthreads();
-
-  const bool aligned = (reinterpret_cast<size_t>(p.samples) & 15) == 0;
-  const u64 tiles = (p.n + TILE_ITEMS - 1) / TILE_ITEMS;
-  for (u64 tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-    u32 key[ITEMS];
-    tile_keys<true>(p, binner, out, tile, aligned, key);
-#pragma unroll
-    for (int j = 0; j < ITEMS; ++j)
-      if (key[j] != NO_KEY) atomicAdd(chunk_counts + (key[j] >> p.chunk_shift), 1u);
-  }
-  __syncthreads();
-  for (u32 c = threadIdx.x; c < p.chunks; c += BLOCK_THREADS)
-    if (chunk_counts[c]) atomicAdd(p.chunk_counts + c, chunk_counts[c]);
-  for (u32 i = threadIdx.x; i < 3 * p.nslots; i += BLOCK_THREADS)
-    if (out.shared[i]) atomicAdd(p.outliers + i, (u64)out.shared[i]);
-}
-
-// ---- 2: where each chunk starts (one block), the counts zeroed again for the next slice -----
-
-constexpr int OFFSETS_THREADS = 1024;
-
-extern "C" __global__ void __launch_bounds__(OFFSETS_THREADS) tally_partition_offsets(const PartitionParams p) {
-  __shared__ u32 scratch[OFFSETS_THREADS / 32];
-  // Thread t sums a run of consecutive chunks; the block scans the runs.
-  const u32 per = (p.chunks + OFFSETS_THREADS - 1) / OFFSETS_THREADS;
-  const u32 lo = min(p.chunks, threadIdx.x * per), hi = min(p.chunks, lo + per);
-  u32 sum = 0;
-  for (u32 c = lo; c < hi; ++c) sum += p.chunk_counts[c];
-  u32 total;
-  u32 start = block_inclusive_scan<OFFSETS_THREADS>(sum, scratch, 0u, [](u32 a, u32 b) { return a + b; }, total) - sum;
-  for (u32 c = lo; c < hi; ++c) {
-    const u32 count = p.chunk_counts[c];
-    p.chunk_start[c] = start;
-    p.chunk_cursor[c] = start;
-    p.chunk_counts[c] = 0;  // zero again for the next slice's count
-    start += count;
-  }
-  if (threadIdx.x == 0) p.chunk_start[p.chunks] = total;
-}
-
-// ---- 3: keys into their chunks' regions ---------------------------------------------------------
+// ---- 1: each tile's keys, sorted by chunk, into the tile's own region ---------------------------
 
 // Three barriers per tile: the tile counters are double-buffered, so that each tile's are
 // zeroed while the previous tile scans its own, and the next tile's first shared atomics need no
-// barrier of their own; and the staged keys and destinations are rewritten only after the next
-// tile's ranking barrier, which every thread passes after its copy-out.
+// barrier of their own; and the staged keys are rewritten only after the next tile's ranking
+// barrier, which every thread passes after its copy-out.
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS) tally_partition_scatter(const PartitionParams p) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
-  // [table][staged keys u32 x TILE_ITEMS][tile counts x 2 | tile starts | destinations: u32 x chunks]
+  // [table][outliers u32 x 3 * MAX_CHANNELS][chunk totals | tile counts x 2 | tile starts: u32 x chunks]
+  // [staged keys u16 x TILE_ITEMS]; every part before the staged keys is a multiple of 16 bytes.
   __shared__ u32 scan_scratch[BLOCK_THREADS / 32];
   Binner binner;
-  u32* stage = reinterpret_cast<u32*>(partition_binner(p, binner, smem_raw, BLOCK_THREADS));
-  u32* tile_counts = stage + TILE_ITEMS;  // two buffers of p.chunks counters
+  OutlierTally out;
+  out.shared = reinterpret_cast<u32*>(partition_binner(p, binner, smem_raw, BLOCK_THREADS));
+  u32* block_total = out.shared + 3 * MAX_CHANNELS;
+  u32* tile_counts = block_total + p.chunks;  // two buffers of p.chunks counters
   u32* tile_start = tile_counts + 2 * p.chunks;
-  u32* dest = tile_start + p.chunks;
-  OutlierTally unused;  // the scatter counts no outliers (tile_keys<false>)
+  u16* stage = reinterpret_cast<u16*>(tile_start + p.chunks);
   const bool aligned = (reinterpret_cast<size_t>(p.samples) & 15) == 0;
   const u64 tiles = (p.n + TILE_ITEMS - 1) / TILE_ITEMS;
+  const u32 local_mask = (1u << p.chunk_shift) - 1;
   // Each thread scans a run of consecutive chunks.
   const u32 per = (p.chunks + BLOCK_THREADS - 1) / BLOCK_THREADS;
   const u32 run_lo = min(p.chunks, threadIdx.x * per), run_hi = min(p.chunks, run_lo + per);
 #if TALLY_MATCH_RANKS
   const u32 lanes_below = (1u << lane_id()) - 1;
 #endif
-  block_fill<BLOCK_THREADS>(tile_counts, p.chunks, 0u);
+  block_fill<BLOCK_THREADS>(out.shared, 3 * MAX_CHANNELS + 2 * p.chunks, 0u);
   __syncthreads();
 
   u32 buffer = 0;
@@ -219,7 +177,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS) tally_pa
     u32* tile_count = tile_counts + buffer * p.chunks;
     u32* next_count = tile_counts + (buffer ^ 1) * p.chunks;
     u32 key[ITEMS], rank[ITEMS];
-    tile_keys<false>(p, binner, unused, tile, aligned, key);
+    tile_keys(p, binner, out, tile, aligned, key);
 #pragma unroll
     for (int j = 0; j < ITEMS; ++j) {
       const u32 chunk = key[j] == NO_KEY ? NO_KEY : key[j] >> p.chunk_shift;
@@ -238,7 +196,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS) tally_pa
 #endif
     }
     __syncthreads();
-    // The tile's chunk starts, and a place in each chunk's region of the partitioned keys.
+    // The tile's chunk starts, in shared memory for the staging, and its segments in the table.
     u32 sum = 0;
     for (u32 c = run_lo; c < run_hi; ++c) sum += tile_count[c];
     u32 total;
@@ -246,57 +204,195 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS) tally_pa
     for (u32 c = run_lo; c < run_hi; ++c) {
       const u32 count = tile_count[c];
       tile_start[c] = start;
-      // Position k of the staged tile goes to dest[c] + k (u32 arithmetic wraps back).
-      if (count) dest[c] = atomicAdd(p.chunk_cursor + c, count) - start;
+      // Tiles go to blocks in order, so the neighbouring entries of a column are written at about
+      // the same time and L2 merges them before they reach memory.
+      p.segments[(u64)c * tiles + tile] = start | count << 16;
+      block_total[c] += count;
       start += count;
       next_count[c] = 0;  // the next tile's counters, last read by the previous tile's scan
     }
     __syncthreads();
 #pragma unroll
     for (int j = 0; j < ITEMS; ++j)
-      if (key[j] != NO_KEY) stage[tile_start[key[j] >> p.chunk_shift] + rank[j]] = key[j];
+      if (key[j] != NO_KEY) stage[tile_start[key[j] >> p.chunk_shift] + rank[j]] = (u16)(key[j] & local_mask);
     __syncthreads();
-    for (u32 k = threadIdx.x; k < total; k += BLOCK_THREADS) {
-      const u32 v = stage[k];
-      p.keys[dest[v >> p.chunk_shift] + k] = v;
-    }
+    // The tile's region, whole 16-byte vectors: what lies past the total is never read.
+    const uint4* from = reinterpret_cast<const uint4*>(stage);
+    uint4* to = reinterpret_cast<uint4*>(p.keys + tile * TILE_ITEMS);
+    for (u32 v = threadIdx.x; v < (total + KEYS_PER_VEC - 1) / KEYS_PER_VEC; v += BLOCK_THREADS) to[v] = from[v];
+  }
+  __syncthreads();
+  for (u32 c = threadIdx.x; c < p.chunks; c += BLOCK_THREADS)
+    if (block_total[c]) atomicAdd(p.chunk_total + c, block_total[c]);
+  for (u32 i = threadIdx.x; i < 3 * p.nslots; i += BLOCK_THREADS)
+    if (out.shared[i]) atomicAdd(p.outliers + i, (u64)out.shared[i]);
+}
+
+// ---- 2: where each chunk starts (one block); the totals zeroed again for the next slice ------
+
+constexpr int OFFSETS_THREADS = 1024;
+
+extern "C" __global__ void __launch_bounds__(OFFSETS_THREADS) tally_partition_offsets(const PartitionParams p) {
+  __shared__ u32 scratch[OFFSETS_THREADS / 32];
+  // Thread t sums a run of consecutive chunks; the block scans the runs.
+  const u32 per = (p.chunks + OFFSETS_THREADS - 1) / OFFSETS_THREADS;
+  const u32 lo = min(p.chunks, threadIdx.x * per), hi = min(p.chunks, lo + per);
+  u32 sum = 0;
+  for (u32 c = lo; c < hi; ++c) sum += p.chunk_total[c];
+  u32 total;
+  u32 start = block_inclusive_scan<OFFSETS_THREADS>(sum, scratch, 0u, [](u32 a, u32 b) { return a + b; }, total) - sum;
+  for (u32 c = lo; c < hi; ++c) {
+    const u32 count = p.chunk_total[c];
+    p.chunk_start[c] = start;
+    p.chunk_total[c] = 0;  // zero again for the next slice's scatter
+    p.chunk_queue[c] = 0;
+    start += count;
+  }
+  if (threadIdx.x == 0) p.chunk_start[p.chunks] = total;
+}
+
+// ---- 3: one shared-memory histogram per chunk ---------------------------------------------------
+
+// A chunk's segments are read in units, taken by the warps of every block on the chunk from the
+// chunk's queue: a unit is a part (about UNIT_KEYS keys) of the segments of 32 consecutive
+// tiles, one per lane, read as one list of 16-byte vectors so that the lanes share the work
+// whatever the segments' lengths. The vectors at a segment's ends hold the neighbouring chunks'
+// keys, which are masked off. A warp takes the ticket of the unit after next and loads the next
+// unit's segments before it counts the current one, so that neither latency stands between units.
+// The TALLY_PARTITION_* defines exist for measurements only; the defaults are what runs.
+#ifndef TALLY_PARTITION_UNROLL
+#define TALLY_PARTITION_UNROLL 4
+#endif
+#ifndef TALLY_PARTITION_UNIT_KEYS
+#define TALLY_PARTITION_UNIT_KEYS 8192
+#endif
+#ifndef TALLY_PARTITION_SEGMENT_WEIGHT
+#define TALLY_PARTITION_SEGMENT_WEIGHT 64
+#endif
+constexpr int BINS_WARPS = BINS_THREADS / 32;
+constexpr int BINS_UNROLL = TALLY_PARTITION_UNROLL;   // vectors in flight per lane before their atomics
+constexpr u32 UNIT_KEYS = TALLY_PARTITION_UNIT_KEYS;  // keys per unit, about, where segments are long
+// What a unit's segments cost beside their keys, per segment, in keys: the split of the work
+// between blocks counts it, so that chunks of many short segments get blocks enough.
+constexpr u32 SEGMENT_WEIGHT = TALLY_PARTITION_SEGMENT_WEIGHT;
+
+struct UnitSegments {
+  u32 first_flat[32];  // the segment's first vector in the unit's list
+  u32 shift[32];       // added to a vector's index in the list: its index in the keys
+  u32 begin[32];       // the segment's positions in the keys: [begin, end)
+  u32 end[32];
+};
+
+// The 16-bit keys of one 16-byte vector at positions [at, at + 8) whose positions lie in
+// [from, to), each counted in hist.
+TALLY_DEVICE void count_vector(u32* hist, const uint4& q, u32 at, u32 from, u32 to) {
+  const u32 word[4] = {q.x, q.y, q.z, q.w};
+#pragma unroll
+  for (int k = 0; k < KEYS_PER_VEC; ++k) {
+    const u32 pos = at + k;
+    if (pos >= from && pos < to) atomicAdd(hist + ((word[k / 2] >> (16 * (k & 1))) & 0xffffu), 1u);
   }
 }
 
-// ---- 4: one shared-memory histogram per chunk ---------------------------------------------------
+// Part `part` of `parts` of the list of vectors of one chunk's segments in tiles 32 * group +
+// lane; `segment` is the lane's (start | count << 16, 0 past the last tile).
+TALLY_DEVICE void count_unit(const PartitionParams& p, u32* hist, UnitSegments& s, u32 segment, u32 group, u32 part,
+                             u32 parts) {
+  const u32 lane = lane_id();
+  const u32 begin = (group * 32 + lane) * TILE_ITEMS + (segment & 0xffffu), end = begin + (segment >> 16);
+  const u32 first_vec = begin / KEYS_PER_VEC;
+  const u32 nvec = end > begin ? (end - 1) / KEYS_PER_VEC - first_vec + 1 : 0;
+  const u32 inclusive = warp_inclusive_scan(nvec, [](u32 a, u32 b) { return a + b; });
+  const u32 list = __shfl_sync(0xffffffffu, inclusive, 31);
+  s.first_flat[lane] = inclusive - nvec;
+  s.shift[lane] = first_vec - (inclusive - nvec);
+  s.begin[lane] = begin;
+  s.end[lane] = end;
+  __syncwarp();
+  const u32 lo = (u32)((u64)list * part / parts), hi = (u32)((u64)list * (part + 1) / parts);
+  const uint4* vecs = reinterpret_cast<const uint4*>(p.keys);
+  u32 seg = 0;  // the segment of the lane's current vector: lanes walk the list in order
+  for (u32 v0 = lo + lane; v0 < hi; v0 += 32 * BINS_UNROLL) {
+    uint4 q[BINS_UNROLL];
+    u32 at[BINS_UNROLL], from[BINS_UNROLL], to[BINS_UNROLL];
+#pragma unroll
+    for (int u = 0; u < BINS_UNROLL; ++u) {
+      const u32 v = v0 + 32 * u;
+      from[u] = to[u] = at[u] = 0;
+      q[u] = make_uint4(0, 0, 0, 0);
+      if (v < hi) {
+        while (seg < 31 && s.first_flat[seg + 1] <= v) ++seg;
+        const u32 vec = v + s.shift[seg];
+        q[u] = __ldg(vecs + vec);
+        at[u] = vec * KEYS_PER_VEC;
+        from[u] = s.begin[seg];
+        to[u] = s.end[seg];
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < BINS_UNROLL; ++u) count_vector(hist, q[u], at[u], from[u], to[u]);
+  }
+  __syncwarp();
+}
 
 extern "C" __global__ void __launch_bounds__(BINS_THREADS) tally_partition_bins(const PartitionParams p) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
+  __shared__ UnitSegments segments[BINS_WARPS];
+  __shared__ u32 taken;
   u32* hist = reinterpret_cast<u32*>(smem_raw);  // 2^chunk_shift counters
-  const u64 total = p.chunk_start[p.chunks];
-  const u32 lo = (u32)((u64)blockIdx.x * total / gridDim.x);
-  const u32 hi = (u32)((u64)(blockIdx.x + 1) * total / gridDim.x);
+  UnitSegments& s = segments[threadIdx.x / 32];
+  const u32 lane = lane_id();
+  const u32 tiles = (u32)((p.n + TILE_ITEMS - 1) / TILE_ITEMS);
+  const u32 groups = (tiles + 31) / 32;
+  // The work of chunks [0, c): their keys, and their segments to look at.
+  auto work = [&](u32 c) { return (u64)p.chunk_start[c] + (u64)c * groups * 32 * SEGMENT_WEIGHT; };
+  const u64 total = work(p.chunks);
+  // The block's even share of the work picks its chunks; within a chunk the blocks on it share
+  // the units through the chunk's queue.
+  const u64 lo = blockIdx.x * total / gridDim.x, hi = (blockIdx.x + 1) * total / gridDim.x;
   if (lo >= hi) return;
-  // The chunk holding position lo: the last c with chunk_start[c] <= lo.
+  // The chunk holding lo: the last c with work(c) <= lo.
   u32 first = 0, last = p.chunks - 1;
   while (first < last) {
     const u32 mid = (first + last + 1) / 2;
-    if (p.chunk_start[mid] <= lo) first = mid;
+    if (work(mid) <= lo) first = mid;
     else last = mid - 1;
   }
-  for (u32 c = first; c < p.chunks; ++c) {
-    const u32 begin = max(lo, p.chunk_start[c]), end = min(hi, p.chunk_start[c + 1]);
-    if (begin >= hi) break;
-    if (begin >= end) continue;
+  for (u32 c = first; c < p.chunks && work(c) < hi; ++c) {
+    const u32 keys = p.chunk_start[c + 1] - p.chunk_start[c];
+    if (keys == 0) continue;
+    // Parts enough that a unit holds about UNIT_KEYS keys; every block computes the same.
+    const u32 parts = (u32)max((u64)1, ((u64)keys + (u64)groups * UNIT_KEYS - 1) / ((u64)groups * UNIT_KEYS));
+    const u32 units = groups * parts;
+    // Other blocks may have taken every unit already: nothing to count, nothing to flush. One
+    // thread looks, so that the whole block skips or none of it.
+    if (threadIdx.x == 0) taken = *reinterpret_cast<volatile u32*>(p.chunk_queue + c) >= units;
+    __syncthreads();
+    const bool skip = taken;
+    __syncthreads();
+    if (skip) continue;
     const u32 key0 = c << p.chunk_shift;
     const u32 used = min(1u << p.chunk_shift, p.width - key0);
+    const u32* column = p.segments + (u64)c * tiles;
     block_fill<BINS_THREADS>(hist, used, 0u);
     __syncthreads();
-    u32 i = begin + threadIdx.x;
-    // Four loads in flight before their atomics.
-    for (; i + 3 * BINS_THREADS < end; i += 4 * BINS_THREADS) {
-      u32 k[4];
-#pragma unroll
-      for (int u = 0; u < 4; ++u) k[u] = __ldg(p.keys + i + u * BINS_THREADS);
-#pragma unroll
-      for (int u = 0; u < 4; ++u) atomicAdd(hist + (k[u] - key0), 1u);
+    // Lane 0 takes the tickets; every lane loads its own tile's segment.
+    auto ticket = [&]() { return lane == 0 ? atomicAdd(p.chunk_queue + c, 1u) : 0u; };
+    auto segment_of = [&](u32 unit) {
+      const u32 t = unit / parts * 32 + lane;
+      return unit < units && t < tiles ? column[t] : 0u;
+    };
+    u32 unit = __shfl_sync(0xffffffffu, ticket(), 0);
+    u32 next = __shfl_sync(0xffffffffu, ticket(), 0);
+    u32 segment = segment_of(unit);
+    while (unit < units) {
+      const u32 after = ticket();
+      const u32 next_segment = segment_of(next);
+      count_unit(p, hist, s, segment, unit / parts, unit % parts, parts);
+      unit = next;
+      next = __shfl_sync(0xffffffffu, after, 0);
+      segment = next_segment;
     }
-    for (; i < end; i += BINS_THREADS) atomicAdd(hist + (__ldg(p.keys + i) - key0), 1u);
     __syncthreads();
     for (u32 b = threadIdx.x; b < used; b += BINS_THREADS)
       if (hist[b]) atomicAdd(p.counts + key0 + b, (Counter)hist[b]);
