@@ -155,7 +155,7 @@ fn partition_uneven_segments() {
     let reversed: Vec<u32> = sorted.iter().rev().copied().collect();
     let tile = PARTITION_TILE;
     let alternating: Vec<u32> =
-        (0..n).map(|i| if (i / tile) % 2 == 0 { 70_000 + (i % 5) as u32 } else { uniform[i] }).collect();
+        (0..n).map(|i| if (i / tile).is_multiple_of(2) { 70_000 + (i % 5) as u32 } else { uniform[i] }).collect();
     let rare: Vec<u32> = (0..n)
         .map(|i| if (i / tile) % 37 == 5 { bins - 1 - (i % 3) as u32 } else { uniform[i] % (bins / 2) })
         .collect();
@@ -288,7 +288,14 @@ fn partition_every_sample_type() {
 #[test]
 fn partition_tuned_shapes_and_ranking() {
     let Some(dev) = gpu() else { return };
-    let shapes = [(512, 16, 1, true), (256, 8, 3, false), (256, 32, 2, true), (1024, 4, 2, false), (128, 8, 4, true)];
+    let shapes = [
+        (512, 16, 1, true),
+        (256, 8, 3, false),
+        (256, 32, 2, true),
+        (1024, 4, 2, false),
+        (128, 8, 4, true),
+        (1024, 16, 1, false),
+    ];
     let specials = [-1, 0, 99_999, 100_000, (1 << 20) - 1, 1 << 20, i32::MIN as i64];
     for (threads, items, blocks, matched) in shapes {
         let t = Tuning::default().with_partition_shape(threads, items, blocks, matched);
@@ -323,5 +330,44 @@ fn partition_tuned_shapes_and_ranking() {
         partitioned(&dev, &shorts, &spec, 1, &t);
         let bytes: Vec<u8> = host.iter().map(|&v| v as u8).collect();
         partitioned(&dev, &bytes, &HistogramSpec::even(256, 0.0, 256.0), 2, &t);
+    }
+}
+
+/// Chunks smaller than the device allows (`partition_chunk_shift`): keys within a chunk masked
+/// to fewer bits, a last chunk partly used, many more chunks; tile-edge sizes, misaligned
+/// inputs, every distribution, several slices, interleaved channels.
+#[test]
+fn partition_smaller_chunks() {
+    let Some(dev) = gpu() else { return };
+    let specials = [-1, 0, 4095, 4096, 99_999, 100_000, (1 << 20) - 1, 1 << 20, i32::MIN as i64];
+    for shift in [8u32, 12, 13] {
+        let t = Tuning { partition_chunk_shift: Some(shift), ..Tuning::default() };
+        for bins in [100_000u32, 1 << 20] {
+            if (bins as usize).div_ceil(1 << shift) > 4096 {
+                continue;
+            }
+            let spec = HistogramSpec::even(bins, 0.0, bins as f64);
+            for n in [1, PARTITION_TILE + 1, 3 * PARTITION_TILE + 17] {
+                let host: Vec<i32> = mixed_ints(n, u64::from(shift) ^ n as u64, -40, u64::from(bins) + 80, &specials)
+                    .into_iter()
+                    .map(|v| v as i32)
+                    .collect();
+                partitioned(&dev, &host, &spec, 0, &t);
+                if n > 3 {
+                    partitioned(&dev, &host, &spec, 3, &t);
+                }
+            }
+            for dist in Distribution::ALL {
+                let host: Vec<i32> = samples(dist, bins, 5 * PARTITION_TILE + 5, u64::from(bins) ^ u64::from(shift));
+                partitioned(&dev, &host, &spec, 1, &t);
+            }
+        }
+        let sliced = Tuning { partition_slice: Some(2 * PARTITION_TILE), ..t.clone() };
+        let host: Vec<i32> = samples(Distribution::Zipf, 100_000, 7 * PARTITION_TILE + 3, 9);
+        let spec = HistogramSpec::even(100_000, 0.0, 100_000.0);
+        assert_eq!(partitioned(&dev, &host, &spec, 0, &sliced), 4);
+        let spec =
+            HistogramSpec::even(40_000, 0.0, 100_000.0).with_channels(Channels { interleave: 3, selected: vec![2, 0] });
+        partitioned(&dev, &host, &spec, 2, &t);
     }
 }

@@ -63,6 +63,7 @@ impl DeviceOptions {
             partition_items: number("TALLY_PARTITION_ITEMS").map(|v| v.min(u32::MAX as u64) as u32),
             partition_blocks_per_sm: number("TALLY_PARTITION_BLOCKS_PER_SM").map(|v| v.min(u32::MAX as u64) as u32),
             partition_match: number("TALLY_PARTITION_MATCH").map(|v| v != 0),
+            partition_chunk_shift: number("TALLY_PARTITION_CHUNK_SHIFT").map(|v| v.min(31) as u32),
             stream_chunk_bytes: number("TALLY_STREAM_CHUNK").map(|v| v as usize),
             stream_buffers: number("TALLY_STREAM_BUFFERS").map(|v| v as usize),
             stream_threshold: number("TALLY_STREAM_THRESHOLD").map(|v| v as usize),

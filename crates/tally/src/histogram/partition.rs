@@ -3,10 +3,10 @@
 //! shared counters; each tile of samples is counting-sorted by chunk in shared memory and
 //! written to its own region of a scratch array as 16-bit keys within their chunks, each
 //! chunk's segment of the tile in a chunk-major table; then each chunk is counted in shared
-//! memory, its segments read from every tile. The input is read once, the keys written and read once at two bytes. Its
-//! policy (chunk size, slices, scratch) is a pure function of the device, the problem and
-//! `Tuning`; the plan launches it on a slice of the input at a time, each slice fully counted
-//! before the next, so that its scratch stays within the workspace's bound.
+//! memory, its segments read from every tile. The input is read once, the keys written and read
+//! once at two bytes. Its policy (chunk size, slices, scratch) is a pure function of the device,
+//! the problem and `Tuning`; the plan launches it on a slice of the input at a time, each slice
+//! fully counted before the next, so that its scratch stays within the workspace's bound.
 
 use super::axis::{self, binnings_of, Binning};
 use super::policy::{all_in_range_options, identity_options, Tuning, Variant};
@@ -159,7 +159,7 @@ impl PartitionLayout {
         tuning: &Tuning,
         tile: usize,
     ) -> Result<PartitionLayout> {
-        let chunk_shift = chunk_shift(info);
+        let chunk_shift = tuning.partition_chunk_shift.map_or(chunk_shift(info), |s| s.clamp(8, chunk_shift(info)));
         let chunks = width.max(1).div_ceil(1 << chunk_shift);
         if width > max_keys(info) {
             return Err(Error::invalid(format!(
@@ -170,7 +170,7 @@ impl PartitionLayout {
         if chunks > max_chunks(info, tile) {
             return Err(Error::invalid(format!(
                 "the partition strategy with tiles of {tile} samples holds at most {} chunks of {} keys in shared \
-                 memory, and {width} keys need {chunks}: use a smaller partition tile",
+                 memory, and {width} keys need {chunks}: use a smaller partition tile or larger chunks",
                 max_chunks(info, tile),
                 1usize << chunk_shift
             )));
@@ -481,5 +481,14 @@ mod tests {
         let t = Tuning { partition_slice: Some(PARTITION_TILE - 1), ..Tuning::default() };
         let e = refused(1 << 20, 1 << 20, 1 << 30, &t, PARTITION_TILE);
         assert!(e.contains("less than one tile"), "{e}");
+        // A tuned chunk size: smaller chunks, more of them; never below 2^8 or above the device's.
+        let chunked = |shift| Tuning { partition_chunk_shift: Some(shift), ..Tuning::default() };
+        let l = PartitionLayout::new(&info, 1 << 20, 1 << 20, 1 << 30, &chunked(12), PARTITION_TILE).unwrap();
+        assert_eq!((l.chunk_shift, l.chunks), (12, 256));
+        assert_eq!(PartitionLayout::new(&info, 1000, 10, 1 << 30, &chunked(2), PARTITION_TILE).unwrap().chunk_shift, 8);
+        assert_eq!(
+            PartitionLayout::new(&info, 1000, 10, 1 << 30, &chunked(20), PARTITION_TILE).unwrap().chunk_shift,
+            15
+        );
     }
 }

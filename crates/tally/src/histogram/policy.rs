@@ -54,6 +54,10 @@ pub struct Tuning {
     /// (`__match_any_sync`) instead of one shared atomic per key; default
     /// `partition::PARTITION_MATCH`.
     pub partition_match: Option<bool>,
+    /// log2 of the keys per chunk of the partition, below what the device's shared memory holds
+    /// (at least 8; a larger value is the device's); default the device's
+    /// (`partition::chunk_shift`). Smaller chunks mean more of them.
+    pub partition_chunk_shift: Option<u32>,
     /// Bytes of one chunk of a streamed input; default `device::staging::DEFAULT_CHUNK_BYTES`.
     pub stream_chunk_bytes: Option<usize>,
     /// Chunks of a streamed input in flight at once (2..=8); default
