@@ -281,6 +281,36 @@ fn partition_every_sample_type() {
     assert_same_counts(&h, &reference::histogram(&singles, &spec), "auto f32");
 }
 
+/// `bins` even bins over `[0, bins)`, partitioned with `tuning`: integers around the range (one
+/// in seven from `specials`) at each of `sizes`, aligned and misaligned by 3, seeded by
+/// `seeds.0 ^ n`; then every distribution at `dist_n` samples misaligned by 1, seeded by
+/// `bins ^ seeds.1`.
+fn partitioned_sizes_and_distributions(
+    dev: &Arc<CudaDevice>,
+    bins: u32,
+    sizes: &[usize],
+    dist_n: usize,
+    seeds: (u64, u64),
+    specials: &[i64],
+    tuning: &Tuning,
+) {
+    let spec = HistogramSpec::even(bins, 0.0, bins as f64);
+    for &n in sizes {
+        let host: Vec<i32> = mixed_ints(n, seeds.0 ^ n as u64, -40, u64::from(bins) + 80, specials)
+            .into_iter()
+            .map(|v| v as i32)
+            .collect();
+        partitioned(dev, &host, &spec, 0, tuning);
+        if n > 3 {
+            partitioned(dev, &host, &spec, 3, tuning);
+        }
+    }
+    for dist in Distribution::ALL {
+        let host: Vec<i32> = samples(dist, bins, dist_n, u64::from(bins) ^ seeds.1);
+        partitioned(dev, &host, &spec, 1, tuning);
+    }
+}
+
 /// The tuned shapes and the ranking the sweep compares: threads, keys per thread, blocks per
 /// multiprocessor, ranks by shared atomics or by `__match_any_sync`; each counts tile-edge sizes,
 /// misaligned inputs, few and many chunks, skewed data, several slices and interleaved channels
@@ -302,22 +332,9 @@ fn partition_tuned_shapes_and_ranking() {
         let tile = PartitionShape::new(&t, tally::DType::I32).tile();
         assert_eq!(tile, (threads * items) as usize);
         for bins in [100_000u32, 1 << 20] {
-            let spec = HistogramSpec::even(bins, 0.0, bins as f64);
-            for n in [0, 1, tile - 1, tile, tile + 1, 5 * tile + 7] {
-                let host: Vec<i32> =
-                    mixed_ints(n, u64::from(threads + items) ^ n as u64, -40, u64::from(bins) + 80, &specials)
-                        .into_iter()
-                        .map(|v| v as i32)
-                        .collect();
-                partitioned(&dev, &host, &spec, 0, &t);
-                if n > 3 {
-                    partitioned(&dev, &host, &spec, 3, &t);
-                }
-            }
-            for dist in Distribution::ALL {
-                let host: Vec<i32> = samples(dist, bins, 9 * tile + 5, u64::from(bins) ^ u64::from(threads));
-                partitioned(&dev, &host, &spec, 1, &t);
-            }
+            let sizes = [0, 1, tile - 1, tile, tile + 1, 5 * tile + 7];
+            let seeds = (u64::from(threads + items), u64::from(threads));
+            partitioned_sizes_and_distributions(&dev, bins, &sizes, 9 * tile + 5, seeds, &specials, &t);
         }
         // Several slices of whole tuned tiles, and interleaved channels in u16 and u8 samples.
         let sliced = Tuning { partition_slice: Some(2 * tile + 1), ..t.clone() };
@@ -346,21 +363,9 @@ fn partition_smaller_chunks() {
             if (bins as usize).div_ceil(1 << shift) > 4096 {
                 continue;
             }
-            let spec = HistogramSpec::even(bins, 0.0, bins as f64);
-            for n in [1, PARTITION_TILE + 1, 3 * PARTITION_TILE + 17] {
-                let host: Vec<i32> = mixed_ints(n, u64::from(shift) ^ n as u64, -40, u64::from(bins) + 80, &specials)
-                    .into_iter()
-                    .map(|v| v as i32)
-                    .collect();
-                partitioned(&dev, &host, &spec, 0, &t);
-                if n > 3 {
-                    partitioned(&dev, &host, &spec, 3, &t);
-                }
-            }
-            for dist in Distribution::ALL {
-                let host: Vec<i32> = samples(dist, bins, 5 * PARTITION_TILE + 5, u64::from(bins) ^ u64::from(shift));
-                partitioned(&dev, &host, &spec, 1, &t);
-            }
+            let sizes = [1, PARTITION_TILE + 1, 3 * PARTITION_TILE + 17];
+            let seeds = (u64::from(shift), u64::from(shift));
+            partitioned_sizes_and_distributions(&dev, bins, &sizes, 5 * PARTITION_TILE + 5, seeds, &specials, &t);
         }
         let sliced = Tuning { partition_slice: Some(2 * PARTITION_TILE), ..t.clone() };
         let host: Vec<i32> = samples(Distribution::Zipf, 100_000, 7 * PARTITION_TILE + 3, 9);
