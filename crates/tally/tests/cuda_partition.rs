@@ -7,7 +7,7 @@
 use std::sync::Arc;
 use tally::data::{samples, splitmix64, Distribution};
 use tally::device::CudaDevice;
-use tally::histogram::partition::{PartitionShape, PARTITION_TILE};
+use tally::histogram::partition::{max_keys_with, PartitionShape, PARTITION_TILE};
 use tally::histogram::strategy::partition_preferred;
 use tally::histogram::{reference, HistogramPlan, SwitchOver, Tuning};
 use tally::{Backend, Channels, HistogramSpec, Sample, Strategy};
@@ -351,16 +351,18 @@ fn partition_tuned_shapes_and_ranking() {
 }
 
 /// Chunks smaller than the device allows (`partition_chunk_shift`): keys within a chunk masked
-/// to fewer bits, a last chunk partly used, many more chunks; tile-edge sizes, misaligned
-/// inputs, every distribution, several slices, interleaved channels.
+/// to fewer bits, a last chunk partly used, many more chunks; sizes of one sample, a tile and
+/// one, a few tiles and a tail, misaligned inputs, every distribution, several slices,
+/// interleaved channels.
 #[test]
 fn partition_smaller_chunks() {
     let Some(dev) = gpu() else { return };
     let specials = [-1, 0, 4095, 4096, 99_999, 100_000, (1 << 20) - 1, 1 << 20, i32::MIN as i64];
-    for shift in [8u32, 12, 13] {
+    for shift in [8u32, 12, 13, 14] {
         let t = Tuning { partition_chunk_shift: Some(shift), ..Tuning::default() };
         for bins in [100_000u32, 1 << 20] {
-            if (bins as usize).div_ceil(1 << shift) > 4096 {
+            // More chunks than this device's shared memory holds beside a tile: not a case.
+            if bins as usize > max_keys_with(dev.info(), shift, PARTITION_TILE) {
                 continue;
             }
             let sizes = [1, PARTITION_TILE + 1, 3 * PARTITION_TILE + 17];
@@ -374,5 +376,25 @@ fn partition_smaller_chunks() {
         let spec =
             HistogramSpec::even(40_000, 0.0, 100_000.0).with_channels(Channels { interleave: 3, selected: vec![2, 0] });
         partitioned(&dev, &host, &spec, 2, &t);
+    }
+}
+
+/// Plans of one kernel variant with different shared memory (the per-chunk histogram of a
+/// tuned smaller chunk takes less): a plan made after another must not lower the function's
+/// shared-memory limit below what the earlier plan launches with.
+#[test]
+fn partition_plans_with_different_chunks_coexist() {
+    let Some(dev) = gpu() else { return };
+    let host: Vec<i32> = samples(Distribution::Uniform, 1 << 20, 3 * PARTITION_TILE + 7, 21);
+    let spec = HistogramSpec::even(1 << 20, 0.0, (1 << 20) as f64);
+    let want = reference::histogram(&host, &spec);
+    let buf = dev.stream().upload(&host, "test samples").unwrap();
+    let mut whole = HistogramPlan::new(&dev, &buf.view(), &spec, Strategy::Partition, &Tuning::default()).unwrap();
+    let small = Tuning { partition_chunk_shift: Some(12), ..Tuning::default() };
+    let mut smaller = HistogramPlan::new(&dev, &buf.view(), &spec, Strategy::Partition, &small).unwrap();
+    for round in 0..4 {
+        let plan = if round % 2 == 0 { &mut smaller } else { &mut whole };
+        plan.launch(dev.stream(), &buf.view()).unwrap();
+        assert_same_counts(&plan.read(dev.stream()).unwrap(), &want, "plans made one after the other");
     }
 }

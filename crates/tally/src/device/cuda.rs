@@ -299,7 +299,13 @@ impl CudaDevice {
                     self.info.smem_per_block_optin
                 )));
             }
-            if smem + static_bytes > 48 * 1024 {
+            // The limit belongs to the function, which every plan of these defines shares: a plan
+            // that asks for less must not take it from one that asked for more.
+            let limit = function
+                .get_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)
+                .map_err(driver("cuFuncGetAttribute(max dynamic shared memory)"))?
+                .max(0) as usize;
+            if smem + static_bytes > 48 * 1024 && smem > limit {
                 function
                     .set_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem as i32)
                     .map_err(driver("cuFuncSetAttribute(max dynamic shared memory)"))?;

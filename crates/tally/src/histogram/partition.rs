@@ -80,6 +80,13 @@ pub fn chunk_keys(info: &DeviceInfo) -> usize {
     1 << chunk_shift(info)
 }
 
+/// log2 of the keys per chunk that `tuning` asks for on `info`'s device: its
+/// `partition_chunk_shift`, at least 8 and at most the device's, else the device's.
+pub fn tuned_chunk_shift(info: &DeviceInfo, tuning: &Tuning) -> u32 {
+    let device = chunk_shift(info);
+    tuning.partition_chunk_shift.map_or(device, |s| s.max(8).min(device))
+}
+
 /// Chunks the scatter's shared memory holds beside a staged tile of `tile` 16-bit keys (four
 /// counters per chunk: the block's totals, two buffers of tile counts, tile starts).
 fn max_chunks(info: &DeviceInfo, tile: usize) -> usize {
@@ -88,9 +95,22 @@ fn max_chunks(info: &DeviceInfo, tile: usize) -> usize {
 }
 
 /// The most keys (bins times selected channels) the partition counts on `info`'s device with the
-/// default tile.
+/// default tile and chunks.
 pub fn max_keys(info: &DeviceInfo) -> usize {
-    max_chunks(info, PARTITION_TILE) << chunk_shift(info)
+    max_keys_with(info, chunk_shift(info), PARTITION_TILE)
+}
+
+/// The most keys the partition counts on `info`'s device in chunks of 2^`chunk_shift` keys beside
+/// tiles of `tile` samples.
+pub fn max_keys_with(info: &DeviceInfo, chunk_shift: u32, tile: usize) -> usize {
+    max_chunks(info, tile) << chunk_shift
+}
+
+/// The most keys the partition counts on `info`'s device as `tuning` shapes it (its chunks, and
+/// the largest tile it gives any sample type): what `auto` may send to it.
+pub fn max_keys_tuned(info: &DeviceInfo, tuning: &Tuning) -> usize {
+    let tile = DType::ALL.iter().map(|&d| PartitionShape::new(tuning, d).tile()).max().unwrap_or(PARTITION_TILE);
+    max_keys_with(info, tuned_chunk_shift(info, tuning), tile)
 }
 
 /// The shape of the scatter: a pure function of `Tuning` and the sample type.
@@ -159,18 +179,20 @@ impl PartitionLayout {
         tuning: &Tuning,
         tile: usize,
     ) -> Result<PartitionLayout> {
-        let chunk_shift = tuning.partition_chunk_shift.map_or(chunk_shift(info), |s| s.clamp(8, chunk_shift(info)));
+        let chunk_shift = tuned_chunk_shift(info, tuning);
         let chunks = width.max(1).div_ceil(1 << chunk_shift);
-        if width > max_keys(info) {
+        let most = max_keys_with(info, chunk_shift, PARTITION_TILE);
+        if width > most {
+            let smaller =
+                if chunk_shift < self::chunk_shift(info) { " (chunks tuned smaller than the device's)" } else { "" };
             return Err(Error::invalid(format!(
-                "the partition strategy counts at most {} keys (bins times channels) on this device, not {width}",
-                max_keys(info)
+                "the partition strategy counts at most {most} keys (bins times channels) on this device{smaller}, not {width}"
             )));
         }
         if chunks > max_chunks(info, tile) {
             return Err(Error::invalid(format!(
                 "the partition strategy with tiles of {tile} samples holds at most {} chunks of {} keys in shared \
-                 memory, and {width} keys need {chunks}: use a smaller partition tile or larger chunks",
+                 memory, and {width} keys need {chunks}: use a smaller partition tile",
                 max_chunks(info, tile),
                 1usize << chunk_shift
             )));
@@ -490,5 +512,11 @@ mod tests {
             PartitionLayout::new(&info, 1000, 10, 1 << 30, &chunked(20), PARTITION_TILE).unwrap().chunk_shift,
             15
         );
+        // What `auto` may send to the partition follows the tuned chunks; a width past it is
+        // refused by the layout with its reason.
+        assert_eq!(max_keys_tuned(&info, &Tuning::default()), max_keys(&info));
+        assert_eq!(max_keys_tuned(&info, &chunked(12)), MAX_CHUNKS << 12);
+        let e = refused(max_keys_tuned(&info, &chunked(12)) + 1, 10, 1 << 30, &chunked(12), PARTITION_TILE);
+        assert!(e.contains("chunks tuned smaller"), "{e}");
     }
 }

@@ -396,7 +396,7 @@ impl Capacity {
             nslots,
             optin: info.smem_per_block_optin,
             clusters: info.has_clusters(),
-            partition_keys: super::partition::max_keys(info),
+            partition_keys: super::partition::max_keys_tuned(info, tuning),
             tuning: tuning.clone(),
         }
     }
