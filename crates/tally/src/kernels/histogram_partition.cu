@@ -266,9 +266,6 @@ extern "C" __global__ void __launch_bounds__(OFFSETS_THREADS) tally_partition_of
 #ifndef TALLY_PARTITION_UNIT_KEYS
 #define TALLY_PARTITION_UNIT_KEYS 8192
 #endif
-#ifndef TALLY_PARTITION_SEARCH
-#define TALLY_PARTITION_SEARCH 2  // 2: search for every vector; 1: search, then walk; 0: walk
-#endif
 #ifndef TALLY_PARTITION_SEGMENT_WEIGHT
 #define TALLY_PARTITION_SEGMENT_WEIGHT 64
 #endif
@@ -315,17 +312,16 @@ TALLY_DEVICE void count_unit(const PartitionParams& p, u32* hist, UnitSegments& 
   const u32 lo = (u32)((u64)list * part / parts), hi = (u32)((u64)list * (part + 1) / parts);
   const uint4* vecs = reinterpret_cast<const uint4*>(p.keys);
   // The segment of a vector v is the last j with first_flat[j] <= v (an empty segment shares its
-  // first_flat with the next). A lane finds each vector's by a binary search: five steps, where a
-  // walk from the last one passes every empty or short segment between (v24, against the walk:
-  // 9% faster at 1M bins Zipf, 3% at 16M Zipf, 4% at 16M uniform, within 1% at 1M uniform).
-  auto search = [&](u32 v) {
+  // first_flat with the next), found by a binary search: five steps, where a walk from the last
+  // vector's segment passes every empty or short segment between (v24, against the walk: 9%
+  // faster at 1M bins Zipf, 3% at 16M Zipf, 4% at 16M uniform, within 1% at 1M uniform).
+  auto segment_of = [&](u32 v) {
     u32 j = 0;
 #pragma unroll
     for (u32 step = 16; step > 0; step >>= 1)
       if (s.first_flat[j + step] <= v) j += step;
     return j;
   };
-  u32 seg = TALLY_PARTITION_SEARCH == 1 ? search(lo + lane) : 0;
   for (u32 v0 = lo + lane; v0 < hi; v0 += 32 * BINS_UNROLL) {
     uint4 q[BINS_UNROLL];
     u32 at[BINS_UNROLL], from[BINS_UNROLL], to[BINS_UNROLL];
@@ -335,8 +331,7 @@ TALLY_DEVICE void count_unit(const PartitionParams& p, u32* hist, UnitSegments& 
       from[u] = to[u] = at[u] = 0;
       q[u] = make_uint4(0, 0, 0, 0);
       if (v < hi) {
-        if (TALLY_PARTITION_SEARCH == 2) seg = search(v);
-        else while (seg < 31 && s.first_flat[seg + 1] <= v) ++seg;
+        const u32 seg = segment_of(v);
         const u32 vec = v + s.shift[seg];
         q[u] = __ldg(vecs + vec);
         at[u] = vec * KEYS_PER_VEC;
