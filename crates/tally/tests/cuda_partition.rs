@@ -9,8 +9,11 @@ use tally::data::{samples, splitmix64, Distribution};
 use tally::device::CudaDevice;
 use tally::histogram::partition::{max_keys_with, PartitionShape, PARTITION_TILE};
 use tally::histogram::strategy::partition_preferred;
-use tally::histogram::{reference, HistogramPlan, SwitchOver, Tuning};
-use tally::{Backend, Channels, HistogramSpec, Sample, Strategy};
+use tally::histogram::weighted::ValueKind;
+use tally::histogram::{reference, GeneralInput, GeneralPlan, GeneralSpec, HistogramPlan, SwitchOver, Tuning};
+use tally::{
+    Backend, Bins, Channels, Histogram2dSpec, HistogramSpec, Pairs, Sample, SharedAtomics, Strategy, WeightedOptions,
+};
 
 mod common;
 use common::{assert_same_counts, check_plan, gpu};
@@ -397,4 +400,212 @@ fn partition_plans_with_different_chunks_coexist() {
         plan.launch(dev.stream(), &buf.view()).unwrap();
         assert_same_counts(&plan.read(dev.stream()).unwrap(), &want, "plans made one after the other");
     }
+}
+
+// ---- 2-D histograms: pairs partitioned as 1-D samples are -------------------------------------
+
+/// Interleaved pairs over a little more than `[lo, hi)` on each axis, one coordinate in nine a
+/// special: NaN, either bound, the value just below the upper one, far outside.
+fn mixed_pairs<T: Sample>(n: usize, seed: u64, lo: f64, hi: f64, of: fn(f64) -> T) -> Vec<T> {
+    let specials = [f64::NAN, lo, hi, hi - (hi - lo) * 1e-7, -1e30, 1e30];
+    (0..2 * n)
+        .map(|i| {
+            let r = splitmix64(seed ^ (i as u64).wrapping_mul(0x9e37_79b9));
+            if r.is_multiple_of(9) {
+                of(specials[(r >> 8) as usize % specials.len()])
+            } else {
+                let u = (r >> 11) as f64 / (1u64 << 53) as f64;
+                of(lo - 0.05 * (hi - lo) + 1.1 * (hi - lo) * u)
+            }
+        })
+        .collect()
+}
+
+/// How the pairs lie in device memory.
+#[derive(Clone, Copy, Debug)]
+enum PairLayout {
+    /// x and y in two arrays, starting this many elements into their buffers.
+    Split(usize, usize),
+    /// One array of x0, y0, x1, y1, ..., starting `offset` elements into its buffer.
+    Interleaved(usize),
+}
+
+/// The 2-D histogram of the interleaved pairs `xy` through a plan on the device, laid out as
+/// `layout` says, accumulators poisoned before the launch: every bin and outlier compared with
+/// the sequential reference. The strategy that ran and the partition's slices, where it ran.
+fn pairs_checked<T: Sample>(
+    dev: &Arc<CudaDevice>,
+    xy: &[T],
+    spec: &Histogram2dSpec,
+    strategy: Strategy,
+    layout: PairLayout,
+    tuning: &Tuning,
+) -> (Strategy, Option<usize>) {
+    let stream = dev.stream();
+    let (xs, ys): (Vec<T>, Vec<T>) = xy.chunks_exact(2).map(|p| (p[0], p[1])).unzip();
+    let padded =
+        |v: &[T], pad: usize| -> Vec<T> { std::iter::repeat_n(T::default(), pad).chain(v.iter().copied()).collect() };
+    let (bx, by, at) = match layout {
+        PairLayout::Split(ox, oy) => (
+            stream.upload(&padded(&xs, ox), "x").unwrap(),
+            Some((stream.upload(&padded(&ys, oy), "y").unwrap(), oy)),
+            ox,
+        ),
+        PairLayout::Interleaved(o) => (stream.upload(&padded(xy, o), "pairs").unwrap(), None, o),
+    };
+    let (x_all, y_all) = (bx.view(), by.as_ref().map(|(b, o)| (b.view(), *o)));
+    let input = GeneralInput::<T, f32> {
+        x: x_all.slice(at..).unwrap(),
+        y: y_all.as_ref().map(|(v, o)| v.slice(*o..).unwrap()),
+        interleaved: by.is_none(),
+        weights: None,
+    };
+    let general = GeneralSpec::TwoD(spec.clone());
+    let mut plan = GeneralPlan::new(
+        dev,
+        input.len(),
+        &general,
+        false,
+        ValueKind::Count,
+        strategy,
+        SharedAtomics::Halves,
+        tuning,
+        Some(&input),
+    )
+    .unwrap();
+    plan.fill_outputs(stream, 0xA5).unwrap();
+    plan.launch(stream, &input).unwrap();
+    let got = plan.read_2d(stream, spec).unwrap();
+    let want = reference::histogram_2d::<T, f32>(Pairs::Interleaved(xy), None, spec).unwrap();
+    if !got.same_bits(&want) {
+        let bad: Vec<_> =
+            got.counts.iter().zip(&want.counts).enumerate().filter(|(_, (a, b))| a != b).take(8).collect();
+        panic!(
+            "{} pairs n={} {layout:?} {spec:?} {strategy} (ran {}):\n got {:?}\nwant {:?}\nfirst differing bins: {bad:?}",
+            T::DTYPE,
+            xs.len(),
+            plan.strategy(),
+            got.outliers,
+            want.outliers
+        );
+    }
+    (plan.strategy(), plan.partition_scratch().map(|(slices, _)| slices))
+}
+
+/// Every layout and sample type through the partition, by name: even bins on both axes and
+/// custom edges on either, tile-edge sizes, pairs apart (aligned, or x or y misaligned) and
+/// interleaved (misaligned by 0 to 2 elements), NaN and out-of-range values on both axes.
+#[test]
+fn partition_pairs_every_layout_and_binning() {
+    let Some(dev) = gpu() else { return };
+    let t = Tuning::default();
+    let edges = |n: usize, lo: f64, hi: f64| -> Bins {
+        // Uneven widths: squares of evenly spaced points.
+        Bins::Edges((0..=n).map(|i| lo + (hi - lo) * (i as f64 / n as f64).powi(2)).collect())
+    };
+    let specs = [
+        Histogram2dSpec::even(1024, (0.0, 1.0), 1024, (0.0, 1.0)),
+        Histogram2dSpec { x: edges(300, 0.0, 1.0), y: Bins::even(700, -0.1, 1.1) },
+        Histogram2dSpec { x: Bins::even(333, 0.0, 1.0), y: edges(250, 0.0, 1.0) },
+    ];
+    let layouts = [
+        PairLayout::Split(0, 0),
+        PairLayout::Split(1, 0),
+        PairLayout::Split(0, 3),
+        PairLayout::Interleaved(0),
+        PairLayout::Interleaved(1),
+        PairLayout::Interleaved(2),
+    ];
+    for (s, spec) in specs.iter().enumerate() {
+        for n in sizes() {
+            let seed = (s * 1000 + n) as u64;
+            let f32s: Vec<f32> = mixed_pairs(n, seed, 0.0, 1.0, |v| v as f32);
+            let f64s: Vec<f64> = mixed_pairs(n, seed, 0.0, 1.0, |v| v);
+            for layout in layouts {
+                let (ran, slices) = pairs_checked(&dev, &f32s, spec, Strategy::Partition, layout, &t);
+                assert_eq!((ran, slices), (Strategy::Partition, Some(usize::from(n > 0))), "{layout:?} n={n}");
+                let (ran, _) = pairs_checked(&dev, &f64s, spec, Strategy::Partition, layout, &t);
+                assert_eq!(ran, Strategy::Partition);
+            }
+        }
+    }
+    // Each bin of 1024 x 1024 once, at its centre: an off-by-one at a chunk's edge shows at once.
+    if small() {
+        return;
+    }
+    let spec = &specs[0];
+    let once: Vec<f32> = (0..1024 * 1024)
+        .flat_map(|k| [((k / 1024) as f32 + 0.5) / 1024.0, ((k % 1024) as f32 + 0.5) / 1024.0])
+        .collect();
+    pairs_checked(&dev, &once, spec, Strategy::Partition, PairLayout::Split(0, 0), &t);
+    pairs_checked(&dev, &once, spec, Strategy::Partition, PairLayout::Interleaved(0), &t);
+}
+
+/// Pairs in several slices and in chunks smaller than the device's: the slices of interleaved
+/// pairs and of pairs apart start at the right pair, outliers are counted once.
+#[test]
+fn partition_pairs_in_slices_and_small_chunks() {
+    let Some(dev) = gpu() else { return };
+    let spec = Histogram2dSpec::even(1024, (0.0, 1.0), 1000, (0.0, 1.0));
+    let tile = PARTITION_TILE;
+    let n = if small() { 4 * tile + 5 } else { 9 * tile + 5 };
+    let xy: Vec<f32> = mixed_pairs(n, 99, 0.0, 1.0, |v| v as f32);
+    let sliced = Tuning { partition_slice: Some(2 * tile + 3), ..Tuning::default() };
+    let chunked = Tuning { partition_chunk_shift: Some(12), ..sliced.clone() };
+    for t in [&sliced, &chunked] {
+        for layout in
+            [PairLayout::Split(0, 0), PairLayout::Split(2, 1), PairLayout::Interleaved(0), PairLayout::Interleaved(1)]
+        {
+            let (ran, slices) = pairs_checked(&dev, &xy, &spec, Strategy::Partition, layout, t);
+            assert_eq!((ran, slices), (Strategy::Partition, Some(n.div_ceil(2 * tile))), "{layout:?}");
+        }
+    }
+    // f64 pairs, interleaved: a pair is one 16-byte load.
+    let xy: Vec<f64> = mixed_pairs(n, 7, 0.0, 1.0, |v| v);
+    pairs_checked(&dev, &xy, &spec, Strategy::Partition, PairLayout::Interleaved(0), &chunked);
+}
+
+/// `auto` for 2-D counts: a block copy where one fits; past it the partition for spread pairs
+/// (uniform, a Gaussian blob), global-l2 where one bin holds most pairs; weighted pairs never
+/// partition (their sums need the general kernel), whatever was asked.
+#[test]
+fn auto_partitions_spread_pairs() {
+    let Some(dev) = gpu() else { return };
+    let t = Tuning::default();
+    let n = if small() { 3 * PARTITION_TILE + 1 } else { (1 << 21) + 1 };
+    let big = Histogram2dSpec::even(1024, (0.0, 1.0), 1024, (0.0, 1.0));
+    let uniform = tally::data::uniform_pairs(n, 3);
+    let blob = tally::data::gaussian_pairs(n, 0.5, 0.05, 4);
+    // 90% of the pairs at one point, the rest uniform.
+    let hot: Vec<f32> = uniform
+        .chunks_exact(2)
+        .enumerate()
+        .flat_map(|(i, p)| if i % 10 != 0 { [0.3, 0.7] } else { [p[0], p[1]] })
+        .collect();
+    let spread = auto_past_block_copies(1 << 20, false);
+    for (name, xy, want) in [("uniform", &uniform, spread), ("blob", &blob, spread), ("hot", &hot, Strategy::GlobalL2)]
+    {
+        for layout in [PairLayout::Split(0, 0), PairLayout::Interleaved(0)] {
+            let (ran, _) = pairs_checked(&dev, xy, &big, Strategy::Auto, layout, &t);
+            assert_eq!(ran, want, "{name} {layout:?}");
+        }
+    }
+    let small_spec = Histogram2dSpec::even(64, (0.0, 1.0), 64, (0.0, 1.0));
+    assert_eq!(
+        pairs_checked(&dev, &uniform, &small_spec, Strategy::Auto, PairLayout::Split(0, 0), &t).0,
+        Strategy::BlockShared
+    );
+    // Weighted: the partition is not a strategy of weighted histograms.
+    let stream = dev.stream();
+    let coords = stream.upload(&uniform, "pairs").unwrap();
+    let ws = stream.upload(&vec![1.0f32; n], "weights").unwrap();
+    let input = GeneralInput { x: coords.view(), y: None, interleaved: true, weights: Some(ws.view()) };
+    let plan = GeneralPlan::<f32, f32>::two_d(
+        &dev,
+        &input,
+        &big,
+        WeightedOptions::default().with_strategy(Strategy::Partition),
+    )
+    .unwrap();
+    assert_eq!(plan.strategy(), Strategy::GlobalL2);
 }

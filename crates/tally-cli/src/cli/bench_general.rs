@@ -50,7 +50,7 @@ pub struct BenchHist2dArgs {
     #[arg(long, default_value = "uniform,blob", value_delimiter = ',')]
     pub distributions: Vec<String>,
     /// Strategies (GPU only).
-    #[arg(long, default_value = "auto,global-atomic,global-l2", value_delimiter = ',', value_parser = parse_strategy)]
+    #[arg(long, default_value = "auto,partition,global-atomic,global-l2", value_delimiter = ',', value_parser = parse_strategy)]
     pub strategies: Vec<Strategy>,
     /// Also time f32-weighted 2-D histograms (fixed point).
     #[arg(long)]

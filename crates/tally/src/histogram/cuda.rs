@@ -3,7 +3,7 @@
 
 use super::axis::{self, binning_for, Binning, DeviceAxis};
 use super::binning::BinRule;
-use super::partition::{PartitionParams, PartitionPlan, PartitionShape};
+use super::partition::{PartitionKeys, PartitionParams, PartitionPlan, PartitionShape, PartitionSource};
 use super::policy::{self, Capacity, Tuning, Variant, BLOCK_SIZES, PROBE_SAMPLES};
 use super::{Bins, Histogram, HistogramSpec, Strategy, MAX_CHANNELS};
 use crate::device::params::KernelParams;
@@ -178,7 +178,7 @@ impl<T: Sample> HistogramPlan<T> {
                     slot,
                     ..Default::default()
                 };
-                let plan = PartitionPlan::new(dev, &variant, n, params, tuning)?;
+                let plan = PartitionPlan::new(dev, &PartitionKeys::Samples(variant), n, params, tuning)?;
                 break 'engine (Engine::Partition(plan), variant);
             }
             if skew.is_none() && matches!(strategy, Strategy::GlobalL2 | Strategy::BlockShared16) {
@@ -340,7 +340,9 @@ impl<T: Sample> HistogramPlan<T> {
                 }
                 Ok(())
             }
-            Engine::Partition(plan) => plan.launch(stream, samples_ptr, self.n, std::mem::size_of::<T>()),
+            Engine::Partition(plan) => {
+                plan.launch(stream, PartitionSource::samples(samples_ptr), self.n, std::mem::size_of::<T>())
+            }
         }
     }
 

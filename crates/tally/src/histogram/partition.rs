@@ -235,8 +235,10 @@ impl PartitionLayout {
 crate::kernel_params! {
     /// What the three partition kernels read.
     pub(crate) struct PartitionParams as "PartitionParams" {
-        /// The slice's first sample (`const Sample*`).
+        /// The slice's first sample (`const Sample*`); pairs: its x, or its pair if interleaved.
         samples: DevPtr<u8>,
+        /// Pairs in two arrays: the slice's first y.
+        samples_y: DevPtr<u8>,
         n: u64,
         first_index: u64,
         /// Global counters, u32 or u64 by the variant.
@@ -247,36 +249,103 @@ crate::kernel_params! {
         chunk_queue: DevPtr<u32>,
         segments: DevPtr<u32>,
         keys: DevPtr<u16>,
+        /// Pairs: the x axis.
         axis: axis::AxisParams,
+        /// Pairs: the y axis.
+        axis_y: axis::AxisParams,
         nslots: u32,
         width: u32,
         chunks: u32,
         chunk_shift: u32,
+        /// Pairs: bins of the y axis.
+        bins_y: u32,
+        /// Pairs: 1 where interleaved in `samples`.
+        interleaved: u32,
         slot: [i32; MAX_CHANNELS as usize],
     }
 }
 
-/// The defines of the partition kernels for a histogram variant (its strategy is `Partition`)
-/// and a launch shape.
-pub(crate) fn defines(v: &Variant, shape: &PartitionShape) -> Vec<(&'static str, String)> {
-    vec![
-        ("TALLY_SAMPLE", v.dtype.cuda_type().to_string()),
-        ("TALLY_BINNING", v.binning.cpp().to_string()),
-        ("TALLY_CHANNELS", v.channels.to_string()),
-        ("TALLY_COUNTER", if v.wide_counters { "unsigned long long" } else { "unsigned int" }.to_string()),
-        ("TALLY_IDENTITY", (v.identity as u32).to_string()),
-        ("TALLY_ALL_IN_RANGE", (v.all_in_range as u32).to_string()),
+/// What the scatter bins into keys.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PartitionKeys {
+    /// Samples, binned as a histogram variant says (its strategy is `Partition`).
+    Samples(Variant),
+    /// (x, y) pairs of `dtype` coordinates (f32 or f64), each axis by the f64 rule or edges,
+    /// counted in 64-bit counters (a 2-D histogram's).
+    Pairs {
+        /// The coordinates' type.
+        dtype: DType,
+        /// The x axis's binning.
+        binning_x: Binning,
+        /// The y axis's binning.
+        binning_y: Binning,
+    },
+}
+
+impl PartitionKeys {
+    /// The type of the samples (coordinates).
+    pub fn dtype(&self) -> DType {
+        match self {
+            PartitionKeys::Samples(v) => v.dtype,
+            PartitionKeys::Pairs { dtype, .. } => *dtype,
+        }
+    }
+
+    /// Shared memory the scatter's binning takes before its counters (the 8-bit table).
+    fn table_bytes(&self) -> usize {
+        match self {
+            PartitionKeys::Samples(v) if v.binning == Binning::Table8 => 256 * 4,
+            _ => 0,
+        }
+    }
+}
+
+/// The defines of the partition kernels for what they bin and a launch shape.
+pub(crate) fn defines(keys: &PartitionKeys, shape: &PartitionShape) -> Vec<(&'static str, String)> {
+    let mut d = match keys {
+        PartitionKeys::Samples(v) => vec![
+            ("TALLY_SAMPLE", v.dtype.cuda_type().to_string()),
+            ("TALLY_BINNING", v.binning.cpp().to_string()),
+            ("TALLY_CHANNELS", v.channels.to_string()),
+            ("TALLY_COUNTER", if v.wide_counters { "unsigned long long" } else { "unsigned int" }.to_string()),
+            ("TALLY_IDENTITY", (v.identity as u32).to_string()),
+            ("TALLY_ALL_IN_RANGE", (v.all_in_range as u32).to_string()),
+        ],
+        PartitionKeys::Pairs { dtype, binning_x, binning_y } => vec![
+            ("TALLY_SAMPLE", dtype.cuda_type().to_string()),
+            ("TALLY_DIMS", "2".to_string()),
+            ("TALLY_BINNING_X", binning_x.cpp().to_string()),
+            ("TALLY_BINNING_Y", binning_y.cpp().to_string()),
+            ("TALLY_COUNTER", "unsigned long long".to_string()),
+        ],
+    };
+    d.extend([
         ("TALLY_BLOCK_THREADS", shape.threads.to_string()),
         ("TALLY_ITEMS", shape.items.to_string()),
         ("TALLY_MIN_BLOCKS", shape.blocks_per_sm.to_string()),
         ("TALLY_MATCH_RANKS", (shape.match_ranks as u32).to_string()),
         ("TALLY_BINS_THREADS", PARTITION_BINS_THREADS.to_string()),
-    ]
+    ]);
+    d
 }
 
-/// Every partition variant a plan can ask for (channel counts 1 and 4 stand for all), each
-/// registered in its default shape; tuned shapes compile when a plan asks for them.
-pub fn variants() -> Vec<Variant> {
+/// Everything the partition bins that a plan can ask for: every 1-D variant (channel counts 1
+/// and 4 stand for all) and the pairs of 2-D histograms, each registered in its default shape;
+/// tuned shapes compile when a plan asks for them.
+pub fn variants() -> Vec<PartitionKeys> {
+    let mut out: Vec<PartitionKeys> = sample_variants().into_iter().map(PartitionKeys::Samples).collect();
+    for dtype in super::cuda_general::GENERAL_2D_DTYPES {
+        for binning_x in [Binning::Float, Binning::Edges] {
+            for binning_y in [Binning::Float, Binning::Edges] {
+                out.push(PartitionKeys::Pairs { dtype, binning_x, binning_y });
+            }
+        }
+    }
+    out
+}
+
+/// Every 1-D partition variant (channel counts 1 and 4 stand for all).
+fn sample_variants() -> Vec<Variant> {
     let mut out = Vec::new();
     for dtype in DType::ALL {
         for &binning in binnings_of(dtype) {
@@ -315,7 +384,7 @@ pub(crate) static FAMILY: KernelFamily = KernelFamily {
         let ranking = |m: bool| Tuning { partition_match: Some(m), ..Tuning::default() };
         [ranking(false), ranking(true)]
             .iter()
-            .flat_map(|t| variants().into_iter().map(move |v| defines(&v, &PartitionShape::new(t, v.dtype))))
+            .flat_map(|t| variants().into_iter().map(move |k| defines(&k, &PartitionShape::new(t, k.dtype()))))
             .collect()
     },
 };
@@ -325,6 +394,24 @@ fn scratch_bound(stream: &Stream) -> Result<usize> {
     let free = stream.free_memory()?;
     // What the workspace holds already counts as free for this call.
     Ok(stream.workspace_limit().min((free + stream.workspace_bytes()) / 8))
+}
+
+/// Where the samples a launch counts are: 1-D samples, or pairs in two arrays, or interleaved.
+#[derive(Clone, Copy)]
+pub(crate) struct PartitionSource {
+    /// The samples, the x coordinates, or the interleaved pairs.
+    pub samples: DevPtr<u8>,
+    /// The y coordinates of pairs in two arrays; null otherwise.
+    pub samples_y: DevPtr<u8>,
+    /// Pairs interleaved in `samples`.
+    pub interleaved: bool,
+}
+
+impl PartitionSource {
+    /// 1-D samples.
+    pub fn samples(samples: DevPtr<u8>) -> Self {
+        PartitionSource { samples, samples_y: DevPtr::default(), interleaved: false }
+    }
 }
 
 /// The partition's launches for one histogram, with their layout.
@@ -340,26 +427,26 @@ pub(crate) struct PartitionPlan {
 }
 
 impl PartitionPlan {
-    /// Loads the kernels of `variant` for `n` samples; `params` holds the counters, the axis and
-    /// the channel slots. An error that says why where the partition cannot take them
-    /// ([`PartitionLayout::new`]).
+    /// Loads the kernels that bin `keys` for `n` samples (pairs); `params` holds the counters,
+    /// the axes, the channel slots and whether pairs are interleaved. An error that says why
+    /// where the partition cannot take them ([`PartitionLayout::new`]).
     pub(crate) fn new(
         dev: &CudaDevice,
-        variant: &Variant,
+        keys: &PartitionKeys,
         n: usize,
         params: PartitionParams,
         tuning: &Tuning,
     ) -> Result<PartitionPlan> {
         let info = dev.info();
         let stream = dev.stream();
-        let shape = PartitionShape::new(tuning, variant.dtype);
+        let shape = PartitionShape::new(tuning, keys.dtype());
         let tile = shape.tile();
         let bound = scratch_bound(stream)?;
         let layout = PartitionLayout::new(info, params.width as usize, n, bound, tuning, tile)?;
-        let table = if variant.binning == Binning::Table8 { 256 * 4 } else { 0 };
+        let table = keys.table_bytes();
         let scatter_smem = table + MAX_CHANNELS as usize * 3 * 4 + 4 * layout.chunks * 4 + tile * 2;
         let bins_smem = 4 << layout.chunk_shift;
-        let d = defines(variant, &shape);
+        let d = defines(keys, &shape);
         let offsets = dev.kernel::<PartitionParams>(&FAMILY, &d, "tally_partition_offsets", 0)?;
         // The shared-memory limit is an attribute of the function, which every plan of this
         // variant shares: raise it to what the most chunks take, never lower it below another
@@ -390,9 +477,10 @@ impl PartitionPlan {
         &self.layout
     }
 
-    /// Queues the count of `n` samples of `size` bytes from `samples` on `stream`, one slice
-    /// after the other (the counters must be zero).
-    pub(crate) fn launch(&self, stream: &Stream, samples: DevPtr<u8>, n: usize, size: usize) -> Result<()> {
+    /// Queues the count of `n` samples (pairs) of `size` bytes (a coordinate's) from `source` on
+    /// `stream`, one slice after the other (the counters must be zero).
+    pub(crate) fn launch(&self, stream: &Stream, source: PartitionSource, n: usize, size: usize) -> Result<()> {
+        let PartitionSource { samples, samples_y, interleaved } = source;
         let l = &self.layout;
         let mut workspace = stream.workspace();
         let mut all = workspace.reserve(stream, l.scratch_bytes, "partition scratch")?;
@@ -408,10 +496,16 @@ impl PartitionPlan {
             chunk_queue: at(2).cast::<u32>(),
             segments: at(3).cast::<u32>(),
             keys: at(4).cast::<u16>(),
+            interleaved: interleaved as u32,
             ..self.params
         };
         for first in (0..n).step_by(l.slice.max(1)) {
-            p.samples = samples.offset((first * size) as u64);
+            // Interleaved pairs: two coordinates per pair before the slice.
+            let per = if interleaved { 2 * size } else { size };
+            p.samples = samples.offset((first * per) as u64);
+            if samples_y.address() != 0 {
+                p.samples_y = samples_y.offset((first * size) as u64);
+            }
             p.n = l.slice.min(n - first) as u64;
             p.first_index = first as u64;
             stream.launch(&self.scatter, self.scatter_shape, &p)?;

@@ -156,7 +156,17 @@ impl<T: Sample + PlainData> ChunkPipeline<T> {
             let mut all = device_weights.view_mut();
             stream.copy_to_device(ws, &mut all.slice_mut(..n).expect("a chunk of weights"))?;
             let plan = plans.for_chunk(n, || {
-                GeneralPlan::new(&dev, n, &general, true, kind, options.strategy, options.shared_atomics, dev.tuning())
+                GeneralPlan::new(
+                    &dev,
+                    n,
+                    &general,
+                    true,
+                    kind,
+                    options.strategy,
+                    options.shared_atomics,
+                    dev.tuning(),
+                    None,
+                )
             })?;
             let w = device_weights.view();
             let input = GeneralInput {

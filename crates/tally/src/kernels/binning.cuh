@@ -187,6 +187,32 @@ template <typename S> struct BinnerT<S, TALLY_BINNING_EDGES> {
 typedef BinnerT<Sample, TALLY_BINNING> Binner;
 #endif
 
+// The 2-D rule of src/histogram/hist2d.rs, one place for every kernel that bins pairs: NaN in
+// either coordinate first, then x out of its range, then y out of its range; otherwise the bin
+// x_bin * bins_y + y_bin. A pair in no bin gives -1 - its outlier index: 0 x below, 1 x above,
+// 2 y below, 3 y above, 4 NaN (PAIR_OUTLIERS of them).
+constexpr int PAIR_OUTLIERS = 5;
+template <typename S, int MODE_X, int MODE_Y> struct PairBinnerT {
+  BinnerT<S, MODE_X> x;
+  BinnerT<S, MODE_Y> y;
+  u32 bins_y;
+  TALLY_DEVICE int operator()(S xv, S yv) const {
+#if TALLY_HIST_ESTIMATE
+    // f32 pairs by the estimate where it decides both bins (NaN never does).
+    if constexpr (MODE_X == TALLY_BINNING_FLOAT && MODE_Y == TALLY_BINNING_FLOAT && IsFloat32<S>::value) {
+      int bx, by;
+      if (x.estimate((float)xv, bx) & y.estimate((float)yv, by)) return bx * (int)bins_y + by;
+    }
+#endif
+    if (is_nan(xv) || is_nan(yv)) return -5;
+    const int bx = x(xv);
+    if (bx < 0) return bx == BELOW ? -1 : -2;
+    const int by = y(yv);
+    if (by < 0) return by == BELOW ? -3 : -4;
+    return bx * (int)bins_y + by;
+  }
+};
+
 // How one axis is binned: what `setup` loads a binner from. The layout is checked against
 // `AxisParams` in src/histogram/binning.rs (static_asserts generated from the Rust side).
 struct AxisParams {

@@ -59,7 +59,7 @@ typedef u32 Weight;  // unused: counts
 constexpr int BLOCK_THREADS = TALLY_BLOCK_THREADS;
 constexpr int CHANNELS = TALLY_CHANNELS;
 constexpr int MAX_CHANNELS = 16;
-constexpr int OUT = TALLY_DIMS == 2 ? 5 : 3;  // outlier keys per slot
+constexpr int OUT = TALLY_DIMS == 2 ? PAIR_OUTLIERS : 3;  // outlier keys per slot
 // Samples each thread has in flight per iteration: loads first, then the adds.
 constexpr int UNROLL = 8;
 
@@ -74,6 +74,7 @@ struct GeneralParams {
   u64* values;            // width: counts (u64), fixed-point sums (u64, two's complement) or f64
   u64* outlier_values;    // nslots * OUT, the same type
   u64* outlier_counts;    // nslots * OUT samples (weighted only)
+  int* probe;             // tally_general_probe: probe_k keys
   double scale;           // fixed point: 2^k
   AxisParams ax;
   AxisParams ay;
@@ -83,6 +84,7 @@ struct GeneralParams {
   u32 slice_lo;           // strategy 5: first key of this pass
   u32 slice_width;        // strategy 5: keys in this pass
   u32 first_pass;         // outliers are counted in the first pass only
+  u32 probe_k;            // tally_general_probe: samples (pairs) to look at
   int slot[MAX_CHANNELS];
 };
 
@@ -113,24 +115,12 @@ struct Keys {
 };
 #else
 struct Keys {
-  BinnerT<Sample, TALLY_BINNING_X> bin_x;
-  BinnerT<Sample, TALLY_BINNING_Y> bin_y;
-  u32 bins_y, width;
-  // NaN in either coordinate first; then x out of range; then y out of range.
+  PairBinnerT<Sample, TALLY_BINNING_X, TALLY_BINNING_Y> bin;
+  u32 width;
+  // binning.cuh's pair rule; a pair in no bin goes to its outlier key.
   TALLY_DEVICE int key(const GeneralParams&, Sample x, Sample y, u64) const {
-#if TALLY_BINNING_X == TALLY_BINNING_FLOAT && TALLY_BINNING_Y == TALLY_BINNING_FLOAT && TALLY_HIST_ESTIMATE
-    // f32 pairs by the estimate where it decides both bins (NaN never does).
-    if constexpr (IsFloat32<Sample>::value) {
-      int bx, by;
-      if (bin_x.estimate((float)x, bx) & bin_y.estimate((float)y, by)) return bx * (int)bins_y + by;
-    }
-#endif
-    if (is_nan(x) || is_nan(y)) return (int)width + 4;
-    const int bx = bin_x(x);
-    if (bx < 0) return (int)width + (bx == BELOW ? 0 : 1);
-    const int by = bin_y(y);
-    if (by < 0) return (int)width + (by == BELOW ? 2 : 3);
-    return bx * (int)bins_y + by;
+    const int b = bin(x, y);
+    return b >= 0 ? b : (int)width + (-1 - b);
   }
 };
 #endif
@@ -154,11 +144,29 @@ TALLY_DEVICE Keys make_keys(const GeneralParams& p, unsigned char*& cursor, u32 
   keys.bins = p.bins;
   for (int c = 0; c < CHANNELS; ++c) keys.slot[c] = p.slot[c];
 #else
-  setup(keys.bin_x, p.ax, nullptr);
-  setup(keys.bin_y, p.ay, nullptr);
-  keys.bins_y = p.bins_y;
+  setup(keys.bin.x, p.ax, nullptr);
+  setup(keys.bin.y, p.ay, nullptr);
+  keys.bin.bins_y = p.bins_y;
 #endif
   return keys;
+}
+
+// ---- the skew probe ------------------------------------------------------------------------------
+// The keys of probe_k samples (pairs) spread over the input, sample j * n / probe_k, by the
+// kernel's own rule: what `auto` counts on the host to choose between the partition and
+// global-l2 (src/histogram/cuda_general/probe.rs). Launched with BLOCK_THREADS threads a block.
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS) tally_general_probe(const GeneralParams p) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  unsigned char* cursor = smem_raw;
+  const u32 width = TALLY_DIMS == 2 ? p.bins : p.nslots * p.bins;
+  const Keys keys = make_keys(p, cursor, width);
+  __syncthreads();
+  const u32 j = blockIdx.x * BLOCK_THREADS + threadIdx.x;
+  if (j >= p.probe_k) return;
+  const u64 i = (u64)j * p.n / p.probe_k;
+  const Sample x = p.x[i * p.stride];
+  const Sample y = TALLY_DIMS == 2 ? p.y[i * p.stride] : x;
+  p.probe[j] = keys.key(p, x, y, i);
 }
 
 #if TALLY_ACCUM != TALLY_ACCUM_EXACT

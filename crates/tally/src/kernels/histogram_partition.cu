@@ -15,9 +15,11 @@
 //                            where in the input the keys lie
 // The input is read once and the keys are written and read once, at two bytes each: no count
 // pass, no global cursor per chunk. Binning happens once per sample, with the one rule of
-// binning.cuh.
+// binning.cuh. 2-D histograms of pairs are partitioned the same way: their keys are
+// x_bin * bins_y + y_bin, and only the scatter's loads and rule differ.
 // Defines: TALLY_SAMPLE, TALLY_BINNING, TALLY_CHANNELS, TALLY_COUNTER, TALLY_IDENTITY,
-// TALLY_ALL_IN_RANGE (as in histogram.cu), TALLY_BLOCK_THREADS (the scatter), TALLY_ITEMS (keys
+// TALLY_ALL_IN_RANGE (as in histogram.cu); TALLY_DIMS (1, the default, or 2: pairs, binned by
+// TALLY_BINNING_X and TALLY_BINNING_Y, one slot); TALLY_BLOCK_THREADS (the scatter), TALLY_ITEMS (keys
 // per thread and tile), TALLY_MIN_BLOCKS (the scatter's blocks per multiprocessor, its register
 // bound), TALLY_MATCH_RANKS (1: the scatter ranks a warp's keys of one chunk with one shared
 // atomic after __match_any_sync; 0: one shared atomic per key), TALLY_BINS_THREADS (the
@@ -26,11 +28,29 @@
 #include "warp.cuh"
 #include "block.cuh"
 
-#if !defined(TALLY_SAMPLE) || !defined(TALLY_BINNING) || !defined(TALLY_COUNTER)
-#error "TALLY_SAMPLE, TALLY_BINNING and TALLY_COUNTER must be defined"
+#ifndef TALLY_DIMS
+#define TALLY_DIMS 1
+#endif
+#if TALLY_DIMS == 2
+#define TALLY_CHANNELS 1
+#if !defined(TALLY_BINNING_X) || !defined(TALLY_BINNING_Y)
+#error "pairs need TALLY_BINNING_X and TALLY_BINNING_Y"
+#endif
+#elif TALLY_DIMS != 1 || !defined(TALLY_BINNING)
+#error "TALLY_DIMS must be 1 (with TALLY_BINNING) or 2"
+#endif
+#if !defined(TALLY_SAMPLE) || !defined(TALLY_COUNTER)
+#error "TALLY_SAMPLE and TALLY_COUNTER must be defined"
 #endif
 typedef TALLY_SAMPLE Sample;
 #include "binning.cuh"
+#if TALLY_DIMS == 2
+typedef PairBinnerT<Sample, TALLY_BINNING_X, TALLY_BINNING_Y> KeyRule;
+constexpr int OUT = PAIR_OUTLIERS;  // samples in no bin: binning.cuh's outlier indices of pairs
+#else
+typedef Binner KeyRule;
+constexpr int OUT = 3;  // samples in no bin, per slot: below, above, NaN
+#endif
 typedef TALLY_COUNTER Counter;
 constexpr int BLOCK_THREADS = TALLY_BLOCK_THREADS;
 constexpr int BINS_THREADS = TALLY_BINS_THREADS;
@@ -56,34 +76,40 @@ constexpr int KEYS_PER_VEC = 8;     // 16-bit keys in one 16-byte load
 
 // The layout is checked against `PartitionParams` in src/histogram/partition.rs.
 struct PartitionParams {
-  const Sample* samples;  // the slice's first sample
+  const Sample* samples;  // the slice's first sample (pairs: its x, or its pair if interleaved)
+  const Sample* samples_y;  // pairs split in two arrays: the slice's first y
   u64 n;                  // samples in the slice
   u64 first_index;        // index of the slice's first sample in the whole input (its channel)
   Counter* counts;        // width counters
-  u64* outliers;          // nslots * 3: below, above, NaN
+  u64* outliers;          // nslots * OUT
   u32* chunk_total;       // chunks: the slice's keys per chunk (zero before the scatter)
   u32* chunk_start;       // chunks + 1: exclusive sums of chunk_total, then the total
   u32* chunk_queue;       // chunks: the next unit of each chunk (the bins launch's)
   u32* segments;          // chunks x tiles: tile t's segment of chunk c, start | count << 16
   u16* keys;              // tiles x TILE_ITEMS: each tile's keys within their chunks, grouped by chunk
-  AxisParams axis;
+  AxisParams axis;        // pairs: the x axis
+  AxisParams axis_y;      // pairs: the y axis
   u32 nslots;
   u32 width;              // keys: bins * nslots
   u32 chunks;
   u32 chunk_shift;        // log2(keys per chunk), at most 15
+  u32 bins_y;             // pairs: bins of the y axis
+  u32 interleaved;        // pairs: 1 = x0, y0, x1, y1, ... in `samples`; 0 = x and y apart
   int slot[MAX_CHANNELS];  // interleaved channel -> selected slot, or -1
 };
-// Samples in no bin, counted by the scatter per block in shared memory: below, above and NaN of
-// each slot. Rare where a histogram has this many bins, and the hardware combines a warp's adds
+// Samples in no bin, counted by the scatter per block in shared memory: OUT per slot. Rare where
+// a histogram has this many bins, and the hardware combines a warp's adds
 // to one address. A block counts at most a slice (at most 2^31 samples), so 32 bits hold them.
 struct OutlierTally {
-  u32* shared;  // nslots * 3
-  TALLY_DEVICE void add(int slot, int code) { atomicAdd(shared + slot * 3 + (-1 - code), 1u); }
+  u32* shared;  // nslots * OUT
+  // `code`: the rule's negative result, -1 - the outlier's index.
+  TALLY_DEVICE void add(int slot, int code) { atomicAdd(shared + slot * OUT + (-1 - code), 1u); }
 };
 
 // The key of the sample at index i of the whole input, or NO_KEY (an outlier, which `out`
 // tallies, or a channel that is not selected).
-TALLY_DEVICE u32 partition_key(const PartitionParams& p, const Binner& binner, OutlierTally& out, Sample x, u64 i) {
+#if TALLY_DIMS == 1
+TALLY_DEVICE u32 partition_key(const PartitionParams& p, const KeyRule& binner, OutlierTally& out, Sample x, u64 i) {
   int slot = 0;
   if (CHANNELS > 1) {
     slot = p.slot[(u32)(i % CHANNELS)];
@@ -96,12 +122,28 @@ TALLY_DEVICE u32 partition_key(const PartitionParams& p, const Binner& binner, O
   }
   return (u32)slot * p.axis.bins + (u32)b;
 }
+#else
+// The key of the pair (x, y), or NO_KEY (a pair in no bin, which `out` tallies).
+TALLY_DEVICE u32 pair_key(const KeyRule& rule, OutlierTally& out, Sample x, Sample y) {
+  const int b = rule(x, y);
+  if (b < 0) {
+    out.add(0, b);
+    return NO_KEY;
+  }
+  return (u32)b;
+}
+#endif
 
 // The binner, with its table in shared memory for 8-bit samples; returns the shared memory
 // after the table.
-TALLY_DEVICE unsigned char* partition_binner(const PartitionParams& p, Binner& binner, unsigned char* cursor,
+TALLY_DEVICE unsigned char* partition_binner(const PartitionParams& p, KeyRule& binner, unsigned char* cursor,
                                              int threads) {
-#if TALLY_BINNING == TALLY_BINNING_TABLE8
+#if TALLY_DIMS == 2
+  setup(binner.x, p.axis, nullptr);
+  setup(binner.y, p.axis_y, nullptr);
+  binner.bins_y = p.bins_y;
+  return cursor;
+#elif TALLY_BINNING == TALLY_BINNING_TABLE8
   int* table = reinterpret_cast<int*>(cursor);
   for (int i = threadIdx.x; i < 256; i += threads) table[i] = p.axis.lut[i];
   setup(binner, p.axis, table);
@@ -114,7 +156,8 @@ TALLY_DEVICE unsigned char* partition_binner(const PartitionParams& p, Binner& b
 
 // The keys of tile `tile`: thread t holds items (k * BLOCK_THREADS + t) * VEC_ITEMS + j of the
 // tile, one 16-byte load per k where the tile is whole and the samples aligned.
-TALLY_DEVICE void tile_keys(const PartitionParams& p, const Binner& binner, OutlierTally& out, u64 tile,
+#if TALLY_DIMS == 1
+TALLY_DEVICE void tile_keys(const PartitionParams& p, const KeyRule& binner, OutlierTally& out, u64 tile,
                             bool aligned, u32 (&key)[ITEMS]) {
   const u64 first = tile * TILE_ITEMS;
   if (aligned && first + TILE_ITEMS <= p.n) {
@@ -140,7 +183,57 @@ TALLY_DEVICE void tile_keys(const PartitionParams& p, const Binner& binner, Outl
     }
   }
 }
-
+#else
+// The same for pairs: thread t holds pairs (k * BLOCK_THREADS + t) * VEC_ITEMS + j, their x and
+// y one 16-byte load each where they lie apart, two loads of whole pairs where interleaved.
+TALLY_DEVICE void tile_keys(const PartitionParams& p, const KeyRule& rule, OutlierTally& out, u64 tile, bool aligned,
+                            u32 (&key)[ITEMS]) {
+  static_assert(VEC_ITEMS >= 2, "a 16-byte load holds whole pairs");
+  const u64 first = tile * TILE_ITEMS;
+  if (aligned && first + TILE_ITEMS <= p.n) {
+    Vec16<Sample> a[VECS], b[VECS];
+    const u64 vec0 = first / VEC_ITEMS;
+    if (p.interleaved) {
+#pragma unroll
+      for (int k = 0; k < VECS; ++k) {
+        const u64 v = 2 * (vec0 + k * BLOCK_THREADS + threadIdx.x);
+        a[k] = load_vec16(p.samples, v);
+        b[k] = load_vec16(p.samples, v + 1);
+      }
+#pragma unroll
+      for (int k = 0; k < VECS; ++k)
+#pragma unroll
+        for (int j = 0; j < VEC_ITEMS; ++j) {
+          const Vec16<Sample>& v = j < VEC_ITEMS / 2 ? a[k] : b[k];
+          const int at = 2 * (j % (VEC_ITEMS / 2));
+          key[k * VEC_ITEMS + j] = pair_key(rule, out, v.item[at], v.item[at + 1]);
+        }
+    } else {
+#pragma unroll
+      for (int k = 0; k < VECS; ++k) {
+        a[k] = load_vec16(p.samples, vec0 + k * BLOCK_THREADS + threadIdx.x);
+        b[k] = load_vec16(p.samples_y, vec0 + k * BLOCK_THREADS + threadIdx.x);
+      }
+#pragma unroll
+      for (int k = 0; k < VECS; ++k)
+#pragma unroll
+        for (int j = 0; j < VEC_ITEMS; ++j) key[k * VEC_ITEMS + j] = pair_key(rule, out, a[k].item[j], b[k].item[j]);
+    }
+    return;
+  }
+  const u64 stride = p.interleaved ? 2 : 1;
+  const Sample* ys = p.interleaved ? p.samples + 1 : p.samples_y;
+#pragma unroll
+  for (int k = 0; k < VECS; ++k) {
+    const u64 base = first + (u64)(k * BLOCK_THREADS + threadIdx.x) * VEC_ITEMS;
+#pragma unroll
+    for (int j = 0; j < VEC_ITEMS; ++j) {
+      const u64 i = base + j;
+      key[k * VEC_ITEMS + j] = i < p.n ? pair_key(rule, out, p.samples[i * stride], ys[i * stride]) : NO_KEY;
+    }
+  }
+}
+#endif
 
 // ---- 1: each tile's keys, sorted by chunk, into the tile's own region ---------------------------
 
@@ -153,14 +246,15 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS) tally_pa
   // [table][outliers u32 x 3 * MAX_CHANNELS][chunk totals | tile counts x 2 | tile starts: u32 x chunks]
   // [staged keys u16 x TILE_ITEMS]; every part before the staged keys is a multiple of 16 bytes.
   __shared__ u32 scan_scratch[BLOCK_THREADS / 32];
-  Binner binner;
+  KeyRule binner;
   OutlierTally out;
   out.shared = reinterpret_cast<u32*>(partition_binner(p, binner, smem_raw, BLOCK_THREADS));
   u32* block_total = out.shared + 3 * MAX_CHANNELS;
   u32* tile_counts = block_total + p.chunks;  // two buffers of p.chunks counters
   u32* tile_start = tile_counts + 2 * p.chunks;
   u16* stage = reinterpret_cast<u16*>(tile_start + p.chunks);
-  const bool aligned = (reinterpret_cast<size_t>(p.samples) & 15) == 0;
+  const bool aligned = (reinterpret_cast<size_t>(p.samples) & 15) == 0 &&
+                       (TALLY_DIMS == 1 || p.interleaved || (reinterpret_cast<size_t>(p.samples_y) & 15) == 0);
   const u64 tiles = (p.n + TILE_ITEMS - 1) / TILE_ITEMS;
   const u32 local_mask = (1u << p.chunk_shift) - 1;
   // Each thread scans a run of consecutive chunks.
@@ -170,6 +264,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS) tally_pa
   const u32 lanes_below = (1u << lane_id()) - 1;
 #endif
   block_fill<BLOCK_THREADS>(out.shared, 3 * MAX_CHANNELS + 2 * p.chunks, 0u);
+  static_assert(OUT <= 3 * MAX_CHANNELS, "a pair's outliers fit the slots' counters");
   __syncthreads();
 
   u32 buffer = 0;
@@ -224,7 +319,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS) tally_pa
   __syncthreads();
   for (u32 c = threadIdx.x; c < p.chunks; c += BLOCK_THREADS)
     if (block_total[c]) atomicAdd(p.chunk_total + c, block_total[c]);
-  for (u32 i = threadIdx.x; i < 3 * p.nslots; i += BLOCK_THREADS)
+  for (u32 i = threadIdx.x; i < OUT * p.nslots; i += BLOCK_THREADS)
     if (out.shared[i]) atomicAdd(p.outliers + i, (u64)out.shared[i]);
 }
 

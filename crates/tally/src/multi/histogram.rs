@@ -355,6 +355,7 @@ impl DeviceSet {
                 options.strategy,
                 options.shared_atomics,
                 dev.tuning(),
+                Some(&input),
             )?;
             plan.launch(dev.stream(), &input)?;
             plans.push(plan);

@@ -32,6 +32,26 @@ impl<T, W> GeneralInput<'_, T, W> {
         }
     }
 
+    /// For a 2-D plan: the y coordinates are a second array of x's length, or the pairs are
+    /// interleaved (an even count of coordinates).
+    pub(crate) fn validate_pairs(&self) -> Result<()> {
+        match (&self.y, self.interleaved) {
+            (Some(y), false) if y.len() == self.x.len() => Ok(()),
+            (Some(y), false) => Err(Error::invalid(format!(
+                "{} x values but {} y values: the coordinates must pair up",
+                self.x.len(),
+                y.len()
+            ))),
+            (None, true) if self.x.len().is_multiple_of(2) => Ok(()),
+            (None, true) => Err(Error::invalid(format!(
+                "{} interleaved values is not a whole number of (x, y) pairs",
+                self.x.len()
+            ))),
+            (Some(_), true) => Err(Error::invalid("interleaved pairs come in one array, with no second one for y")),
+            (None, false) => Err(Error::invalid("a 2-D histogram needs y coordinates, or interleaved pairs")),
+        }
+    }
+
     /// Whether there is nothing to count.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
@@ -51,7 +71,17 @@ impl<T: Sample, W: Weight> GeneralPlan<T, W> {
         let scale = weighted::prepare_device(dev, input.len(), weights, options.accumulation)?;
         let kind = weighted::ValueKind::new(options.accumulation, scale);
         let general = GeneralSpec::OneD(spec.clone());
-        GeneralPlan::new(dev, input.len(), &general, true, kind, options.strategy, options.shared_atomics, dev.tuning())
+        GeneralPlan::new(
+            dev,
+            input.len(),
+            &general,
+            true,
+            kind,
+            options.strategy,
+            options.shared_atomics,
+            dev.tuning(),
+            Some(input),
+        )
     }
 
     /// A 2-D histogram of `input`'s pairs, counted (no weights) or weighted.
@@ -79,6 +109,7 @@ impl<T: Sample, W: Weight> GeneralPlan<T, W> {
             options.strategy,
             options.shared_atomics,
             dev.tuning(),
+            Some(input),
         )
     }
 }

@@ -4,7 +4,9 @@
 
 use super::axis::{binning_for, Binning, DeviceAxis};
 use super::hist2d::Histogram2dSpec;
+use super::partition::{PartitionKeys, PartitionParams, PartitionPlan, PartitionSource};
 use super::policy::{self, KernelStrategy, Tuning};
+use super::strategy::partition_preferred;
 use super::weighted::{Raw, SharedAtomics, ValueKind, Weight};
 use super::weighted_exact::ExactLayout;
 use super::{Bins, HistogramSpec, Strategy, MAX_CHANNELS};
@@ -62,6 +64,8 @@ crate::kernel_params! {
         values: DevPtr<u64>,
         outlier_values: DevPtr<u64>,
         outlier_counts: DevPtr<u64>,
+        /// `tally_general_probe`: where the probed keys go.
+        probe: DevPtr<i32>,
         /// Fixed point: 2^k.
         scale: f64,
         ax: super::axis::AxisParams,
@@ -73,6 +77,8 @@ crate::kernel_params! {
         slice_lo: u32,
         slice_width: u32,
         first_pass: u32,
+        /// `tally_general_probe`: samples (pairs) to look at.
+        probe_k: u32,
         slot: [i32; MAX_CHANNELS as usize],
     }
 }
@@ -290,13 +296,20 @@ pub enum GeneralSpec {
     TwoD(Histogram2dSpec),
 }
 
+/// What a general plan launches.
+enum GeneralEngine {
+    /// The general kernel, once per pass over an L2-sized range of keys (one pass but for
+    /// global-l2).
+    Kernel { kernel: Kernel<GeneralParams>, shape: LaunchShape, passes: Vec<(u32, u32)> },
+    /// The partition's three kernels (2-D counts), into the plan's accumulators.
+    Partition(Box<PartitionPlan>),
+}
+
 /// A weighted or 2-D histogram ready to launch on resident data of `T` (weights of `W`).
 pub struct GeneralPlan<T, W> {
     dev: Arc<CudaDevice>,
-    kernel: Kernel<GeneralParams>,
+    engine: GeneralEngine,
     params: GeneralParams,
-    shape: LaunchShape,
-    passes: Vec<(u32, u32)>,
     values: DeviceBuffer<u64>,
     outlier_values: DeviceBuffer<u64>,
     outlier_counts: DeviceBuffer<u64>,
@@ -310,7 +323,10 @@ pub struct GeneralPlan<T, W> {
 
 impl<T: Sample, W: Weight> GeneralPlan<T, W> {
     /// Prepares a histogram of `n` samples (pairs). `kind`: counts (2-D only), fixed point with
-    /// its scale, or float atomics; `weighted`: whether weights of `W` come with the samples.
+    /// its scale, or float atomics; `weighted`: whether weights of `W` come with the samples;
+    /// `probe`: data of that length for `auto` to look at where its choice depends on them (2-D
+    /// counts past one block's shared memory: the partition, unless one bin holds a large share);
+    /// without it, `auto` takes the data as spread.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         dev: &Arc<CudaDevice>,
@@ -321,6 +337,7 @@ impl<T: Sample, W: Weight> GeneralPlan<T, W> {
         requested: Strategy,
         shared_atomics: SharedAtomics,
         tuning: &Tuning,
+        probe: Option<&GeneralInput<'_, T, W>>,
     ) -> Result<Self> {
         let info = dev.info();
         let stream = dev.stream();
@@ -361,48 +378,8 @@ impl<T: Sample, W: Weight> GeneralPlan<T, W> {
         let make = |strategy| {
             GeneralVariant { dtype: T::DTYPE, binning, binning_y, channels, weight, accum, strategy }.normalised()
         };
-        let fits = |s: Strategy| shared_bytes(&make(s), width, outs) <= info.smem_per_block_optin;
-        // Only three strategies here: the per-warp and 16-bit ones degrade to a block copy when
-        // it fits, everything else (clusters included) to L2-sized passes of global atomics.
-        let strategy = match requested {
-            Strategy::ThreadPrivate => {
-                return Err(Error::invalid("thread-private is the CPU backend's strategy; use --backend cpu"))
-            }
-            // Exact sums have one kernel: global atomics on every key's digits.
-            _ if accum == Accum::Exact => Strategy::GlobalAtomic,
-            Strategy::GlobalAtomic => Strategy::GlobalAtomic,
-            Strategy::GlobalL2 => Strategy::GlobalL2,
-            _ if fits(Strategy::BlockShared) => Strategy::BlockShared,
-            _ => Strategy::GlobalL2,
-        };
-        let variant = make(strategy);
-        let smem = shared_bytes(&variant, width, outs);
-        let entry = if accum == Accum::Exact { "tally_histogram_exact" } else { "tally_histogram_general" };
-        let kernel = dev.kernel::<GeneralParams>(&FAMILY, &variant.defines(), entry, smem)?;
-        let threads = GENERAL_BLOCK_THREADS;
-        let max_grid = info.multiprocessors as u64 * kernel.blocks_per_sm(threads, smem)? as u64;
-        let per_thread = if accum == Accum::Exact { 1 } else { UNROLL };
-        let grid = policy::grid(n as u64, threads as u64 * per_thread, max_grid);
-        let slice = if strategy == Strategy::GlobalL2 {
-            tuning.pass_keys.unwrap_or_else(|| policy::l2_slice(info.l2_bytes, 8))
-        } else {
-            width
-        };
-        let passes = policy::passes(width, slice.clamp(1, width.max(1)));
-
-        let value_words = match weight {
-            Some(w) if accum == Accum::Exact => exact_words(stream, w, width + outs)?,
-            _ => width,
-        };
-        let mut values = stream.alloc::<u64>(value_words, "histogram accumulators")?;
-        let mut outlier_values = stream.alloc::<u64>(outs, "outlier accumulators")?;
-        let mut outlier_counts = stream.alloc::<u64>(outs, "outlier counts")?;
-        let cs = stream.cuda_stream();
         let mut params = GeneralParams {
             n: n as u64,
-            values: values.view_mut().ptr_mut(cs),
-            outlier_values: outlier_values.view_mut().ptr_mut(cs),
-            outlier_counts: outlier_counts.view_mut().ptr_mut(cs),
             scale: match kind {
                 ValueKind::Fixed(s) => s.scale(),
                 _ => 1.0,
@@ -434,12 +411,107 @@ impl<T: Sample, W: Weight> GeneralPlan<T, W> {
                 params.slot[0] = 0;
             }
         }
+        let fits = |s: Strategy| shared_bytes(&make(s), width, outs) <= info.smem_per_block_optin;
+        // Counted pairs partition like 1-D samples, within the partition's reach.
+        let partition_reach =
+            binning_y.is_some() && accum == Accum::Count && width <= super::partition::max_keys_tuned(info, tuning);
+        // The skew probe, where it decides: the top-bin share and its data.
+        let mut top_bin_fraction = None;
+        // Only three strategies here and the partition for 2-D counts: the per-warp and 16-bit
+        // ones degrade to a block copy when it fits, everything else (clusters included, and the
+        // partition where it cannot take the histogram) to L2-sized passes of global atomics.
+        let strategy = match requested {
+            Strategy::ThreadPrivate => {
+                return Err(Error::invalid("thread-private is the CPU backend's strategy; use --backend cpu"))
+            }
+            // Exact sums have one kernel: global atomics on every key's digits.
+            _ if accum == Accum::Exact => Strategy::GlobalAtomic,
+            Strategy::GlobalAtomic => Strategy::GlobalAtomic,
+            Strategy::GlobalL2 => Strategy::GlobalL2,
+            Strategy::Partition if partition_reach => Strategy::Partition,
+            // As 1-D `auto` past its block copies (strategy::partition_preferred): the partition,
+            // unless the probe finds one bin holding a large share (global-l2's warp aggregation).
+            Strategy::Auto if partition_reach && !fits(Strategy::BlockShared) => {
+                let top = match probe {
+                    Some(input) if n > 0 => {
+                        probe::top_bin_fraction(dev, &make(Strategy::GlobalL2), &params, input, width)?
+                    }
+                    _ => 0.0,
+                };
+                top_bin_fraction = Some(top);
+                if partition_preferred(width, top) {
+                    Strategy::Partition
+                } else {
+                    Strategy::GlobalL2
+                }
+            }
+            _ if fits(Strategy::BlockShared) => Strategy::BlockShared,
+            _ => Strategy::GlobalL2,
+        };
+        let variant = make(strategy);
+
+        let value_words = match weight {
+            Some(w) if accum == Accum::Exact => exact_words(stream, w, width + outs)?,
+            _ => width,
+        };
+        let mut values = stream.alloc::<u64>(value_words, "histogram accumulators")?;
+        let mut outlier_values = stream.alloc::<u64>(outs, "outlier accumulators")?;
+        let mut outlier_counts = stream.alloc::<u64>(outs, "outlier counts")?;
+        let cs = stream.cuda_stream();
+        params.values = values.view_mut().ptr_mut(cs);
+        params.outlier_values = outlier_values.view_mut().ptr_mut(cs);
+        params.outlier_counts = outlier_counts.view_mut().ptr_mut(cs);
+
+        let engine = if strategy == Strategy::Partition {
+            // The scatter's ranking as 1-D's: warp-matched where the probe found a bin with a
+            // share past partition::PARTITION_MATCH_MIN_TOP_FRACTION, unless the caller fixed it.
+            let mut tuning = tuning.clone();
+            if tuning.partition_match.is_none() {
+                let top = match (top_bin_fraction, probe) {
+                    (Some(t), _) => t,
+                    (None, Some(input)) if n > 0 => {
+                        probe::top_bin_fraction(dev, &make(Strategy::GlobalL2), &params, input, width)?
+                    }
+                    _ => 0.0,
+                };
+                tuning.partition_match = Some(super::partition::match_ranks_preferred(top));
+            }
+            let keys = PartitionKeys::Pairs {
+                dtype: T::DTYPE,
+                binning_x: binning,
+                binning_y: binning_y.expect("pairs partition"),
+            };
+            let pp = PartitionParams {
+                counts: params.values.cast(),
+                outliers: params.outlier_values,
+                axis: params.ax,
+                axis_y: params.ay,
+                nslots: 1,
+                width: width as u32,
+                bins_y: params.bins_y,
+                ..Default::default()
+            };
+            GeneralEngine::Partition(Box::new(PartitionPlan::new(dev, &keys, n, pp, &tuning)?))
+        } else {
+            let smem = shared_bytes(&variant, width, outs);
+            let entry = if accum == Accum::Exact { "tally_histogram_exact" } else { "tally_histogram_general" };
+            let kernel = dev.kernel::<GeneralParams>(&FAMILY, &variant.defines(), entry, smem)?;
+            let threads = GENERAL_BLOCK_THREADS;
+            let max_grid = info.multiprocessors as u64 * kernel.blocks_per_sm(threads, smem)? as u64;
+            let per_thread = if accum == Accum::Exact { 1 } else { UNROLL };
+            let grid = policy::grid(n as u64, threads as u64 * per_thread, max_grid);
+            let slice = if strategy == Strategy::GlobalL2 {
+                tuning.pass_keys.unwrap_or_else(|| policy::l2_slice(info.l2_bytes, 8))
+            } else {
+                width
+            };
+            let passes = policy::passes(width, slice.clamp(1, width.max(1)));
+            GeneralEngine::Kernel { kernel, shape: LaunchShape::new(grid as u32, threads, smem), passes }
+        };
         Ok(GeneralPlan {
             dev: dev.clone(),
-            kernel,
+            engine,
             params,
-            shape: LaunchShape::new(grid as u32, threads, smem),
-            passes,
             values,
             outlier_values,
             outlier_counts,
@@ -462,9 +534,20 @@ impl<T: Sample, W: Weight> GeneralPlan<T, W> {
         &self.variant
     }
 
-    /// Passes over the samples one launch makes.
+    /// Passes over the samples one launch makes (the partition's: slices of the input).
     pub fn passes(&self) -> usize {
-        self.passes.len()
+        match &self.engine {
+            GeneralEngine::Kernel { passes, .. } => passes.len(),
+            GeneralEngine::Partition(p) => p.layout().slices,
+        }
+    }
+
+    /// The partition's slices and bytes of workspace scratch, where it runs.
+    pub fn partition_scratch(&self) -> Option<(usize, usize)> {
+        match &self.engine {
+            GeneralEngine::Partition(p) => Some((p.layout().slices, p.layout().scratch_bytes)),
+            GeneralEngine::Kernel { .. } => None,
+        }
     }
 
     /// The shared-memory atomics of the fixed-point block strategy, when that ran.
@@ -484,6 +567,9 @@ impl<T: Sample, W: Weight> GeneralPlan<T, W> {
             || input.weights.is_some() != self.variant.weight.is_some()
         {
             return Err(Error::invalid("the weights must match the plan: one per sample, or none"));
+        }
+        if self.variant.binning_y.is_some() {
+            input.validate_pairs()?;
         }
         stream.memset_zeros(&mut self.values.view_mut())?;
         stream.memset_zeros(&mut self.outlier_values.view_mut())?;
@@ -505,11 +591,25 @@ impl<T: Sample, W: Weight> GeneralPlan<T, W> {
             weights: input.weights.as_ref().map_or(DevPtr::default(), |w| w.ptr(cs).cast()),
             ..self.params
         };
-        for (i, &(lo, keys)) in self.passes.iter().enumerate() {
-            let p = GeneralParams { slice_lo: lo, slice_width: keys, first_pass: (i == 0) as u32, ..base };
-            stream.launch(&self.kernel, self.shape, &p)?;
+        match &self.engine {
+            GeneralEngine::Kernel { kernel, shape, passes } => {
+                for (i, &(lo, keys)) in passes.iter().enumerate() {
+                    let p = GeneralParams { slice_lo: lo, slice_width: keys, first_pass: (i == 0) as u32, ..base };
+                    stream.launch(kernel, *shape, &p)?;
+                }
+                Ok(())
+            }
+            GeneralEngine::Partition(plan) => {
+                // Apart, y is its own array; interleaved, the partition's loads read whole pairs.
+                let interleaved = input.y.is_none();
+                let source = PartitionSource {
+                    samples: base.x,
+                    samples_y: if interleaved { DevPtr::default() } else { base.y },
+                    interleaved,
+                };
+                plan.launch(stream, source, self.n, std::mem::size_of::<T>())
+            }
         }
-        Ok(())
     }
 
     /// Waits for `stream` and reads the raw accumulators back.
@@ -572,6 +672,7 @@ impl<T: Sample, W: Weight> GeneralPlan<T, W> {
 }
 
 mod input;
+mod probe;
 pub use input::GeneralInput;
 
 #[cfg(test)]
