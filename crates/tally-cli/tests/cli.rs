@@ -109,6 +109,65 @@ fn image_channels() {
     assert_eq!(v["channels"], serde_json::json!(["r", "g", "b"]));
 }
 
+/// An image's brightness, by the library's rule: the mean of the colour channels (not rounded:
+/// 1, 1, 2 is 4/3), Rec. 709 luma, given weights, weighted counts, and the errors of the flag.
+#[test]
+fn image_brightness() {
+    let path = tmp("bright.png");
+    let pixels = [[1u8, 1, 2], [2, 2, 1], [30, 60, 90], [0, 0, 40], [255, 255, 255], [100, 0, 0]];
+    let raw: Vec<u8> = pixels.iter().flatten().copied().collect();
+    image::RgbImage::from_raw(3, 2, raw).unwrap().save(&path).unwrap();
+    let p = path.to_str().unwrap();
+    let counts = |extra: &[&str]| -> (Vec<u64>, serde_json::Value) {
+        let mut args = vec!["hist", p, "--backend", "cpu", "--json"];
+        args.extend_from_slice(extra);
+        let o = tally(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        let c = v["counts"].as_array().unwrap().iter().map(|c| c.as_u64().unwrap()).collect();
+        (c, v)
+    };
+    // Bins of width 2 over [0, 4), [4, 50), [50, 256): means 4/3, 5/3, 60, 40/3, 255, 100/3.
+    let (c, v) = counts(&["--edges", "0,2,4,50,256"]);
+    assert_eq!(c, vec![2, 0, 2, 2]);
+    assert_eq!((&v["samples"], &v["channels"]), (&serde_json::json!(6), &serde_json::json!(["brightness"])));
+    // Rec. 709: 0.2126 + 0.7152 + 0.1444 = 1.0722; 1.9278; 55.3; 2.888; 255; 21.26.
+    let (c, _) = counts(&["--edges", "0,2,4,50,256", "--brightness", "rec709"]);
+    assert_eq!(c, vec![2, 1, 1, 2]);
+    // Weights: the green channel alone (1, 2, 60, 0, 255, 0).
+    let (c, _) = counts(&["--edges", "0,2,4,50,256", "--brightness", "0,1,0"]);
+    assert_eq!(c, vec![3, 1, 0, 2]);
+    // Weighted counts of the same brightness: every pixel weighs 0.5.
+    let w = tmp("bright-w.npy");
+    std::fs::write(&w, npy_f32(&[0.5; 6])).unwrap();
+    let o =
+        tally(&["hist", p, "--backend", "cpu", "--json", "--edges", "0,2,4,50,256", "--weights", w.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["sums"], serde_json::json!([1.0, 0.0, 1.0, 1.0]), "{v}");
+    fails_with(&["hist", p, "--brightness", "1,x", "--backend", "cpu"], "'x' is not a weight");
+    fails_with(&["hist", p, "--brightness", "1,0", "--backend", "cpu"], "2 brightness weights for 3 channels");
+    fails_with(&["hist", p, "--brightness", "mean", "--channels", "r", "--backend", "cpu"], "cannot be used with");
+    fails_with(&["hist", "--demo", "--brightness", "mean", "--backend", "cpu"], "applies only to images");
+}
+
+/// A 1-D .npy file of f32 values.
+fn npy_f32(values: &[f32]) -> Vec<u8> {
+    let header = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': ({},), }}", values.len());
+    let mut h = header.into_bytes();
+    while (10 + h.len() + 1) % 64 != 0 {
+        h.push(b' ');
+    }
+    h.push(b'\n');
+    let mut out = b"\x93NUMPY\x01\x00".to_vec();
+    out.extend_from_slice(&(h.len() as u16).to_le_bytes());
+    out.extend_from_slice(&h);
+    for v in values {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    out
+}
+
 #[test]
 fn bad_input_is_one_line_and_exit_2() {
     let odd = tmp("odd.bin");

@@ -38,8 +38,8 @@ pub use error::{Error, Result};
 /// The 16-bit float types tally reads ([`half::f16`], [`half::bf16`]), re-exported.
 pub use half;
 pub use histogram::{
-    Accumulation, Bins, Channels, DevicePairs, Histogram, Histogram2d, Histogram2dSpec, HistogramPlan, HistogramSpec,
-    Pairs, SharedAtomics, Strategy, Tuning, WeightedHistogram, WeightedOptions,
+    Accumulation, Bins, Brightness, Channels, DevicePairs, Histogram, Histogram2d, Histogram2dSpec, HistogramPlan,
+    HistogramSpec, Image, ImageLayout, Pairs, SharedAtomics, Strategy, Tuning, WeightedHistogram, WeightedOptions,
 };
 pub use predicate::Predicate;
 pub use reduce::{

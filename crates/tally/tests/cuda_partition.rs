@@ -493,8 +493,9 @@ fn pairs_checked<T: Sample>(
 }
 
 /// Every layout and sample type through the partition, by name: even bins on both axes and
-/// custom edges on either, tile-edge sizes, pairs apart (aligned, or x or y misaligned) and
-/// interleaved (misaligned by 0 to 2 elements), NaN and out-of-range values on both axes.
+/// custom edges on either or both, both rankings of the scatter, tile-edge sizes, pairs apart
+/// (aligned, or x or y misaligned) and interleaved (misaligned by 0 to 2 elements), NaN and
+/// out-of-range values on both axes.
 #[test]
 fn partition_pairs_every_layout_and_binning() {
     let Some(dev) = gpu() else { return };
@@ -507,7 +508,10 @@ fn partition_pairs_every_layout_and_binning() {
         Histogram2dSpec::even(1024, (0.0, 1.0), 1024, (0.0, 1.0)),
         Histogram2dSpec { x: edges(300, 0.0, 1.0), y: Bins::even(700, -0.1, 1.1) },
         Histogram2dSpec { x: Bins::even(333, 0.0, 1.0), y: edges(250, 0.0, 1.0) },
+        Histogram2dSpec { x: edges(200, -0.1, 1.0), y: edges(400, 0.0, 1.1) },
     ];
+    // The scatter's warp-matched ranking, which the probe picks for pairs with a hot bin.
+    let matched = Tuning { partition_match: Some(true), ..Tuning::default() };
     let layouts = [
         PairLayout::Split(0, 0),
         PairLayout::Split(1, 0),
@@ -526,6 +530,7 @@ fn partition_pairs_every_layout_and_binning() {
                 assert_eq!((ran, slices), (Strategy::Partition, Some(usize::from(n > 0))), "{layout:?} n={n}");
                 let (ran, _) = pairs_checked(&dev, &f64s, spec, Strategy::Partition, layout, &t);
                 assert_eq!(ran, Strategy::Partition);
+                pairs_checked(&dev, &f32s, spec, Strategy::Partition, layout, &matched);
             }
         }
     }
@@ -566,7 +571,7 @@ fn partition_pairs_in_slices_and_small_chunks() {
 }
 
 /// `auto` for 2-D counts: a block copy where one fits; past it the partition for spread pairs
-/// (uniform, a Gaussian blob), global-l2 where one bin holds most pairs; weighted pairs never
+/// (uniform, a Gaussian blob, one column of bins), global-l2 where one bin holds most pairs; weighted pairs never
 /// partition (their sums need the general kernel), whatever was asked.
 #[test]
 fn auto_partitions_spread_pairs() {
@@ -582,9 +587,16 @@ fn auto_partitions_spread_pairs() {
         .enumerate()
         .flat_map(|(i, p)| if i % 10 != 0 { [0.3, 0.7] } else { [p[0], p[1]] })
         .collect();
+    // x at one value, y uniform: a probe that read y as x, or pairs with the wrong stride, would
+    // find one bin holding them all.
+    let column: Vec<f32> = uniform.chunks_exact(2).flat_map(|p| [0.3, p[1]]).collect();
     let spread = auto_past_block_copies(1 << 20, false);
-    for (name, xy, want) in [("uniform", &uniform, spread), ("blob", &blob, spread), ("hot", &hot, Strategy::GlobalL2)]
-    {
+    for (name, xy, want) in [
+        ("uniform", &uniform, spread),
+        ("blob", &blob, spread),
+        ("one column", &column, spread),
+        ("hot", &hot, Strategy::GlobalL2),
+    ] {
         for layout in [PairLayout::Split(0, 0), PairLayout::Interleaved(0)] {
             let (ran, _) = pairs_checked(&dev, xy, &big, Strategy::Auto, layout, &t);
             assert_eq!(ran, want, "{name} {layout:?}");

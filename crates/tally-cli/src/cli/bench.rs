@@ -31,6 +31,8 @@ pub enum BenchWhat {
     Weighted(super::bench_general::BenchWeightedArgs),
     /// 2-D histograms of f32 pairs, uniform and a Gaussian blob.
     Hist2d(super::bench_general::BenchHist2dArgs),
+    /// Brightness histograms of uniform RGB(A) images, interleaved and planar, mean and Rec. 709.
+    Image(super::bench_general::BenchImageArgs),
     /// Reductions: every op over sizes and types, against the read bandwidth.
     Reduce(super::bench_reduce::BenchReduceArgs),
     /// Prefix scans: f32 sums (both look-backs), i32 into i64, f32 max, f32 by key, against
@@ -149,6 +151,7 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
         BenchWhat::Hist(h) => hist(h),
         BenchWhat::Weighted(w) => super::bench_general::weighted(w),
         BenchWhat::Hist2d(h) => super::bench_general::hist2d(h),
+        BenchWhat::Image(i) => super::bench_general::image(i),
         BenchWhat::Reduce(r) => super::bench_reduce::run(r),
         BenchWhat::Scan(r) => super::bench_scan::run(r),
         BenchWhat::Select(r) => super::bench_select::run(r),
@@ -174,6 +177,7 @@ fn validate(a: &BenchArgs) -> anyhow::Result<()> {
         }
         BenchWhat::Weighted(w) => (w.reps, w.size, 24),
         BenchWhat::Hist2d(h) => (h.reps, h.size, 32),
+        BenchWhat::Image(i) => (i.reps, i.size, 16),
         BenchWhat::Reduce(r) => (r.reps, None, 0),
         BenchWhat::Scan(r) => (r.reps, None, 0),
         BenchWhat::Select(r) => (r.reps, None, 0),

@@ -1,5 +1,6 @@
-//! `tally bench weighted` and `tally bench hist2d`: weighted and 2-D histograms on resident data,
-//! timed, checked against the CPU backend (fixed point bit for bit), against the read bandwidth.
+//! `tally bench weighted`, `tally bench hist2d` and `tally bench image`: weighted, 2-D and image
+//! brightness histograms on resident data, timed, checked against the CPU backend (fixed point
+//! bit for bit), against the read bandwidth.
 
 use super::bench::parse_strategy;
 use super::bench_report::{
@@ -375,4 +376,124 @@ pub(crate) fn hist2d(a: BenchHist2dArgs) -> anyhow::Result<()> {
         }
     }
     setup.report("hist2d", &rows, a.out.json)
+}
+
+#[derive(clap::Args, Debug)]
+pub struct BenchImageArgs {
+    /// Channel values per case (default 2^28 on a GPU, 2^22 on the CPU), in square-ish images.
+    #[arg(long)]
+    pub size: Option<usize>,
+    /// Bins over the channel type's range ([0, 256) for u8, [0, 1) for f32).
+    #[arg(long, default_value_t = 256)]
+    pub bins: u32,
+    /// Channel types: u8, u16, f32.
+    #[arg(long, default_value = "u8,f32", value_delimiter = ',')]
+    pub dtypes: Vec<String>,
+    /// Channels per pixel (3: RGB, 4: RGBA).
+    #[arg(long, default_value = "3,4", value_delimiter = ',')]
+    pub channels: Vec<u32>,
+    /// Strategies (GPU only).
+    #[arg(long, default_value = "auto,global-atomic", value_delimiter = ',', value_parser = parse_strategy)]
+    pub strategies: Vec<Strategy>,
+    #[arg(long, default_value_t = 20)]
+    pub reps: usize,
+    #[command(flatten)]
+    pub out: BenchOutputArgs,
+}
+
+/// `tally bench image`: brightness histograms of uniform images, interleaved and planar, the
+/// mean and Rec. 709 luma, against the read bandwidth over every channel value.
+pub(crate) fn image(a: BenchImageArgs) -> anyhow::Result<()> {
+    let setup = Setup::open(&a.out, a.size)?;
+    let mut rows = Vec::new();
+    for dtype in &a.dtypes {
+        for &channels in &a.channels {
+            let pixels = setup.n / channels as usize;
+            let height = (pixels as f64).sqrt() as usize;
+            let width = pixels / height.max(1);
+            let len = height * width * channels as usize;
+            match dtype.trim() {
+                "u8" => image_rows::<u8>(&setup, &a, (height, width, channels), len, &mut rows)?,
+                "u16" => image_rows::<u16>(&setup, &a, (height, width, channels), len, &mut rows)?,
+                "f32" => image_rows::<f32>(&setup, &a, (height, width, channels), len, &mut rows)?,
+                d => bail!("image histograms take u8, u16 or f32 channels here, not '{d}'"),
+            }
+        }
+    }
+    setup.report("image", &rows, a.out.json)
+}
+
+/// The rows of one channel type and image shape: each layout, brightness and strategy.
+fn image_rows<T: tally::Sample + BenchChannel>(
+    setup: &Setup,
+    a: &BenchImageArgs,
+    (height, width, channels): (usize, usize, u32),
+    len: usize,
+    rows: &mut Vec<GeneralRow>,
+) -> anyhow::Result<()> {
+    use tally::{Brightness, Image, ImageLayout};
+    let unit = |i: usize| (data::splitmix64(i as u64 ^ 0x1a6e) >> 11) as f64 / (1u64 << 53) as f64;
+    let values: Vec<T> = (0..len).map(|i| T::from_unit(unit(i))).collect();
+    let spec = HistogramSpec::even(a.bins, 0.0, T::TOP);
+    let rec709 = if channels == 4 { Brightness::rec709_alpha() } else { Brightness::rec709() };
+    for layout in [ImageLayout::Hwc, ImageLayout::Chw] {
+        for (name, brightness) in [("mean", Brightness::Mean), ("rec709", rec709.clone())] {
+            let image = Image { height, width, channels, layout, brightness };
+            let reference = tally::histogram::image::cpu::image_histogram(&values, &image, &spec);
+            let lay = if layout == ImageLayout::Hwc { "hwc" } else { "chw" };
+            let case = GeneralCase {
+                case: "image",
+                distribution: format!("{} {lay} x{channels}", T::DTYPE),
+                bins: a.bins.to_string(),
+                bytes: (len * std::mem::size_of::<T>()) as f64,
+                read_gbs: setup.read_gbs,
+            };
+            match &setup.backend {
+                Backend::Cpu => {
+                    let (ms, h) = host_median_ms(a.reps.min(5), || {
+                        Ok(tally::histogram::image::cpu::image_histogram(&values, &image, &spec))
+                    })?;
+                    let cpu = Strategy::ThreadPrivate;
+                    rows.push(case.row((cpu, cpu), name.into(), ms, h.same_counts(&reference), 1));
+                }
+                Backend::Cuda(dev) => {
+                    let stream = dev.stream();
+                    let buf = stream.upload(&values, "benchmark image")?;
+                    let view = buf.view();
+                    for &s in &a.strategies {
+                        let mut plan = tally::histogram::ImagePlan::<T>::new(dev, &image, &spec, s)?;
+                        let timer = stream.timer()?;
+                        let ms = timer.median_ms(a.reps, || plan.launch(stream, &view))?;
+                        let h = plan.read(stream)?;
+                        rows.push(case.row((s, plan.strategy()), name.into(), ms, h.same_counts(&reference), 1));
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Channel values from a uniform number in [0, 1), over the type's range.
+trait BenchChannel {
+    const TOP: f64;
+    fn from_unit(u: f64) -> Self;
+}
+impl BenchChannel for u8 {
+    const TOP: f64 = 256.0;
+    fn from_unit(u: f64) -> Self {
+        (u * 256.0) as u8
+    }
+}
+impl BenchChannel for u16 {
+    const TOP: f64 = 65536.0;
+    fn from_unit(u: f64) -> Self {
+        (u * 65536.0) as u16
+    }
+}
+impl BenchChannel for f32 {
+    const TOP: f64 = 1.0;
+    fn from_unit(u: f64) -> Self {
+        u as f32
+    }
 }

@@ -7,8 +7,8 @@ use tally::histogram::{Histogram2d, Histogram2dSpec, Pairs, Weight, WeightedHist
 use tally::multi::{device_count, DeviceSet, Shards};
 use tally::reduce::{ReduceElement, ReduceOp, ReduceOptions, Reduction};
 use tally::{
-    Backend, Histogram, HistogramSpec, Predicate, Sample, ScanInto, ScanOp, ScanOptions, ScanValue, SelectElement,
-    SelectOptions, Strategy, WeightedOptions,
+    Backend, Histogram, HistogramSpec, Image, Predicate, Sample, ScanInto, ScanOp, ScanOptions, ScanValue,
+    SelectElement, SelectOptions, Strategy, WeightedOptions,
 };
 
 /// The GPUs of `--devices`.
@@ -92,6 +92,24 @@ impl Engine {
         match self {
             Engine::One(b) => Some(b),
             Engine::Set(_) => None,
+        }
+    }
+
+    /// [`Backend::image_histogram`]; on a device set, the brightness computed on the host by the
+    /// same rule and counted as f64 samples (the same bins).
+    pub fn image_histogram<T: Sample>(
+        &self,
+        pixels: &[T],
+        image: &Image,
+        spec: &HistogramSpec,
+        strategy: Strategy,
+    ) -> tally::Result<Histogram> {
+        match self {
+            Engine::One(b) => b.image_histogram(pixels, image, spec, strategy),
+            Engine::Set(s) => {
+                image.validate(pixels.len(), T::DTYPE, spec)?;
+                s.histogram(&tally::histogram::image::cpu::brightness_values(pixels, image), spec, strategy)
+            }
         }
     }
 

@@ -8,7 +8,9 @@ use super::{limits, parse_list, BackendArg};
 use anyhow::{bail, Context};
 use std::path::PathBuf;
 use tally::data::Distribution;
-use tally::{Accumulation, Bins, Channels, DType, HistogramSpec, SharedAtomics, Strategy, WeightedOptions};
+use tally::{
+    Accumulation, Bins, Brightness, Channels, DType, HistogramSpec, Image, SharedAtomics, Strategy, WeightedOptions,
+};
 
 #[derive(clap::Args, Debug)]
 pub struct HistArgs {
@@ -36,6 +38,11 @@ pub struct HistArgs {
     /// Images: one histogram per channel, e.g. r,g,b or rgb (default: brightness).
     #[arg(long, value_delimiter = ',')]
     pub channels: Option<Vec<String>>,
+    /// Images: a pixel's brightness, computed by the library (on the GPU in the counting pass):
+    /// mean (of the colour channels), rec709 (luma: 0.2126 r + 0.7152 g + 0.0722 b), or one
+    /// weight per channel, R,G,B (gray images: one).
+    #[arg(long, value_parser = parse_brightness, conflicts_with = "channels")]
+    pub brightness: Option<Brightness>,
     /// Number of equal-width bins.
     #[arg(long, default_value_t = 256, conflicts_with = "edges")]
     pub bins: u32,
@@ -147,6 +154,20 @@ impl WeightArgs {
     }
 }
 
+/// `--brightness`: mean, rec709, or weights W,W,W.
+fn parse_brightness(s: &str) -> Result<Brightness, String> {
+    match s {
+        "mean" => Ok(Brightness::Mean),
+        "rec709" => Ok(Brightness::rec709()),
+        _ => s
+            .split(',')
+            .map(|w| w.trim().parse::<f64>().map_err(|_| format!("'{w}' is not a weight")))
+            .collect::<Result<Vec<f64>, String>>()
+            .map(Brightness::Weighted)
+            .map_err(|e| format!("{e}: --brightness takes mean, rec709, or one weight per channel (R,G,B)")),
+    }
+}
+
 fn parse_shared_atomics(s: &str) -> Result<SharedAtomics, String> {
     match s {
         "halves" => Ok(SharedAtomics::Halves),
@@ -186,8 +207,18 @@ pub fn run(a: HistArgs) -> anyhow::Result<()> {
     } else {
         let path = a.file.as_ref().expect("clap requires FILE without --demo");
         let channels = a.channels.as_deref().map(input::parse_channels).transpose()?;
-        input::load(path, &InputOptions { dtype: a.dtype, column: a.column.clone(), channels, ..Default::default() })?
+        let image_pixels = channels.is_none();
+        let opts =
+            InputOptions { dtype: a.dtype, column: a.column.clone(), channels, image_pixels, ..Default::default() };
+        input::load(path, &opts)?
     };
+    let image = match (loaded.image.clone(), &a.brightness) {
+        (Some(image), Some(b)) => Some(image.with_brightness(b.clone())),
+        (image, None) => image,
+        (None, Some(_)) => bail!("--brightness applies only to images (.png, .jpg, .jpeg)"),
+    };
+    // Image pixels, not samples: how many there are.
+    let n = image.as_ref().map_or(loaded.samples.len(), Image::pixels);
     if let Some(note) = &loaded.note {
         eprintln!("tally: note: {note}");
     }
@@ -200,6 +231,18 @@ pub fn run(a: HistArgs) -> anyhow::Result<()> {
         }
     })?;
     let weights = a.weights.load(a.dtype.or(Some(loaded.samples.dtype())))?;
+    // Weighted images: the brightness values themselves (the library's rule, on the host),
+    // weighted as f64 samples.
+    let (loaded, image) = match (image, weights.is_some()) {
+        (Some(image), true) => {
+            let values = with_vec!(&loaded.samples, v => {
+                image.validate(v.len(), loaded.samples.dtype(), &spec)?;
+                tally::histogram::image::cpu::brightness_values(v.as_slice(), &image)
+            });
+            (Loaded { samples: Samples::F64(values), image: None, ..loaded }, None)
+        }
+        (image, _) => (loaded, image),
+    };
     let weights = match weights {
         Some(w) => Some(weights_per_sample(w, &loaded, a.weights.weights.as_deref())?),
         None => None,
@@ -213,12 +256,17 @@ pub fn run(a: HistArgs) -> anyhow::Result<()> {
         let h = with_vec!(&loaded.samples, v => with_weights!(&weights, w => backend.histogram_weighted(v.as_slice(), w, &spec, opts)))?;
         let seconds = start.elapsed().as_secs_f64();
         let smallest = with_weights!(&weights, w => smallest_nonzero(w));
-        let (dtype, n) = (loaded.samples.dtype(), loaded.samples.len());
+        let dtype = loaded.samples.dtype();
         let report = output::Report { spec: &spec, hist: &h, labels: &loaded.labels, dtype, n, seconds };
         return show_weighted(&a, report, weights.dtype(), smallest);
     }
     let start = std::time::Instant::now();
-    let h = with_vec!(&loaded.samples, v => backend.histogram(v.as_slice(), &spec, a.strategy))?;
+    let h = match &image {
+        Some(image) => {
+            with_vec!(&loaded.samples, v => backend.image_histogram(v.as_slice(), image, &spec, a.strategy))?
+        }
+        None => with_vec!(&loaded.samples, v => backend.histogram(v.as_slice(), &spec, a.strategy))?,
+    };
     let elapsed = start.elapsed();
     if super::trace() {
         eprintln!(
@@ -233,7 +281,7 @@ pub fn run(a: HistArgs) -> anyhow::Result<()> {
         hist: &h,
         labels: &loaded.labels,
         dtype: loaded.samples.dtype(),
-        n: loaded.samples.len(),
+        n,
         seconds: elapsed.as_secs_f64(),
     };
     show(&a, &report)
@@ -337,7 +385,14 @@ fn demo(a: &HistArgs) -> anyhow::Result<Loaded> {
     let need = (n as u128).checked_mul(dtype.size() as u128 + 4).map(|x| x + table + limits::counting_bytes(b as u128));
     limits::check_memory(need, &format!("--demo with {n} samples and {b} bins"))?;
     let samples = with_type!(dtype, T => Samples::from(tally::data::samples::<T>(d, b, n, s)));
-    Ok(Loaded { samples, interleave: 1, selected: vec![0], labels: vec![format!("{}", d.name())], note: None })
+    Ok(Loaded {
+        samples,
+        interleave: 1,
+        selected: vec![0],
+        labels: vec![format!("{}", d.name())],
+        note: None,
+        image: None,
+    })
 }
 
 /// Even bins over the data's default range, or an error that says the range came from the data.

@@ -154,7 +154,9 @@ TALLY_DEVICE Keys make_keys(const GeneralParams& p, unsigned char*& cursor, u32 
 // ---- the skew probe ------------------------------------------------------------------------------
 // The keys of probe_k samples (pairs) spread over the input, sample j * n / probe_k, by the
 // kernel's own rule: what `auto` counts on the host to choose between the partition and
-// global-l2 (src/histogram/cuda_general/probe.rs). Launched with BLOCK_THREADS threads a block.
+// global-l2 (src/histogram/cuda_general/probe.rs). Launched with BLOCK_THREADS threads a block,
+// no dynamic shared memory: pairs only (1-D keys may need a table in shared memory).
+#if TALLY_DIMS == 2
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS) tally_general_probe(const GeneralParams p) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   unsigned char* cursor = smem_raw;
@@ -168,6 +170,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS) tally_general_probe(
   const Sample y = TALLY_DIMS == 2 ? p.y[i * p.stride] : x;
   p.probe[j] = keys.key(p, x, y, i);
 }
+#endif
 
 #if TALLY_ACCUM != TALLY_ACCUM_EXACT
 // ---- what one sample adds --------------------------------------------------------------------

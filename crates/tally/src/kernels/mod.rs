@@ -142,6 +142,7 @@ pub fn families() -> Vec<&'static KernelFamily> {
         &crate::histogram::cuda::FAMILY,
         &crate::histogram::cuda_general::FAMILY,
         &crate::histogram::partition::FAMILY,
+        &crate::histogram::image::cuda::FAMILY,
         &bandwidth::FAMILY,
         &crate::lab::cuda::FAMILY,
         &crate::reduce::cuda::FAMILY,

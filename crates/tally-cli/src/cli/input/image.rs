@@ -7,7 +7,10 @@ use anyhow::{anyhow, bail};
 use super::{Loaded, Samples};
 
 /// Images: 8-bit images as u8, 16-bit ones as u16 (every bit kept; `Loaded::note` says so).
-pub(super) fn load_image(path: &Path, bytes: &[u8], channels: Option<&[char]>) -> anyhow::Result<Loaded> {
+/// Without `channels`: the brightness, either computed here (the integer part of the colour
+/// channels' mean) or, with `pixels`, left to the library: the colour channels as stored (gray, or
+/// RGB interleaved; alpha dropped) with the image's shape in `Loaded::image`.
+pub(super) fn load_image(path: &Path, bytes: &[u8], channels: Option<&[char]>, pixels: bool) -> anyhow::Result<Loaded> {
     use image::ColorType;
     // The format is sniffed from the content, so a mislabelled .jpg that is a PNG still loads.
     let img = image::load_from_memory(bytes).map_err(|e| {
@@ -21,6 +24,25 @@ pub(super) fn load_image(path: &Path, bytes: &[u8], channels: Option<&[char]>) -
         other => bail!("{}: {other:?} images are not supported (8- and 16-bit integer images are)", path.display()),
     };
     let note = wide.then(|| format!("{} is a 16-bit image: its samples are read as u16", path.display()));
+    let brightness = |samples, image| Loaded {
+        samples,
+        interleave: 1,
+        selected: vec![0],
+        labels: vec!["brightness".into()],
+        note: note.clone(),
+        image,
+    };
+    if channels.is_none() && pixels {
+        let colour = img.color().has_color();
+        let samples = match (wide, colour) {
+            (false, true) => Samples::U8(img.to_rgb8().into_raw()),
+            (false, false) => Samples::U8(img.to_luma8().into_raw()),
+            (true, true) => Samples::U16(img.to_rgb16().into_raw()),
+            (true, false) => Samples::U16(img.to_luma16().into_raw()),
+        };
+        let image = tally::Image::hwc(img.height() as usize, img.width() as usize, if colour { 3 } else { 1 });
+        return Ok(brightness(samples, Some(image)));
+    }
     let Some(channels) = channels else {
         let samples = match (wide, img.color().has_color()) {
             (false, true) => Samples::U8(
@@ -32,7 +54,7 @@ pub(super) fn load_image(path: &Path, bytes: &[u8], channels: Option<&[char]>) -
             ),
             (true, false) => Samples::U16(img.to_luma16().into_raw()),
         };
-        return Ok(Loaded { samples, interleave: 1, selected: vec![0], labels: vec!["brightness".into()], note });
+        return Ok(brightness(samples, None));
     };
 
     if channels.is_empty() {
@@ -52,7 +74,7 @@ pub(super) fn load_image(path: &Path, bytes: &[u8], channels: Option<&[char]>) -
         labels.push(c.to_string());
     }
     let samples = if wide { Samples::U16(img.to_rgba16().into_raw()) } else { Samples::U8(img.to_rgba8().into_raw()) };
-    Ok(Loaded { samples, interleave: 4, selected, labels, note })
+    Ok(Loaded { samples, interleave: 4, selected, labels, note, image: None })
 }
 
 /// `--channels`: `r,g,b`, or letters run together (`rgb`).

@@ -110,12 +110,15 @@ pub struct Loaded {
     pub labels: Vec<String>,
     /// Something the user should know about how the file was read (printed on stderr).
     pub note: Option<String>,
+    /// An image loaded for its brightness histogram (`InputOptions::image_pixels`): its shape;
+    /// `samples` then hold its colour channels, interleaved per pixel.
+    pub image: Option<tally::Image>,
 }
 
 impl Loaded {
     /// Plain, non-interleaved data.
     fn values(samples: Samples) -> Loaded {
-        Loaded { samples, interleave: 1, selected: vec![0], labels: vec!["value".into()], note: None }
+        Loaded { samples, interleave: 1, selected: vec![0], labels: vec!["value".into()], note: None, image: None }
     }
 }
 
@@ -133,6 +136,10 @@ pub struct InputOptions {
     pub column: Option<String>,
     /// Images: channels to histogram, e.g. ['r','g','b']; None = brightness, one channel.
     pub channels: Option<Vec<char>>,
+    /// Images without `channels`: their colour channels as stored and their shape
+    /// (`Loaded::image`), for the library's brightness histogram; otherwise the brightness
+    /// itself, as the integer part of the mean of the colour channels.
+    pub image_pixels: bool,
 }
 
 /// Image formats tally does not decode, by extension and by their magic bytes.
@@ -245,7 +252,7 @@ pub fn load(path: &Path, opts: &InputOptions) -> anyhow::Result<Loaded> {
     let loaded = match ext.as_str() {
         "npy" => Loaded::values(load_npy(path, &bytes)?),
         "csv" => Loaded::values(load_csv(path, &bytes, opts)?),
-        _ if is_image => load_image(path, &bytes, opts.channels.as_deref())?,
+        _ if is_image => load_image(path, &bytes, opts.channels.as_deref(), opts.image_pixels)?,
         _ => {
             refuse_other_content(path, &bytes, bytes.len() as u64)?;
             let flag = opts.raw_flag.unwrap_or("--dtype");

@@ -308,7 +308,7 @@ proptest! {
         let mut b = if png { b"\x89PNG\r\n\x1a\n".to_vec() } else { vec![0xff, 0xd8, 0xff, 0xe0] };
         b.extend(bytes);
         let channels = ch.then(|| vec!['r', 'a']);
-        if let Err(e) = load_image(&path("f.png"), &b, channels.as_deref()) {
+        if let Err(e) = load_image(&path("f.png"), &b, channels.as_deref(), false) {
             prop_assert!(!e.to_string().contains('\n'));
         }
     }

@@ -529,7 +529,8 @@ impl<T: Sample, W: Weight> GeneralPlan<T, W> {
         self.strategy
     }
 
-    /// The kernel specialisation that runs.
+    /// The kernel specialisation that runs; for a partition plan, the general kernel's variant
+    /// with strategy `Partition`, which names no general kernel (its `defines` would refuse it).
     pub fn variant(&self) -> &GeneralVariant {
         &self.variant
     }
