@@ -127,9 +127,10 @@ fn image_brightness() {
         let c = v["counts"].as_array().unwrap().iter().map(|c| c.as_u64().unwrap()).collect();
         (c, v)
     };
-    // Bins of width 2 over [0, 4), [4, 50), [50, 256): means 4/3, 5/3, 60, 40/3, 255, 100/3.
-    let (c, v) = counts(&["--edges", "0,2,4,50,256"]);
-    assert_eq!(c, vec![2, 0, 2, 2]);
+    // Means 4/3, 5/3, 60, 40/3, 255, 100/3: 5/3 is past 1.5, where the integer part of the
+    // mean (the brightness before the library computed it) would be 1.
+    let (c, v) = counts(&["--edges", "0,1.5,4,50,256"]);
+    assert_eq!(c, vec![1, 1, 2, 2]);
     assert_eq!((&v["samples"], &v["channels"]), (&serde_json::json!(6), &serde_json::json!(["brightness"])));
     // Rec. 709: 0.2126 + 0.7152 + 0.1444 = 1.0722; 1.9278; 55.3; 2.888; 255; 21.26.
     let (c, _) = counts(&["--edges", "0,2,4,50,256", "--brightness", "rec709"]);
@@ -149,6 +150,24 @@ fn image_brightness() {
     fails_with(&["hist", p, "--brightness", "1,0", "--backend", "cpu"], "2 brightness weights for 3 channels");
     fails_with(&["hist", p, "--brightness", "mean", "--channels", "r", "--backend", "cpu"], "cannot be used with");
     fails_with(&["hist", "--demo", "--brightness", "mean", "--backend", "cpu"], "applies only to images");
+    let npy = tmp("bright-x.npy");
+    std::fs::write(&npy, npy_f32(&[1.0, 2.0])).unwrap();
+    fails_with(
+        &["hist", npy.to_str().unwrap(), "--brightness", "rec709", "--backend", "cpu"],
+        "applies only to images",
+    );
+    fails_with(&["hist", p, "--dtype", "i32", "--backend", "cpu"], "does not apply to an image's brightness");
+    // The edges printed are the f64 rule's, which bins the brightness: 100 bins over [0, 256)
+    // begin at 2.56, not at the integer 3.
+    let (_, v) = counts(&["--bins", "100", "--range", "0,256"]);
+    assert_eq!(v["edges"][1], serde_json::json!(2.56), "{}", v["edges"]);
+    // A gray image is its own brightness, whatever the rule.
+    let gray = tmp("bright-gray.png");
+    image::GrayImage::from_raw(2, 1, vec![7, 250]).unwrap().save(&gray).unwrap();
+    let o = tally(&["hist", gray.to_str().unwrap(), "--brightness", "rec709", "--backend", "cpu", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!((&v["counts"][7], &v["counts"][250]), (&serde_json::json!(1), &serde_json::json!(1)));
 }
 
 /// A 1-D .npy file of f32 values.

@@ -66,7 +66,7 @@ fn cuda_image_histograms_match_the_reference() {
 }
 
 /// A large image (every block strides over many pixels), bins past one block's shared memory
-/// (auto counts in global atomics), and the library call from host memory agreeing with the CPU
+/// (auto counts in global atomics; u8 means with their table of sums, and f32), and the library call from host memory agreeing with the CPU
 /// backend bit for bit.
 #[test]
 fn cuda_image_large_and_many_bins() {
@@ -78,6 +78,9 @@ fn cuda_image_large_and_many_bins() {
     checked(&dev, &values, 0, &image, &spec, Strategy::Auto);
     let planar = Image { layout: ImageLayout::Chw, ..image.clone() };
     checked(&dev, &values, 3, &planar, &spec, Strategy::Auto);
+    // u8 means take their bin from a table of channel sums: with many bins, global atomics.
+    let fine = HistogramSpec::even(200_000, 0.0, 256.0);
+    assert_eq!(checked(&dev, &values, 0, &planar, &fine, Strategy::Auto), Strategy::GlobalAtomic);
     let many = HistogramSpec::even(200_000, 0.0, 1.0);
     let (h, w) = if small() { (50, 49) } else { (1000, 999) };
     let floats = pixels::<f32>(h * w * 3, 8);
@@ -92,4 +95,32 @@ fn cuda_image_large_and_many_bins() {
     assert!(e.to_string().contains("values, but"), "{e}");
     let e = Backend::Cuda(dev).image_histogram(&floats, &image, &many, Strategy::ThreadPrivate).unwrap_err();
     assert!(e.to_string().contains("CPU backend"), "{e}");
+}
+
+/// Pixels whose brightness sits between what the rule's operations give and what a fused
+/// multiply-add, another order of the sum, or a multiplication by 1/3 for the division would
+/// give, with a bin edge between the two: the GPU must land where the rule does.
+#[test]
+fn cuda_image_rounding_is_the_rule() {
+    let Some(dev) = gpu() else { return };
+    // (pixel, image, the rule's brightness, another evaluation's brightness); the edge between
+    // the two bins is the larger of the two values.
+    let mut cases: Vec<(Vec<f64>, Image, f64, f64)> = Vec::new();
+    let weighted = Image::hwc(1, 1, 2).with_brightness(tally::Brightness::Weighted(vec![0.1, 1.0]));
+    cases.push((vec![3.0, -0.3], weighted, 0.1 * 3.0 + -0.3, 0.1f64.mul_add(3.0, -0.3)));
+    cases.push((vec![0.1, 0.2, 0.3], Image::hwc(1, 1, 3), ((0.1 + 0.2) + 0.3) / 3.0, (0.1 + (0.2 + 0.3)) / 3.0));
+    let s = (1..1000).map(|k| k as f64 * 0.1).find(|s| s / 3.0 != s * (1.0 / 3.0)).expect("a sum that differs");
+    cases.push((vec![s, 0.0, 0.0], Image::hwc(1, 1, 3), s / 3.0, s * (1.0 / 3.0)));
+    for (pixel, image, rule, other) in cases {
+        assert_ne!(rule, other, "the case must tell the two apart");
+        let (lo, hi) = (rule.min(other), rule.max(other));
+        let spec =
+            HistogramSpec { bins: tally::Bins::Edges(vec![lo - 1.0, hi, hi + 1.0]), channels: Default::default() };
+        let want_bin = usize::from(rule > other);
+        for strategy in [Strategy::Auto, Strategy::GlobalAtomic] {
+            checked(&dev, &pixel, 0, &image, &spec, strategy);
+            let h = Backend::Cuda(dev.clone()).image_histogram(&pixel, &image, &spec, strategy).unwrap();
+            assert_eq!(h.counts[0][want_bin], 1, "{pixel:?} {image:?}: rule {rule:e}, other {other:e}");
+        }
+    }
 }

@@ -38,9 +38,9 @@ pub struct HistArgs {
     /// Images: one histogram per channel, e.g. r,g,b or rgb (default: brightness).
     #[arg(long, value_delimiter = ',')]
     pub channels: Option<Vec<String>>,
-    /// Images: a pixel's brightness, computed by the library (on the GPU in the counting pass):
-    /// mean (of the colour channels), rec709 (luma: 0.2126 r + 0.7152 g + 0.0722 b), or one
-    /// weight per channel, R,G,B (gray images: one).
+    /// Images: a pixel's brightness, by the library's f64 rule (on one GPU, in the counting
+    /// pass): mean (of r, g, b), rec709 (luma: 0.2126 r + 0.7152 g + 0.0722 b), or weights R,G,B
+    /// (alpha is dropped; a gray image is its own brightness). Default: mean.
     #[arg(long, value_parser = parse_brightness, conflicts_with = "channels")]
     pub brightness: Option<Brightness>,
     /// Number of equal-width bins.
@@ -213,32 +213,41 @@ pub fn run(a: HistArgs) -> anyhow::Result<()> {
         input::load(path, &opts)?
     };
     let image = match (loaded.image.clone(), &a.brightness) {
+        // A gray image is its own brightness, whatever the rule.
+        (Some(image), Some(_)) if image.channels == 1 => Some(image),
         (Some(image), Some(b)) => Some(image.with_brightness(b.clone())),
         (image, None) => image,
         (None, Some(_)) => bail!("--brightness applies only to images (.png, .jpg, .jpeg)"),
     };
+    if let Some(d) = a.dtype.filter(|d| image.is_some() && !tally::histogram::image::IMAGE_DTYPES.contains(d)) {
+        bail!("--dtype {d} does not apply to an image's brightness: its channels are read as u8, u16, f32 or f64");
+    }
     // Image pixels, not samples: how many there are.
     let n = image.as_ref().map_or(loaded.samples.len(), Image::pixels);
     if let Some(note) = &loaded.note {
         eprintln!("tally: note: {note}");
     }
     let channels = Channels { interleave: loaded.interleave, selected: loaded.selected.clone() };
-    let spec = spec_for(&a, channels, || {
-        if a.demo {
-            Ok(Bins::even(a.bins, 0.0, a.bins as f64))
-        } else {
-            default_bins(&loaded.samples, a.bins)
-        }
+    // Every image pixel's brightness, where the host needs the values: for the default range
+    // (but the mean of u8 channels, which stays within [0, 256), the u8 range), and for weights.
+    let host_brightness = |image: &Image| -> anyhow::Result<Vec<f64>> {
+        Ok(with_vec!(&loaded.samples, v => {
+            image.validate(v.len(), loaded.samples.dtype(), &HistogramSpec::even(1, 0.0, 1.0))?;
+            tally::histogram::image::cpu::brightness_values(v.as_slice(), image)
+        }))
+    };
+    let u8_mean = |image: &Image| loaded.samples.dtype() == DType::U8 && image.brightness == Brightness::Mean;
+    let spec = spec_for(&a, channels, || match &image {
+        _ if a.demo => Ok(Bins::even(a.bins, 0.0, a.bins as f64)),
+        Some(image) if !u8_mean(image) => default_bins(&Samples::F64(host_brightness(image)?), a.bins),
+        _ => default_bins(&loaded.samples, a.bins),
     })?;
     let weights = a.weights.load(a.dtype.or(Some(loaded.samples.dtype())))?;
     // Weighted images: the brightness values themselves (the library's rule, on the host),
     // weighted as f64 samples.
     let (loaded, image) = match (image, weights.is_some()) {
         (Some(image), true) => {
-            let values = with_vec!(&loaded.samples, v => {
-                image.validate(v.len(), loaded.samples.dtype(), &spec)?;
-                tally::histogram::image::cpu::brightness_values(v.as_slice(), &image)
-            });
+            let values = host_brightness(&image)?;
             (Loaded { samples: Samples::F64(values), image: None, ..loaded }, None)
         }
         (image, _) => (loaded, image),
@@ -280,7 +289,8 @@ pub fn run(a: HistArgs) -> anyhow::Result<()> {
         spec: &spec,
         hist: &h,
         labels: &loaded.labels,
-        dtype: loaded.samples.dtype(),
+        // An image's brightness is an f64 sample: its bins' edges are the f64 rule's.
+        dtype: if image.is_some() { DType::F64 } else { loaded.samples.dtype() },
         n,
         seconds: elapsed.as_secs_f64(),
     };

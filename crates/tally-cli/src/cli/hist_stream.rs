@@ -29,7 +29,7 @@ pub fn streamed(a: &HistArgs) -> anyhow::Result<Option<StreamedFiles>> {
     // Float atomics and exact sums need the whole input at once; only fixed-point sums stream.
     let fixed_point = a.weights.options(a.strategy).accumulation == Accumulation::FixedPoint;
     let streamable = a.out.devices.devices.is_none() && fixed_point;
-    let plain = !a.demo && a.channels.is_none() && a.column.is_none();
+    let plain = !a.demo && a.channels.is_none() && a.column.is_none() && a.brightness.is_none();
     let Some(path) = a.file.as_deref().filter(|_| plain && streamable) else { return Ok(None) };
     let Some(samples) = stream::streamed_file(path, a.dtype, "--dtype")? else { return Ok(None) };
     let weights = match a.weights.weights.as_deref() {

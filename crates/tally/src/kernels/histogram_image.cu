@@ -4,6 +4,10 @@
 //   TALLY_BINNING         FLOAT (the f64 rule) or EDGES, applied to the f64 brightness
 //   TALLY_STRATEGY        BLOCK_SHARED (32-bit counters in shared memory, one global add per bin
 //                         and block) or GLOBAL_ATOMIC (64-bit global atomics, for more bins)
+//   TALLY_SUM_TABLE       1: the brightness is the mean of integer channels, and its bin comes
+//                         from a table indexed by the channels' sum (`sum_table`, made on the host
+//                         by the same rule: an integer sum is exact in f64, so the table holds the
+//                         bin of sum / mean_of for every sum); 0: the f64 operations per pixel
 //   TALLY_BLOCK_THREADS
 // The brightness rule is the one of src/histogram/image/mod.rs (`Brightness::of`), in the same
 // f64 operations in the same order, each rounded on its own (no contraction into an FMA), so the
@@ -22,6 +26,9 @@ constexpr int MAX_CHANNELS = 4;
 // Pixels each thread has in flight per iteration: loads first, then the adds.
 constexpr int UNROLL = 4;
 typedef BinnerT<double, TALLY_BINNING> BrightnessBinner;
+#ifndef TALLY_SUM_TABLE
+#define TALLY_SUM_TABLE 0
+#endif
 
 // The layout is checked against `ImageParams` in src/histogram/image/cuda.rs.
 struct ImageParams {
@@ -30,11 +37,13 @@ struct ImageParams {
   u64 pixel_stride;      // elements from a pixel's channel to the next pixel's: channels (HWC) or 1 (CHW)
   u64 plane_stride;      // elements from a pixel's channel to its next channel: 1 (HWC) or pixels (CHW)
   u64* counts;           // bins, then below, above, NaN
+  const u32* sum_table;  // TALLY_SUM_TABLE: the key (bin, or bins + outlier) of each channel sum
   AxisParams axis;
   double weight[MAX_CHANNELS];  // weighted brightness: one per channel
   u32 channels;          // 1 to 4
   u32 mean_of;           // the mean of the first mean_of channels; 0: the weighted sum
   u32 bins;
+  u32 table_sums;        // TALLY_SUM_TABLE: entries of sum_table
 };
 
 // The brightness of a pixel whose channel values are v: the mean of the first `mean_of` (their
@@ -55,17 +64,40 @@ TALLY_DEVICE double brightness(const ImageParams& p, const double (&v)[MAX_CHANN
   return s;
 }
 
+// The key of a pixel: its bin, or bins + 0, 1, 2 for below, above, NaN.
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS) tally_histogram_image(const ImageParams p) {
   const u32 keys = p.bins + 3;
+  // Shared: [the block's counters (block strategy)][the sum table (TALLY_SUM_TABLE)].
+  extern __shared__ __align__(16) u32 shared_words[];
 #if TALLY_STRATEGY == TALLY_STRATEGY_BLOCK_SHARED
-  extern __shared__ __align__(16) u32 shared_counts[];
+  u32* shared_counts = shared_words;
   block_fill<BLOCK_THREADS>(shared_counts, keys, 0u);
-  __syncthreads();
+  u32* table = shared_words + keys;
+#else
+  u32* table = shared_words;
 #endif
+#if TALLY_SUM_TABLE
+  for (u32 k = threadIdx.x; k < p.table_sums; k += BLOCK_THREADS) table[k] = p.sum_table[k];
+#else
+  (void)table;
+#endif
+  __syncthreads();
   BrightnessBinner binner;
   setup(binner, p.axis, nullptr);
   const u64 chunk = (u64)BLOCK_THREADS * UNROLL;
   for (u64 first = (u64)blockIdx.x * chunk; first < p.n; first += (u64)gridDim.x * chunk) {
+#if TALLY_SUM_TABLE
+    u32 sum[UNROLL];
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) {
+      const u64 i = first + (u64)u * BLOCK_THREADS + threadIdx.x;
+      const Sample* px = p.pixels + (i < p.n ? i : 0) * p.pixel_stride;
+      sum[u] = 0;
+#pragma unroll
+      for (int c = 0; c < MAX_CHANNELS; ++c)
+        if (c < (int)p.mean_of) sum[u] += (u32)__ldg(px + c * p.plane_stride);
+    }
+#else
     double v[UNROLL][MAX_CHANNELS];
 #pragma unroll
     for (int u = 0; u < UNROLL; ++u) {
@@ -75,12 +107,17 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS) tally_histogram_imag
       for (int c = 0; c < MAX_CHANNELS; ++c)
         v[u][c] = c < (int)p.channels ? (double)__ldg(px + c * p.plane_stride) : 0.0;
     }
+#endif
 #pragma unroll
     for (int u = 0; u < UNROLL; ++u) {
       const u64 i = first + (u64)u * BLOCK_THREADS + threadIdx.x;
       if (i >= p.n) continue;
+#if TALLY_SUM_TABLE
+      const u32 key = table[sum[u]];
+#else
       const int b = binner(brightness(p, v[u]));
       const u32 key = b >= 0 ? (u32)b : p.bins + (u32)(-1 - b);
+#endif
 #if TALLY_STRATEGY == TALLY_STRATEGY_BLOCK_SHARED
       atomicAdd(shared_counts + key, 1u);
 #else

@@ -7,6 +7,7 @@ use crate::device::registry::KernelFamily;
 use crate::device::{CudaDevice, DevPtr, DeviceBuffer, DeviceView, Kernel, LaunchShape, Stream};
 use crate::error::{Error, Result};
 use crate::histogram::axis::{self, binning_for, Binning, DeviceAxis};
+use crate::histogram::binning::BinRule;
 use crate::histogram::policy::{self, KernelStrategy};
 use crate::histogram::{Histogram, HistogramSpec, Strategy};
 use crate::sample::{DType, Sample};
@@ -28,12 +29,15 @@ crate::kernel_params! {
         plane_stride: u64,
         /// Bins, then below, above, NaN.
         counts: DevPtr<u64>,
+        /// The sum table's keys (`TALLY_SUM_TABLE`).
+        sum_table: DevPtr<u32>,
         axis: axis::AxisParams,
         weight: [f64; MAX_IMAGE_CHANNELS as usize],
         channels: u32,
         /// The mean of this many channels; 0: the weighted sum.
         mean_of: u32,
         bins: u32,
+        table_sums: u32,
     }
 }
 
@@ -46,6 +50,8 @@ pub struct ImageVariant {
     pub binning: Binning,
     /// BlockShared or GlobalAtomic.
     pub strategy: Strategy,
+    /// The mean of u8 channels, binned by a table of their sums.
+    pub sum_table: bool,
 }
 
 impl ImageVariant {
@@ -56,6 +62,7 @@ impl ImageVariant {
             ("TALLY_BINNING", self.binning.cpp().to_string()),
             ("TALLY_STRATEGY", KernelStrategy::of(self.strategy).cpp().to_string()),
             ("TALLY_BLOCK_THREADS", IMAGE_BLOCK_THREADS.to_string()),
+            ("TALLY_SUM_TABLE", (self.sum_table as u32).to_string()),
         ]
     }
 
@@ -65,7 +72,12 @@ impl ImageVariant {
         for dtype in IMAGE_DTYPES {
             for binning in [Binning::Float, Binning::Edges] {
                 for strategy in [Strategy::BlockShared, Strategy::GlobalAtomic] {
-                    out.push(ImageVariant { dtype, binning, strategy });
+                    for sum_table in [false, true] {
+                        if sum_table && dtype != DType::U8 {
+                            continue;
+                        }
+                        out.push(ImageVariant { dtype, binning, strategy, sum_table });
+                    }
                 }
             }
         }
@@ -89,6 +101,7 @@ pub struct ImagePlan<T> {
     /// Bins, then below, above, NaN.
     counts: DeviceBuffer<u64>,
     _axis: DeviceAxis,
+    _sum_table: Option<DeviceBuffer<u32>>,
     len: usize,
     spec: HistogramSpec,
     strategy: Strategy,
@@ -105,7 +118,19 @@ impl<T: Sample> ImagePlan<T> {
         let info = dev.info();
         let stream = dev.stream();
         let bins = spec.bins.count();
-        let smem = (bins + 3) * 4;
+        // The mean of u8 channels: its bin from a table of the channels' sums (an integer sum is
+        // exact in f64, so the table is the rule's bin of sum / mean_of for every sum).
+        let sum_table = match image.brightness {
+            Brightness::Mean if T::DTYPE == DType::U8 => {
+                let m = Brightness::mean_of(image.channels);
+                let rule = BinRule::new::<f64>(spec);
+                let key = |b: i32| if b >= 0 { b as u32 } else { bins as u32 + (-1 - b) as u32 };
+                Some((0..=255 * m).map(|s| key(rule.bin(s as f64 / m as f64))).collect::<Vec<u32>>())
+            }
+            _ => None,
+        };
+        let table_bytes = sum_table.as_ref().map_or(0, |t| t.len() * 4);
+        let smem = (bins + 3) * 4 + table_bytes;
         let strategy = match requested {
             Strategy::ThreadPrivate => {
                 return Err(Error::invalid("thread-private is the CPU backend's strategy; use --backend cpu"))
@@ -115,8 +140,8 @@ impl<T: Sample> ImagePlan<T> {
             _ => Strategy::GlobalAtomic,
         };
         let binning = binning_for(DType::F64, &spec.bins);
-        let variant = ImageVariant { dtype: T::DTYPE, binning, strategy };
-        let smem = if strategy == Strategy::BlockShared { smem } else { 0 };
+        let variant = ImageVariant { dtype: T::DTYPE, binning, strategy, sum_table: sum_table.is_some() };
+        let smem = if strategy == Strategy::BlockShared { smem } else { table_bytes };
         let kernel = dev.kernel::<ImageParams>(&FAMILY, &variant.defines(), "tally_histogram_image", smem)?;
         let threads = IMAGE_BLOCK_THREADS;
         let max_grid = info.multiprocessors as u64 * kernel.blocks_per_sm(threads, smem)? as u64;
@@ -125,6 +150,7 @@ impl<T: Sample> ImagePlan<T> {
         let grid = policy::grid(n, threads as u64 * UNROLL, max_grid);
         let axis = DeviceAxis::new::<f64>(stream, &spec.bins, binning)?;
         let mut counts = stream.alloc::<u64>(bins + 3, "image histogram counters")?;
+        let table = sum_table.map(|t| stream.upload(&t, "image sum table")).transpose()?;
         let (pixel, plane) = image.strides();
         let mut weight = [0.0; MAX_IMAGE_CHANNELS as usize];
         let mean_of = match &image.brightness {
@@ -144,6 +170,8 @@ impl<T: Sample> ImagePlan<T> {
             channels: image.channels,
             mean_of,
             bins: bins as u32,
+            sum_table: table.as_ref().map_or(DevPtr::default(), |t| t.view().ptr(stream.cuda_stream())),
+            table_sums: table.as_ref().map_or(0, |t| t.len() as u32),
             ..Default::default()
         };
         Ok(ImagePlan {
@@ -152,6 +180,7 @@ impl<T: Sample> ImagePlan<T> {
             params,
             counts,
             _axis: axis,
+            _sum_table: table,
             len,
             spec: spec.clone(),
             strategy,

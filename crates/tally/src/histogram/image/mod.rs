@@ -8,8 +8,9 @@
 //!   the one channel; gray and alpha: the first; RGB: all three; RGBA: the first three): their
 //!   values summed left to right, then divided by their number, each operation rounded to f64;
 //! - [`Brightness::Weighted`]: `w[0] * v[0] + w[1] * v[1] + ...` over every channel (alpha
-//!   included: give it weight 0), each product rounded to f64 and the products summed left to
-//!   right, never fused into a multiply-add. [`Brightness::rec709`] gives Rec. 709 luma.
+//!   included: give it weight 0; 0 times a NaN or infinite alpha is still NaN), each product
+//!   rounded to f64 and the products summed left to right, never fused into a multiply-add.
+//!   [`Brightness::rec709`] gives Rec. 709 luma.
 //!
 //! The brightness is then binned as an f64 sample is ([`super::binning`]): NaN (a NaN channel, or
 //! inf - inf) counts as `nan`, values out of range as `below` or `above`. Every backend computes

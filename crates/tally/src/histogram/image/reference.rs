@@ -1,6 +1,6 @@
 //! The image histogram stated plainly: one pixel after the other, its channels gathered by the
-//! layout, its brightness by [`Brightness::of`], its bin by the f64 rule. The tests hold every
-//! backend to it.
+//! layout, its brightness by [`super::Brightness::of`], its bin by the f64 rule. The tests hold
+//! every backend to it.
 
 use super::Image;
 use crate::histogram::binning::BinRule;
