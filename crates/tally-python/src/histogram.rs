@@ -345,6 +345,57 @@ pub fn histogram2d(
              BF16: tally::half::bf16])
 }
 
+/// Counts the brightness of every pixel of the image `x` (see `Subject`; `shape`: height, width,
+/// channels; `layout`: "hwc" or "chw"; `brightness`: "mean", "rec709", or one weight per
+/// channel) into `bins` (see [`parse_bins`]), writing int64 counts into `counts` (host).
+/// Returns the pixels below the first edge, at or above the last, the NaNs, and the strategy
+/// that ran.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+pub fn image_histogram(
+    py: Python<'_>,
+    x: &Bound<'_, PyAny>,
+    shape: (usize, usize, u32),
+    layout: &str,
+    brightness: &Bound<'_, PyAny>,
+    bins: &Bound<'_, PyAny>,
+    strategy: &str,
+    counts: &Bound<'_, PyAny>,
+) -> PyResult<Counted> {
+    let x = Subject::new(x)?;
+    let (spec, strategy) = prepare(bins, strategy)?;
+    let (height, width, channels) = shape;
+    let layout = match layout {
+        "hwc" => tally::ImageLayout::Hwc,
+        "chw" => tally::ImageLayout::Chw,
+        other => return Err(value_error(format!("layout is 'hwc' or 'chw', not '{other}'"))),
+    };
+    let brightness = match brightness.extract::<String>() {
+        Ok(name) if name == "mean" => tally::Brightness::Mean,
+        Ok(name) if name == "rec709" && channels == 4 => tally::Brightness::rec709_alpha(),
+        Ok(name) if name == "rec709" => tally::Brightness::rec709(),
+        Ok(name) => {
+            return Err(value_error(format!("brightness is 'mean', 'rec709' or one weight per channel, not '{name}'")))
+        }
+        Err(_) => tally::Brightness::Weighted(
+            brightness
+                .extract::<Vec<f64>>()
+                .map_err(|_| value_error("brightness is 'mean', 'rec709' or one weight per channel"))?,
+        ),
+    };
+    let image = tally::Image { height, width, channels, layout, brightness };
+    let mut out = Out::<i64>::new(counts, &x.target, spec.bins.count())?;
+    let h = dispatch!(x.dtype, "an image histogram", T => {
+        let held = x.held::<T>()?;
+        let backend = x.target.backend();
+        py.detach(|| backend.image_histogram(held.input(), &image, &spec, strategy)).map_err(to_py)
+    }, [U8: u8, U16: u16, F32: f32, F64: f64])?;
+    for (o, &c) in host_out(&mut out)?.iter_mut().zip(&h.counts[0]) {
+        *o = c as i64;
+    }
+    Ok((h.below[0], h.above[0], h.nan[0], h.strategy.name()))
+}
+
 /// The sample type of a histogram's dtype (the f64 rule for any other).
 fn sample_dtype(dtype: ElementType) -> DType {
     match dtype {

@@ -53,6 +53,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<histogram::PendingHistogram>()?;
     m.add_function(wrap_pyfunction!(histogram::histogram_weighted, m)?)?;
     m.add_function(wrap_pyfunction!(histogram::histogram2d, m)?)?;
+    m.add_function(wrap_pyfunction!(histogram::image_histogram, m)?)?;
     m.add_function(wrap_pyfunction!(histogram::rule_edges, m)?)?;
     m.add_function(wrap_pyfunction!(reduce::reduce, m)?)?;
     m.add_function(wrap_pyfunction!(reduce::time_reduce, m)?)?;

@@ -243,6 +243,67 @@ def test_histogram2d_equals_numpy(dtype):
     np.testing.assert_array_equal(h.counts, np.histogram2d(x, y, bins=8, range=((-64, 64), (-64, 64)), weights=w)[0])
 
 
+# Images ---------------------------------------------------------------------------------------
+
+def _mean_brightness(hwc):
+    """The mean of the colour channels (alpha, the second of two or fourth of four, left out),
+    summed left to right in float64, then divided once."""
+    f = hwc.astype(np.float64)
+    m = {1: 1, 2: 1, 3: 3, 4: 3}[f.shape[-1]]
+    s = f[..., 0]
+    for k in range(1, m):
+        s = s + f[..., k]
+    return s / m
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "uint16", "float32", "float64"])
+@pytest.mark.parametrize("channels", [1, 2, 3, 4])
+def test_image_histogram_equals_numpy(dtype, channels):
+    rng = np.random.default_rng(channels)
+    shape = (37, 41, channels)
+    if dtype == "uint8":
+        img = rng.integers(0, 256, size=shape).astype(dtype)
+    elif dtype == "uint16":
+        img = rng.integers(0, 65536, size=shape).astype(dtype)
+    else:
+        img = (rng.integers(0, 4096, size=shape) / 4096).astype(dtype)  # multiples of 2^-12 in [0, 1)
+    top = {"uint8": 256.0, "uint16": 65536.0}.get(dtype, 1.0)
+    want, edges = np.histogram(_mean_brightness(img), bins=256, range=(0, top))
+    h = tally.image_histogram(img, 256)
+    np.testing.assert_array_equal(h.counts, want)
+    np.testing.assert_array_equal(h.edges, edges)
+    assert (h.below, h.above, h.nan) == (0, 0, 0)
+    # The same pixels as planes, and a gray image as two dimensions.
+    planes = np.ascontiguousarray(np.moveaxis(img, -1, 0))
+    np.testing.assert_array_equal(tally.image_histogram(planes, 256, layout="chw").counts, want)
+    if channels == 1:
+        np.testing.assert_array_equal(tally.image_histogram(img[..., 0].copy(), 256).counts, want)
+    # Weights, one per channel: products, then summed left to right.
+    w = [0.5, 0.25, 0.125, 0.0][:channels]
+    f = img.astype(np.float64)
+    b = f[..., 0] * w[0]
+    for k in range(1, channels):
+        b = b + f[..., k] * w[k]
+    want_w, _ = np.histogram(b, bins=64, range=(0, top))
+    np.testing.assert_array_equal(tally.image_histogram(img, 64, brightness=w).counts, want_w)
+
+
+def test_image_histogram_rec709_and_errors():
+    img = np.array([[[0, 0, 40], [255, 255, 255]]], dtype=np.uint8)
+    h = tally.image_histogram(img, 4, range=(0, 4), brightness="rec709")
+    assert list(h.counts) == [0, 0, 1, 0] and h.above == 1  # 0.0722 * 40 = 2.888
+    with pytest.raises(ValueError, match="layout"):
+        tally.image_histogram(img, layout="whc")
+    with pytest.raises(ValueError, match="1 to 4 channels"):
+        tally.image_histogram(np.zeros((2, 2, 5), dtype=np.uint8))
+    with pytest.raises(ValueError, match="one per channel"):
+        tally.image_histogram(img, brightness=[1.0, 0.0])
+    with pytest.raises(TypeError, match="int32"):
+        tally.image_histogram(np.zeros((2, 2, 3), dtype=np.int32))
+    with pytest.raises(ValueError, match="shape"):
+        tally.image_histogram(np.zeros((1, 2, 2, 3), dtype=np.uint8))
+
+
 # Errors ---------------------------------------------------------------------------------------
 
 def test_errors_are_clear():

@@ -535,3 +535,23 @@ def test_device_set_reads_device_shards_in_place():
         s.sum(t0)
     with pytest.raises(TypeError, match="one dtype"):
         s.sum([a, b.astype(np.float64)])
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "float32"])
+def test_image_histogram_of_torch_images(dtype):
+    # A (height, width, 3) tensor on the GPU and its (3, height, width) planes: the counts equal
+    # those of the same image on the CPU backend, as tensors on the image's device.
+    rng = np.random.default_rng(9)
+    if dtype == "uint8":
+        host = rng.integers(0, 256, size=(300, 301, 3)).astype(np.uint8)
+    else:
+        host = (rng.integers(0, 4096, size=(300, 301, 3)) / 4096).astype(np.float32)
+    image = torch.from_numpy(host).to(DEV)
+    for brightness in ["mean", "rec709", [0.5, 0.25, 0.25]]:
+        want = tally.image_histogram(host, 256, brightness=brightness)
+        got = tally.image_histogram(image, 256, brightness=brightness)
+        assert got.counts.device == image.device
+        np.testing.assert_array_equal(got.counts.cpu().numpy(), want.counts)
+        planes = image.permute(2, 0, 1).contiguous()
+        chw = tally.image_histogram(planes, 256, layout="chw", brightness=brightness)
+        np.testing.assert_array_equal(chw.counts.cpu().numpy(), want.counts)

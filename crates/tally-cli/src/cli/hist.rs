@@ -222,24 +222,29 @@ pub fn run(a: HistArgs) -> anyhow::Result<()> {
     if let Some(d) = a.dtype.filter(|d| image.is_some() && !tally::histogram::image::IMAGE_DTYPES.contains(d)) {
         bail!("--dtype {d} does not apply to an image's brightness: its channels are read as u8, u16, f32 or f64");
     }
-    // Image pixels, not samples: how many there are.
+    // Image pixels, not samples: how many there are. The brightness is an f64 sample: its bins'
+    // edges are printed by the f64 rule.
     let n = image.as_ref().map_or(loaded.samples.len(), Image::pixels);
+    let (dtype, rule) = (loaded.samples.dtype(), if image.is_some() { DType::F64 } else { loaded.samples.dtype() });
     if let Some(note) = &loaded.note {
         eprintln!("tally: note: {note}");
     }
     let channels = Channels { interleave: loaded.interleave, selected: loaded.selected.clone() };
-    // Every image pixel's brightness, where the host needs the values: for the default range
-    // (but the mean of u8 channels, which stays within [0, 256), the u8 range), and for weights.
+    // Every image pixel's brightness, where the host needs the values: for the default range of
+    // weighted brightness, and for weighted counts.
     let host_brightness = |image: &Image| -> anyhow::Result<Vec<f64>> {
         Ok(with_vec!(&loaded.samples, v => {
             image.validate(v.len(), loaded.samples.dtype(), &HistogramSpec::even(1, 0.0, 1.0))?;
             tally::histogram::image::cpu::brightness_values(v.as_slice(), image)
         }))
     };
-    let u8_mean = |image: &Image| loaded.samples.dtype() == DType::U8 && image.brightness == Brightness::Mean;
+    // The mean lies within the channels' range, which their type's default covers; weights may
+    // take the brightness anywhere, so its own extent is the default there.
     let spec = spec_for(&a, channels, || match &image {
         _ if a.demo => Ok(Bins::even(a.bins, 0.0, a.bins as f64)),
-        Some(image) if !u8_mean(image) => default_bins(&Samples::F64(host_brightness(image)?), a.bins),
+        Some(image) if image.brightness != Brightness::Mean => {
+            default_bins(&Samples::F64(host_brightness(image)?), a.bins)
+        }
         _ => default_bins(&loaded.samples, a.bins),
     })?;
     let weights = a.weights.load(a.dtype.or(Some(loaded.samples.dtype())))?;
@@ -265,8 +270,7 @@ pub fn run(a: HistArgs) -> anyhow::Result<()> {
         let h = with_vec!(&loaded.samples, v => with_weights!(&weights, w => backend.histogram_weighted(v.as_slice(), w, &spec, opts)))?;
         let seconds = start.elapsed().as_secs_f64();
         let smallest = with_weights!(&weights, w => smallest_nonzero(w));
-        let dtype = loaded.samples.dtype();
-        let report = output::Report { spec: &spec, hist: &h, labels: &loaded.labels, dtype, n, seconds };
+        let report = output::Report { spec: &spec, hist: &h, labels: &loaded.labels, dtype, rule, n, seconds };
         return show_weighted(&a, report, weights.dtype(), smallest);
     }
     let start = std::time::Instant::now();
@@ -289,8 +293,8 @@ pub fn run(a: HistArgs) -> anyhow::Result<()> {
         spec: &spec,
         hist: &h,
         labels: &loaded.labels,
-        // An image's brightness is an f64 sample: its bins' edges are the f64 rule's.
-        dtype: if image.is_some() { DType::F64 } else { loaded.samples.dtype() },
+        dtype,
+        rule,
         n,
         seconds: elapsed.as_secs_f64(),
     };

@@ -116,7 +116,15 @@ fn run_weighted<T: Sample + ReduceElement + PlainData, W: Weight + ReduceElement
     let h = backend.histogram_weighted_stream(&mut source, &mut ws, &spec, options, scale)?;
     let labels = ["value".to_string()];
     let seconds = start.elapsed().as_secs_f64();
-    let report = output::Report { spec: &spec, hist: &h, labels: &labels, dtype: T::DTYPE, n: n as usize, seconds };
+    let report = output::Report {
+        spec: &spec,
+        hist: &h,
+        labels: &labels,
+        dtype: T::DTYPE,
+        rule: T::DTYPE,
+        n: n as usize,
+        seconds,
+    };
     show_weighted(a, report, W::DTYPE, ws.smallest)
 }
 
@@ -133,7 +141,7 @@ fn run_typed<T: Sample + ReduceElement + PlainData>(
     let h = backend.histogram_stream(&mut source, &spec, a.strategy)?;
     let labels = ["value".to_string()];
     let seconds = start.elapsed().as_secs_f64();
-    show(a, &output::Report { spec: &spec, hist: &h, labels: &labels, dtype: T::DTYPE, n, seconds })
+    show(a, &output::Report { spec: &spec, hist: &h, labels: &labels, dtype: T::DTYPE, rule: T::DTYPE, n, seconds })
 }
 
 /// The extent of the file's values for a default range: one streamed min/max pass (none for

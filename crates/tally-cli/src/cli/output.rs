@@ -18,6 +18,9 @@ pub struct Report<'a, H = Histogram> {
     pub hist: &'a H,
     pub labels: &'a [String],
     pub dtype: DType,
+    /// The type whose binning rule the edges are printed by: `dtype`, or f64 where the samples
+    /// counted are computed from it (an image's brightness).
+    pub rule: DType,
     pub n: usize,
     pub seconds: f64,
 }
@@ -149,7 +152,7 @@ pub fn write_json(out: &mut impl Write, r: &Report) -> std::io::Result<()> {
     json_rows(out, &h.counts, write_u64)?;
     json_channel_fields(out, [("below", &h.below), ("above", &h.above), ("nan", &h.nan)], write_u64)?;
     out.write_all(b",\"edges\":")?;
-    json_edges(out, &r.spec.bins, r.dtype)?;
+    json_edges(out, &r.spec.bins, r.rule)?;
     out.write_all(b",\"channels\":")?;
     json_value(out, &r.labels)?;
     json_run_fields(out, (h.backend, h.strategy), r.dtype, "", (r.n, r.seconds))?;
@@ -159,7 +162,7 @@ pub fn write_json(out: &mut impl Write, r: &Report) -> std::io::Result<()> {
 /// The one table style of `hist`, counted or weighted: right-aligned columns `bin`, `lower`,
 /// `upper` (the rule's own edges) and one column per channel.
 fn write_table<H>(out: &mut impl Write, r: &Report<H>, value: impl Fn(usize, usize) -> String) -> std::io::Result<()> {
-    let (bins, dtype, labels) = (&r.spec.bins, r.dtype, r.labels);
+    let (bins, dtype, labels) = (&r.spec.bins, r.rule, r.labels);
     let n = bins.count();
     let edge = |i: usize| rule_edge(bins, dtype, i).to_string();
     let wl = (0..=n).map(|i| edge(i).len()).max().unwrap_or(1).max(5);
@@ -188,7 +191,7 @@ fn write_table<H>(out: &mut impl Write, r: &Report<H>, value: impl Fn(usize, usi
 }
 
 fn write_csv<H>(out: &mut impl Write, r: &Report<H>, value: impl Fn(usize, usize) -> String) -> std::io::Result<()> {
-    let (bins, dtype, labels) = (&r.spec.bins, r.dtype, r.labels);
+    let (bins, dtype, labels) = (&r.spec.bins, r.rule, r.labels);
     write!(out, "bin,lower,upper")?;
     for l in labels {
         write!(out, ",{l}")?;
@@ -283,7 +286,7 @@ pub fn write_weighted_json(out: &mut impl Write, w: &WeightedReport) -> std::io:
     let counts = [("below_count", &h.below_count), ("above_count", &h.above_count), ("nan_count", &h.nan_count)];
     json_channel_fields(out, counts, write_u64)?;
     out.write_all(b",\"edges\":")?;
-    json_edges(out, &r.spec.bins, r.dtype)?;
+    json_edges(out, &r.spec.bins, r.rule)?;
     out.write_all(b",\"channels\":")?;
     json_value(out, &r.labels)?;
     out.write_all(b",\"weighting\":")?;

@@ -48,7 +48,7 @@ def _load_nvrtc_from_wheels() -> None:
 _load_nvrtc_from_wheels()
 
 from . import _native  # noqa: E402
-from .histogram import Histogram, Histogram2d, bincount, histogram, histogram2d
+from .histogram import Histogram, Histogram2d, bincount, histogram, histogram2d, image_histogram
 from .multi import DeviceSet
 from .reduce import argmax, argmin, count, max, mean, min, minmax, sum
 from .runs import reduce_by_key, run_length_encode, unique
@@ -58,7 +58,7 @@ from .select import count_if, nonzero, partition, select
 __version__: str = _native.__version__
 
 __all__ = [
-    "Histogram", "Histogram2d", "histogram", "histogram2d", "bincount",
+    "Histogram", "Histogram2d", "histogram", "histogram2d", "image_histogram", "bincount",
     "sum", "mean", "min", "max", "minmax", "argmin", "argmax", "count",
     "cumsum", "cummin", "cummax",
     "select", "nonzero", "partition", "count_if",

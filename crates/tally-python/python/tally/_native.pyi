@@ -40,6 +40,15 @@ def histogram2d(
     strategy: str,
     out: ArrayParts,
 ) -> Tuple[Tuple[Tuple[int, int, int, int, int], Optional[Tuple[float, float, float, float, float]]], str]: ...
+def image_histogram(
+    x: Call,
+    shape: Tuple[int, int, int],
+    layout: str,
+    brightness: Union[str, List[float]],
+    bins: BinsArg,
+    strategy: str,
+    counts: ArrayParts,
+) -> Tuple[int, int, int, str]: ...
 def rule_edges(bins: Tuple[int, float, float], dtype: str, out: ArrayParts) -> None: ...
 def reduce(
     x: Call,

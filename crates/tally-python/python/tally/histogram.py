@@ -287,6 +287,53 @@ def histogram2d(x: Any, y: Any, bins: Any = 10, range: Any = None, weights: Any 
     return Histogram2d(counts, result(a, edges_x), result(a, edges_y), outliers[0], outliers[1], ran)
 
 
+def image_histogram(image: Any, bins: Union[int, Sequence[float]] = 256, range: Optional[Tuple[float, float]] = None,
+                    *, layout: str = "hwc", brightness: Union[str, Sequence[float]] = "mean",
+                    strategy: str = "auto", backend: str = "auto", device: Optional[int] = None,
+                    stream: Optional[int] = None) -> Histogram:
+    """Counts the brightness of every pixel of ``image`` into bins; the brightness is computed
+    as the pixels are counted (on the GPU for device arrays, in the same pass).
+
+    ``image``: a contiguous uint8, uint16, float32 or float64 array of shape ``(height, width)``
+    (gray), ``(height, width, channels)`` with ``layout="hwc"`` (interleaved, as PIL and
+    OpenCV hold images) or ``(channels, height, width)`` with ``layout="chw"`` (planes, as
+    PyTorch holds them); 1 to 4 channels. ``brightness``: ``"mean"`` (of the colour channels,
+    alpha left out), ``"rec709"`` (luma), or one weight per channel; each pixel's value by one
+    f64 rule, the same on every backend (tally's ``histogram/image``). ``bins``: a count of
+    even half-open bins over ``range`` (default ``(0, 256)`` for uint8, ``(0, 65536)`` for
+    uint16, ``(0, 1)`` for floats), or a sequence of edges. Returns a :class:`Histogram`.
+    """
+    shape = tuple(int(s) for s in image.shape)
+    if len(shape) == 2:
+        height, width, channels = shape[0], shape[1], 1
+    elif len(shape) == 3 and layout in ("hwc", "chw"):
+        height, width, channels = shape if layout == "hwc" else (shape[1], shape[2], shape[0])
+    elif len(shape) == 3:
+        raise ValueError(f"layout is 'hwc' or 'chw', not {layout!r}")
+    else:
+        raise ValueError(f"an image has shape (height, width) or three dimensions, not {shape}")
+    a = read(image, "image", backend, device, stream)
+    if isinstance(brightness, str):
+        rule: Any = brightness
+    else:
+        rule = [float(w) for w in brightness]
+    if isinstance(bins, (int, np.integer)):
+        n = operator.index(bins)
+        if n < 1:
+            raise ValueError(f"bins must be at least 1, got {n}")
+        default = {"uint8": (0.0, 256.0), "uint16": (0.0, 65536.0)}.get(a.dtype, (0.0, 1.0))
+        lo, hi = (float(v) for v in (default if range is None else range))
+        spec: Any = (n, lo, hi)
+        edges = _rule_edges(n, lo, hi, "float64")
+    else:
+        edges = _host_f64(bins)
+        spec, n = [float(e) for e in edges], len(edges) - 1
+    counts, parts = _host_out(n, "int64")
+    below, above, nan, ran = _native.image_histogram(a.call, (height, width, channels), layout, rule, spec,
+                                                     strategy, parts)
+    return Histogram(result(a, counts), result(a, edges), below, above, nan, ran)
+
+
 def bincount(x: Any, weights: Any = None, minlength: int = 0, *, strategy: str = "auto",
              backend: str = "auto", device: Optional[int] = None, stream: Optional[int] = None) -> Any:
     """How often each value 0, 1, ... occurs in ``x`` (non-negative integers), like
