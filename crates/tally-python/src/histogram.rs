@@ -187,6 +187,14 @@ pub fn histogram_finish(
 /// Samples below the first edge, at or above the last, NaN; and the strategy that ran.
 type Counted = (u64, u64, u64, &'static str);
 
+/// Writes a one-channel histogram's counts into `out` (host int64) and returns its outliers.
+fn counted(h: &tally::Histogram, out: &mut Out<i64>) -> PyResult<Counted> {
+    for (o, &c) in host_out(out)?.iter_mut().zip(&h.counts[0]) {
+        *o = c as i64;
+    }
+    Ok((h.below[0], h.above[0], h.nan[0], h.strategy.name()))
+}
+
 /// Counts host samples `x` (see `Subject`; for device samples see [`histogram_start`]) into
 /// `bins` (see [`parse_bins`]), writing the counts into `counts`, a host array of int64, one
 /// per bin. Returns the samples below the first edge, at or above the last, the NaNs, and the
@@ -208,10 +216,7 @@ pub fn histogram(
         py.detach(|| backend.histogram(held.input(), &spec, strategy)).map_err(to_py)
     }, [U8: u8, U16: u16, I32: i32, U32: u32, I64: i64, F32: f32, F64: f64, F16: tally::half::f16,
              BF16: tally::half::bf16])?;
-    for (o, &c) in host_out(&mut out)?.iter_mut().zip(&h.counts[0]) {
-        *o = c as i64;
-    }
-    Ok((h.below[0], h.above[0], h.nan[0], h.strategy.name()))
+    counted(&h, &mut out)
 }
 
 /// Sums of the weights outside the bins and their counts: below, above, NaN.
@@ -390,10 +395,7 @@ pub fn image_histogram(
         let backend = x.target.backend();
         py.detach(|| backend.image_histogram(held.input(), &image, &spec, strategy)).map_err(to_py)
     }, [U8: u8, U16: u16, F32: f32, F64: f64])?;
-    for (o, &c) in host_out(&mut out)?.iter_mut().zip(&h.counts[0]) {
-        *o = c as i64;
-    }
-    Ok((h.below[0], h.above[0], h.nan[0], h.strategy.name()))
+    counted(&h, &mut out)
 }
 
 /// The sample type of a histogram's dtype (the f64 rule for any other).

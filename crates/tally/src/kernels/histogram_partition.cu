@@ -154,6 +154,22 @@ TALLY_DEVICE unsigned char* partition_binner(const PartitionParams& p, KeyRule& 
 #endif
 }
 
+// The keys of a tile that starts at sample `first`, one sample at a time (a partial tile, or
+// samples not aligned for 16-byte loads): `key_of(i)` for sample i of the slice, NO_KEY past
+// its end; thread t holds the items of the vector loads' order.
+template <typename KeyOf>
+TALLY_DEVICE void keys_one_by_one(const PartitionParams& p, u64 first, u32 (&key)[ITEMS], KeyOf key_of) {
+#pragma unroll
+  for (int k = 0; k < VECS; ++k) {
+    const u64 base = first + (u64)(k * BLOCK_THREADS + threadIdx.x) * VEC_ITEMS;
+#pragma unroll
+    for (int j = 0; j < VEC_ITEMS; ++j) {
+      const u64 i = base + j;
+      key[k * VEC_ITEMS + j] = i < p.n ? key_of(i) : NO_KEY;
+    }
+  }
+}
+
 // The keys of tile `tile`: thread t holds items (k * BLOCK_THREADS + t) * VEC_ITEMS + j of the
 // tile, one 16-byte load per k where the tile is whole and the samples aligned.
 #if TALLY_DIMS == 1
@@ -173,15 +189,7 @@ TALLY_DEVICE void tile_keys(const PartitionParams& p, const KeyRule& binner, Out
     }
     return;
   }
-#pragma unroll
-  for (int k = 0; k < VECS; ++k) {
-    const u64 base = first + (u64)(k * BLOCK_THREADS + threadIdx.x) * VEC_ITEMS;
-#pragma unroll
-    for (int j = 0; j < VEC_ITEMS; ++j) {
-      const u64 i = base + j;
-      key[k * VEC_ITEMS + j] = i < p.n ? partition_key(p, binner, out, p.samples[i], p.first_index + i) : NO_KEY;
-    }
-  }
+  keys_one_by_one(p, first, key, [&](u64 i) { return partition_key(p, binner, out, p.samples[i], p.first_index + i); });
 }
 #else
 // The same for pairs: thread t holds pairs (k * BLOCK_THREADS + t) * VEC_ITEMS + j, their x and
@@ -223,15 +231,7 @@ TALLY_DEVICE void tile_keys(const PartitionParams& p, const KeyRule& rule, Outli
   }
   const u64 stride = p.interleaved ? 2 : 1;
   const Sample* ys = p.interleaved ? p.samples + 1 : p.samples_y;
-#pragma unroll
-  for (int k = 0; k < VECS; ++k) {
-    const u64 base = first + (u64)(k * BLOCK_THREADS + threadIdx.x) * VEC_ITEMS;
-#pragma unroll
-    for (int j = 0; j < VEC_ITEMS; ++j) {
-      const u64 i = base + j;
-      key[k * VEC_ITEMS + j] = i < p.n ? pair_key(rule, out, p.samples[i * stride], ys[i * stride]) : NO_KEY;
-    }
-  }
+  keys_one_by_one(p, first, key, [&](u64 i) { return pair_key(rule, out, p.samples[i * stride], ys[i * stride]); });
 }
 #endif
 
