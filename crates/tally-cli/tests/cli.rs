@@ -138,6 +138,9 @@ fn image_brightness() {
     // Weights: the green channel alone (1, 2, 60, 0, 255, 0).
     let (c, _) = counts(&["--edges", "0,2,4,50,256", "--brightness", "0,1,0"]);
     assert_eq!(c, vec![3, 1, 0, 2]);
+    // A negative weight, given as the flag's value: red negated (-1, -2, -30, 0, -255, -100).
+    let (c, v) = counts(&["--brightness", "-1,0,0", "--edges", "-256,-100,0"]);
+    assert_eq!((c, &v["above"]), (vec![1, 4], &serde_json::json!(1)));
     // Weighted counts of the same brightness: every pixel weighs 0.5.
     let w = tmp("bright-w.npy");
     std::fs::write(&w, npy_f32(&[0.5; 6])).unwrap();

@@ -377,6 +377,8 @@ pub fn image_histogram(
     };
     let brightness = match brightness.extract::<String>() {
         Ok(name) if name == "mean" => tally::Brightness::Mean,
+        // Gray (and gray with alpha): the luma of gray is the gray value, the mean's channel.
+        Ok(name) if name == "rec709" && channels < 3 => tally::Brightness::Mean,
         Ok(name) if name == "rec709" && channels == 4 => tally::Brightness::rec709_alpha(),
         Ok(name) if name == "rec709" => tally::Brightness::rec709(),
         Ok(name) => {

@@ -292,6 +292,12 @@ def test_image_histogram_rec709_and_errors():
     img = np.array([[[0, 0, 40], [255, 255, 255]]], dtype=np.uint8)
     h = tally.image_histogram(img, 4, range=(0, 4), brightness="rec709")
     assert list(h.counts) == [0, 0, 1, 0] and h.above == 1  # 0.0722 * 40 = 2.888
+    # Rec. 709 of a gray image is the gray value; edges as a list.
+    gray = np.array([[7, 250]], dtype=np.uint8)
+    assert list(tally.image_histogram(gray, [0, 8, 256], brightness="rec709").counts) == [1, 1]
+    assert list(tally.image_histogram(np.stack([gray, gray], -1), [0, 8, 256], brightness="rec709").counts) == [1, 1]
+    with pytest.raises(TypeError, match="at least two edges"):
+        tally.image_histogram(img, [3.0])
     with pytest.raises(ValueError, match="layout"):
         tally.image_histogram(img, layout="whc")
     with pytest.raises(ValueError, match="1 to 4 channels"):

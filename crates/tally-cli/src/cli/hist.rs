@@ -38,10 +38,11 @@ pub struct HistArgs {
     /// Images: one histogram per channel, e.g. r,g,b or rgb (default: brightness).
     #[arg(long, value_delimiter = ',')]
     pub channels: Option<Vec<String>>,
-    /// Images: a pixel's brightness, by the library's f64 rule (on one GPU, in the counting
-    /// pass): mean (of r, g, b), rec709 (luma: 0.2126 r + 0.7152 g + 0.0722 b), or weights R,G,B
-    /// (alpha is dropped; a gray image is its own brightness). Default: mean.
-    #[arg(long, value_parser = parse_brightness, conflicts_with = "channels")]
+    /// Images: a pixel's brightness, by the library's f64 rule: mean (of r, g, b), rec709 (luma:
+    /// 0.2126 r + 0.7152 g + 0.0722 b), or weights R,G,B (alpha is dropped; a gray image is its
+    /// own brightness). On a GPU it is computed in the counting pass, with --weights on the host.
+    /// Default: mean.
+    #[arg(long, value_parser = parse_brightness, conflicts_with = "channels", allow_hyphen_values = true)]
     pub brightness: Option<Brightness>,
     /// Number of equal-width bins.
     #[arg(long, default_value_t = 256, conflicts_with = "edges")]

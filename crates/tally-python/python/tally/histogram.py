@@ -30,7 +30,7 @@ import numpy as np
 from . import _native
 from ._arrays import Arg, empty, read, result, same_place
 
-__all__ = ["Histogram", "Histogram2d", "histogram", "histogram2d", "bincount"]
+__all__ = ["Histogram", "Histogram2d", "histogram", "histogram2d", "image_histogram", "bincount"]
 
 
 class Histogram(tuple):
@@ -299,11 +299,14 @@ def image_histogram(image: Any, bins: Union[int, Sequence[float]] = 256, range: 
     OpenCV hold images) or ``(channels, height, width)`` with ``layout="chw"`` (planes, as
     PyTorch holds them); 1 to 4 channels. ``brightness``: ``"mean"`` (of the colour channels,
     alpha left out), ``"rec709"`` (luma), or one weight per channel; each pixel's value by one
-    f64 rule, the same on every backend (tally's ``histogram/image``). ``bins``: a count of
-    even half-open bins over ``range`` (default ``(0, 256)`` for uint8, ``(0, 65536)`` for
-    uint16, ``(0, 1)`` for floats), or a sequence of edges. Returns a :class:`Histogram`.
+    f64 rule, the same on every backend (tally's ``histogram/image``); ``"rec709"`` of a gray
+    image (one channel, or gray and alpha) is the gray value. ``bins``: a count of even bins over
+    ``range`` (default ``(0, 256)`` for uint8, ``(0, 65536)`` for uint16, ``(0, 1)`` for floats),
+    or a sequence of edges. Every bin is half-open, the last too (unlike ``numpy.histogram``): a
+    float pixel of exactly 1.0 counts in ``above`` with the default range, and weights that
+    take the brightness past the type's range need a ``range``. Returns a :class:`Histogram`.
     """
-    shape = tuple(int(s) for s in image.shape)
+    shape = tuple(int(s) for s in (image.shape if hasattr(image, "shape") else np.shape(image)))
     if len(shape) == 2:
         height, width, channels = shape[0], shape[1], 1
     elif len(shape) == 3 and layout in ("hwc", "chw"):
@@ -325,9 +328,11 @@ def image_histogram(image: Any, bins: Union[int, Sequence[float]] = 256, range: 
         lo, hi = (float(v) for v in (default if range is None else range))
         spec: Any = (n, lo, hi)
         edges = _rule_edges(n, lo, hi, "float64")
-    else:
+    elif np.ndim(bins) == 1 and np.size(bins) >= 2:
         edges = _host_f64(bins)
         spec, n = [float(e) for e in edges], len(edges) - 1
+    else:
+        raise TypeError("bins: a count of even bins, or a sequence of at least two edges")
     counts, parts = _host_out(n, "int64")
     below, above, nan, ran = _native.image_histogram(a.call, (height, width, channels), layout, rule, spec,
                                                      strategy, parts)
