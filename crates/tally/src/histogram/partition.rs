@@ -60,6 +60,27 @@ const MAX_CHUNK_SHIFT: u32 = 15;
 /// shared counter of the per-chunk histogram can wrap.
 pub const MAX_SLICE: usize = 1 << 31;
 
+/// The per-chunk histogram splits its work between blocks by each chunk's keys plus this many
+/// keys for each of its segments (one a tile), with at most `WEIGHT_CHUNKS` chunks. Measured on
+/// an H100 (2^28 i32, docs/PERF.md v24 and v25): 64 for 1M bins (32 chunks), where 32 is 7%
+/// slower on Zipf data.
+pub const SEGMENT_WEIGHT_FEW_CHUNKS: u32 = 64;
+/// The weight past `WEIGHT_CHUNKS` chunks: at 16M bins (512 chunks), Zipf data, 24 took
+/// 1.72 ms where 64 took 1.87, 32 1.78-1.80 and 16 1.83-1.84 (v25, calls 7 and 8); at 8M bins
+/// (256 chunks) 24 and 32 alike, 12% faster than 64; uniform data the same with every weight.
+pub const SEGMENT_WEIGHT_MANY_CHUNKS: u32 = 24;
+/// The most chunks that take `SEGMENT_WEIGHT_FEW_CHUNKS`: between the measured 32 and 512.
+pub const WEIGHT_CHUNKS: usize = 128;
+
+/// A segment's weight for `chunks` chunks (see `SEGMENT_WEIGHT_FEW_CHUNKS`).
+pub fn segment_weight(chunks: usize) -> u32 {
+    if chunks <= WEIGHT_CHUNKS {
+        SEGMENT_WEIGHT_FEW_CHUNKS
+    } else {
+        SEGMENT_WEIGHT_MANY_CHUNKS
+    }
+}
+
 /// Shared memory the scatter declares statically.
 const STATIC_SHARED: usize = 1024;
 /// Shared memory the per-chunk histogram declares statically beside its counters: each warp's
@@ -261,6 +282,9 @@ crate::kernel_params! {
         bins_y: u32,
         /// Pairs: 1 where interleaved in `samples`.
         interleaved: u32,
+        /// The per-chunk histogram's cost of a segment beside its keys, in keys
+        /// ([`segment_weight`]).
+        segment_weight: u32,
         slot: [i32; MAX_CHANNELS as usize],
     }
 }
@@ -468,7 +492,12 @@ impl PartitionPlan {
             PARTITION_BINS_THREADS,
             bins_smem,
         );
-        let params = PartitionParams { chunks: layout.chunks as u32, chunk_shift: layout.chunk_shift, ..params };
+        let params = PartitionParams {
+            chunks: layout.chunks as u32,
+            chunk_shift: layout.chunk_shift,
+            segment_weight: segment_weight(layout.chunks),
+            ..params
+        };
         Ok(PartitionPlan { offsets, scatter, bins, scatter_shape, bins_shape, params, layout })
     }
 
@@ -529,6 +558,14 @@ mod tests {
         let small = DeviceInfo { smem_per_block_optin: 48 << 10, ..h200() };
         assert_eq!(chunk_shift(&small), 12);
         assert!(max_keys(&small) < MAX_CHUNKS << 13);
+    }
+
+    #[test]
+    fn segment_weights_follow_the_chunks() {
+        assert_eq!(segment_weight(32), SEGMENT_WEIGHT_FEW_CHUNKS);
+        assert_eq!(segment_weight(WEIGHT_CHUNKS), SEGMENT_WEIGHT_FEW_CHUNKS);
+        assert_eq!(segment_weight(WEIGHT_CHUNKS + 1), SEGMENT_WEIGHT_MANY_CHUNKS);
+        assert_eq!(segment_weight(512), SEGMENT_WEIGHT_MANY_CHUNKS);
     }
 
     #[test]

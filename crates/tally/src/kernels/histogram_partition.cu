@@ -95,6 +95,7 @@ struct PartitionParams {
   u32 chunk_shift;        // log2(keys per chunk), at most 15
   u32 bins_y;             // pairs: bins of the y axis
   u32 interleaved;        // pairs: 1 = x0, y0, x1, y1, ... in `samples`; 0 = x and y apart
+  u32 segment_weight;     // the bins launch: a segment's cost beside its keys, in keys
   int slot[MAX_CHANNELS];  // interleaved channel -> selected slot, or -1
 };
 // Samples in no bin, counted by the scatter per block in shared memory: OUT per slot. Rare where
@@ -363,15 +364,20 @@ extern "C" __global__ void __launch_bounds__(OFFSETS_THREADS) tally_partition_of
 #ifndef TALLY_PARTITION_UNIT_KEYS
 #define TALLY_PARTITION_UNIT_KEYS 16384
 #endif
-#ifndef TALLY_PARTITION_SEGMENT_WEIGHT
-#define TALLY_PARTITION_SEGMENT_WEIGHT 64
-#endif
+// TALLY_PARTITION_SEGMENT_WEIGHT (a measurement) overrides the plan's `segment_weight`.
 constexpr int BINS_WARPS = BINS_THREADS / 32;
 constexpr int BINS_UNROLL = TALLY_PARTITION_UNROLL;   // vectors in flight per lane before their atomics
 constexpr u32 UNIT_KEYS = TALLY_PARTITION_UNIT_KEYS;  // keys per unit, about, where segments are long
-// What a unit's segments cost beside their keys, per segment, in keys: the split of the work
-// between blocks counts it, so that chunks of many short segments get blocks enough.
-constexpr u32 SEGMENT_WEIGHT = TALLY_PARTITION_SEGMENT_WEIGHT;
+// What a unit's segments cost beside their keys, per segment, in keys (`segment_weight`, from the
+// plan's policy): the split of the work between blocks counts it, so that chunks of many short
+// segments get blocks enough.
+TALLY_DEVICE u32 segment_weight(const PartitionParams& p) {
+#ifdef TALLY_PARTITION_SEGMENT_WEIGHT
+  return TALLY_PARTITION_SEGMENT_WEIGHT;
+#else
+  return p.segment_weight;
+#endif
+}
 
 struct UnitSegments {
   u32 first_flat[32];  // the segment's first vector in the unit's list
@@ -452,7 +458,8 @@ extern "C" __global__ void __launch_bounds__(BINS_THREADS) tally_partition_bins(
   const u32 tiles = (u32)((p.n + TILE_ITEMS - 1) / TILE_ITEMS);
   const u32 groups = (tiles + 31) / 32;
   // The work of chunks [0, c): their keys, and their segments to look at.
-  auto work = [&](u32 c) { return (u64)p.chunk_start[c] + (u64)c * groups * 32 * SEGMENT_WEIGHT; };
+  const u64 weight = segment_weight(p);
+  auto work = [&](u32 c) { return (u64)p.chunk_start[c] + (u64)c * groups * 32 * weight; };
   const u64 total = work(p.chunks);
   // The block's even share of the work picks its chunks; within a chunk the blocks on it share
   // the units through the chunk's queue.
