@@ -231,31 +231,31 @@ pub fn run(a: HistArgs) -> anyhow::Result<()> {
         eprintln!("tally: note: {note}");
     }
     let channels = Channels { interleave: loaded.interleave, selected: loaded.selected.clone() };
-    // Every image pixel's brightness, where the host needs the values: for the default range of
-    // weighted brightness, and for weighted counts.
-    let host_brightness = |image: &Image| -> anyhow::Result<Vec<f64>> {
-        Ok(with_vec!(&loaded.samples, v => {
-            image.validate(v.len(), loaded.samples.dtype(), &HistogramSpec::even(1, 0.0, 1.0))?;
-            tally::histogram::image::cpu::brightness_values(v.as_slice(), image)
-        }))
-    };
-    // The mean lies within the channels' range, which their type's default covers; weights may
-    // take the brightness anywhere, so its own extent is the default there.
-    let spec = spec_for(&a, channels, || match &image {
-        _ if a.demo => Ok(Bins::even(a.bins, 0.0, a.bins as f64)),
-        Some(image) if image.brightness != Brightness::Mean => {
-            default_bins(&Samples::F64(host_brightness(image)?), a.bins)
+    let weights = a.weights.load(a.dtype.or(Some(loaded.samples.dtype())))?;
+    // Every image pixel's brightness, computed once on the host where its values are needed:
+    // for weighted counts, and for the default range of weighted brightness (the mean lies within
+    // the channels' range, which their type's default covers; weights may take the brightness
+    // anywhere, so its own extent is the default there).
+    let weighted_default =
+        |image: &Image| a.range.is_none() && a.edges.is_none() && image.brightness != Brightness::Mean;
+    let mut brightness = match &image {
+        Some(image) if weights.is_some() || weighted_default(image) => {
+            Some(Samples::F64(with_vec!(&loaded.samples, v => {
+                image.validate(v.len(), loaded.samples.dtype(), &HistogramSpec::even(1, 0.0, 1.0))?;
+                tally::histogram::image::cpu::brightness_values(v.as_slice(), image)
+            })))
         }
+        _ => None,
+    };
+    let spec = spec_for(&a, channels, || match &brightness {
+        _ if a.demo => Ok(Bins::even(a.bins, 0.0, a.bins as f64)),
+        Some(values) if image.as_ref().is_some_and(weighted_default) => default_bins(values, a.bins),
         _ => default_bins(&loaded.samples, a.bins),
     })?;
-    let weights = a.weights.load(a.dtype.or(Some(loaded.samples.dtype())))?;
     // Weighted images: the brightness values themselves (the library's rule, on the host),
     // weighted as f64 samples.
-    let (loaded, image) = match (image, weights.is_some()) {
-        (Some(image), true) => {
-            let values = host_brightness(&image)?;
-            (Loaded { samples: Samples::F64(values), image: None, ..loaded }, None)
-        }
+    let (loaded, image) = match (image, brightness.take().filter(|_| weights.is_some())) {
+        (Some(_), Some(values)) => (Loaded { samples: values, image: None, ..loaded }, None),
         (image, _) => (loaded, image),
     };
     let weights = match weights {

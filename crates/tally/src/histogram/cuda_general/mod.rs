@@ -415,7 +415,14 @@ impl<T: Sample, W: Weight> GeneralPlan<T, W> {
         // Counted pairs partition like 1-D samples, within the partition's reach.
         let partition_reach =
             binning_y.is_some() && accum == Accum::Count && width <= super::partition::max_keys_tuned(info, tuning);
-        // The skew probe, where it decides: the top-bin share and its data.
+        // The skew probe, where it decides: the top-bin share of `probe`'s pairs (0 without data),
+        // taken at most once.
+        let probe_top = |params: &GeneralParams| -> Result<f64> {
+            match probe {
+                Some(input) if n > 0 => probe::top_bin_fraction(dev, &make(Strategy::GlobalL2), params, input, width),
+                _ => Ok(0.0),
+            }
+        };
         let mut top_bin_fraction = None;
         // Only three strategies here and the partition for 2-D counts: the per-warp and 16-bit
         // ones degrade to a block copy when it fits, everything else (clusters included, and the
@@ -432,12 +439,7 @@ impl<T: Sample, W: Weight> GeneralPlan<T, W> {
             // As 1-D `auto` past its block copies (strategy::partition_preferred): the partition,
             // unless the probe finds one bin holding a large share (global-l2's warp aggregation).
             Strategy::Auto if partition_reach && !fits(Strategy::BlockShared) => {
-                let top = match probe {
-                    Some(input) if n > 0 => {
-                        probe::top_bin_fraction(dev, &make(Strategy::GlobalL2), &params, input, width)?
-                    }
-                    _ => 0.0,
-                };
+                let top = probe_top(&params)?;
                 top_bin_fraction = Some(top);
                 if partition_preferred(width, top) {
                     Strategy::Partition
@@ -467,12 +469,9 @@ impl<T: Sample, W: Weight> GeneralPlan<T, W> {
             // share past partition::PARTITION_MATCH_MIN_TOP_FRACTION, unless the caller fixed it.
             let mut tuning = tuning.clone();
             if tuning.partition_match.is_none() {
-                let top = match (top_bin_fraction, probe) {
-                    (Some(t), _) => t,
-                    (None, Some(input)) if n > 0 => {
-                        probe::top_bin_fraction(dev, &make(Strategy::GlobalL2), &params, input, width)?
-                    }
-                    _ => 0.0,
+                let top = match top_bin_fraction {
+                    Some(t) => t,
+                    None => probe_top(&params)?,
                 };
                 tuning.partition_match = Some(super::partition::match_ranks_preferred(top));
             }
