@@ -132,6 +132,39 @@ fn gpu_poisoned_outputs_and_repeated_runs() {
     }
 }
 
+/// The last block posts the result words into page-locked host memory, where `read` polls
+/// for them; a second read of the same launch copies the device's words instead. Both agree,
+/// on another stream too, for one block and for many, and when a launch was not read before
+/// the next.
+#[test]
+fn gpu_posted_and_copied_results_agree() {
+    let Some(gpu) = cuda() else { return };
+    let dev = gpu.cuda_device().unwrap().clone();
+    let other = dev.new_stream().unwrap();
+    for n in [1usize, 1000, (1 << 20) + 5] {
+        let xs: Vec<f64> = data(n, 12);
+        for stream in [dev.stream(), &other] {
+            let buf = stream.upload(&xs, "input").unwrap();
+            let view: DeviceView<'_, f64> = buf.view();
+            for (op, exact) in [(ReduceOp::MinMax, false), (ReduceOp::Sum, true), (ReduceOp::ArgMax, false)] {
+                let options = ReduceOptions { exact, skip_nan: false };
+                let mut plan = ReducePlan::<f64>::new(&dev, op, options, n).unwrap();
+                // The plan's words are zeroed on the device's stream; `other` does not wait for it.
+                dev.stream().synchronize("a new plan").unwrap();
+                plan.launch(stream, &view).unwrap();
+                plan.launch(stream, &view).unwrap();
+                assert!(plan.result_posted(), "the launch posts its result");
+                let posted = plan.read(stream).unwrap();
+                assert!(!plan.result_posted(), "a read takes the post");
+                let copied = plan.read(stream).unwrap();
+                assert!(posted.same_result(&copied), "n={n} {op:?}: posted {posted:?}, copied {copied:?}");
+                let cpu = Backend::cpu().reduce(&xs, op, options).unwrap();
+                assert!(posted.same_result(&cpu), "n={n} {op:?}: gpu {posted:?}, cpu {cpu:?}");
+            }
+        }
+    }
+}
+
 #[test]
 fn gpu_custom_reduction() {
     let Some(gpu) = cuda() else { return };

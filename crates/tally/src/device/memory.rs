@@ -187,6 +187,11 @@ impl<T> DevPtr<T> {
         DevPtr { address, _elements: PhantomData }
     }
 
+    /// The device's address of mapped page-locked host memory (a read-back's words).
+    pub(crate) fn mapped_host(address: u64) -> Self {
+        DevPtr::new(address)
+    }
+
     /// This address moved `elements` elements on, for kernels that read interleaved data
     /// through two pointers.
     pub(crate) fn offset(self, elements: u64) -> Self {

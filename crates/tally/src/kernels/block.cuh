@@ -124,6 +124,29 @@ TALLY_DEVICE u64 load_relaxed(const u64* p) { return load_relaxed64(p); }
 TALLY_DEVICE void store_relaxed(Word128* p, Word128 v) { store_relaxed128(p, v); }
 TALLY_DEVICE Word128 load_relaxed(const Word128* p) { return load_relaxed128(p); }
 
+// A result posted to the host: `count` result words copied into mapped page-locked host memory
+// after its word 0, then the launch's sequence number into word 0, so that a host that reads
+// the number reads the words (`ReadBack::wait_posted`). The host then learns the result from
+// the stores of the block that finished it, not from a copy queued after the launch retires
+// (docs/PERF.md, v26). A warp calls it, all 32 lanes, after the stores of `words` (a
+// __syncthreads or __syncwarp between); the lanes store the words side by side (one thread
+// storing the exact sum's 136 words one by one took 23 us), each fences its own stores at
+// system scope, and after the warp's barrier lane 0 fences again (ordering what the barrier
+// showed it) and stores the number. The host may go on before the grid retires: the kernel
+// must store nothing after the post (its ticket reset, its result words: all before). A null
+// `host` posts nothing.
+TALLY_DEVICE void post_to_host(u64* host, u64 sequence, const u64* words, u32 count) {
+  if (host == nullptr) return;
+  volatile u64* h = host;
+  for (u32 k = lane_id(); k < count; k += 32) h[1 + k] = __ldcg(words + k);
+  __threadfence_system();
+  __syncwarp();
+  if (lane_id() == 0) {
+    __threadfence_system();
+    h[0] = sequence;
+  }
+}
+
 // The bits of a value of up to 8 bytes in a 64-bit word (zero above it), and back.
 template <typename X>
 TALLY_DEVICE u64 bits_of(X x) {

@@ -53,7 +53,9 @@ struct ReduceParams {
   u32 lo_open;
   u32 hi_open;
   u32 negate;               // count: the complement (x != value)
-  u32 pad;
+  u32 post_words;           // result words posted to the host (block.cuh's post_to_host)
+  u64* post;                // mapped host words to post them to; null: none
+  u64 sequence;             // the launch's number, posted last
 };
 
 TALLY_DEVICE bool is_nan(T x) {
@@ -334,6 +336,11 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS) tally_reduce(const R
     write_out(total, p.out);
     *p.ticket = 0;
   }
+  // Last: the host may go on once the post is seen (nothing is stored after it).
+  if (warp_id() == 0) {
+    __syncwarp();
+    post_to_host(p.post, p.sequence, p.out, p.post_words);
+  }
 }
 
 #else
@@ -581,5 +588,9 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS) tally_reduce_exact(c
     p.out[3] = 0;
     *p.ticket = 0;
   }
+  // The digits' words came from lane 0 of every warp. Last: the host may go on once the post
+  // is seen (nothing is stored after it).
+  __syncthreads();
+  if (warp_id() == 0) post_to_host(p.post, p.sequence, p.out, p.post_words);
 }
 #endif

@@ -38,7 +38,12 @@ crate::kernel_params! {
         lo_open: u32,
         hi_open: u32,
         negate: u32,
-        pad: u32,
+        /// Result words the last block posts to the host (`post_to_host`, block.cuh).
+        post_words: u32,
+        /// The read-back's mapped host words to post them to; null: none.
+        post: DevPtr<u64>,
+        /// The launch's number, posted after the words.
+        sequence: u64,
     }
 }
 
@@ -174,8 +179,9 @@ fn result_words(op: KernelOp) -> usize {
 
 /// A reduction ready to launch on `n` resident elements of `T`: policy resolved, kernel loaded,
 /// result words and ticket allocated. Build it once for an op, type and size and run it many
-/// times; [`ReducePlan::launch`] queues the one kernel and [`ReducePlan::read`] waits and reads
-/// the result back, so the kernel alone can be timed. One stream at a time uses a plan.
+/// times; [`ReducePlan::launch`] queues the one kernel and [`ReducePlan::read`] waits for and
+/// reads the result, so the kernel alone can be timed (its last block's post to the host
+/// included: 1-2 us at small sizes, docs/PERF.md v26). One stream at a time uses a plan.
 pub struct ReducePlan<T> {
     dev: Arc<CudaDevice>,
     kernel: Option<Kernel<ReduceParams>>,
@@ -185,9 +191,11 @@ pub struct ReducePlan<T> {
     op: ReduceOp,
     options: ReduceOptions,
     n: usize,
-    out: DeviceBuffer<u64>,
     /// The result words' page-locked copy on the host (a plan reads on one stream at a time).
+    /// Declared before the device buffers, so that a plan dropped with a launch unread waits
+    /// for its event before `out` and the ticket are freed.
     read_back: PlanReadBack,
+    out: DeviceBuffer<u64>,
     /// Kept alive for the kernels that take their ticket from it.
     _ticket: DeviceBuffer<u32>,
     _elements: PhantomData<fn(T)>,
@@ -277,9 +285,25 @@ impl<T: ReduceElement> ReducePlan<T> {
         (self.n * std::mem::size_of::<T>()) as u64
     }
 
-    /// Queues the kernel on `stream`, asynchronously: one launch, nothing else. `input` must
-    /// have the length the plan was made for.
+    /// Queues the kernel on `stream`, asynchronously: one launch (and an event after it), whose
+    /// last block also posts the result words into the plan's page-locked host words, where
+    /// [`ReducePlan::read`] polls for them. `input` must have the length the plan was made for.
+    /// Where the plan's last launch or read was on another stream, this first waits for it
+    /// (the plan's result words and ticket serve one launch at a time).
     pub fn launch(&mut self, stream: &Stream, input: &DeviceView<'_, T>) -> Result<()> {
+        self.queue(stream, input, true)
+    }
+
+    /// [`ReducePlan::launch`] for a caller that reads the result words on the device
+    /// ([`ReducePlan::out_words`]) rather than by [`ReducePlan::read`]: the kernel posts
+    /// nothing to the host, and no event is recorded (a streamed reduction launches one a
+    /// chunk). A later read copies the device's words.
+    pub(crate) fn launch_unposted(&mut self, stream: &Stream, input: &DeviceView<'_, T>) -> Result<()> {
+        self.read_back.forget_post();
+        self.queue(stream, input, false)
+    }
+
+    fn queue(&mut self, stream: &Stream, input: &DeviceView<'_, T>, post: bool) -> Result<()> {
         if input.len() != self.n {
             return Err(Error::invalid(format!(
                 "this plan reduces {} elements, but {} were given",
@@ -291,12 +315,31 @@ impl<T: ReduceElement> ReducePlan<T> {
         let mut workspace = stream.workspace();
         let bytes = self.policy.grid as usize * self.policy.partial_bytes;
         let mut partials = workspace.reserve(stream, bytes, "reduction partials")?;
-        let params = ReduceParams {
+        let base = ReduceParams {
             input: input.ptr(stream.cuda_stream()).cast(),
             partials: partials.ptr_mut(stream.cuda_stream()),
+            post_words: self.result_words() as u32,
             ..self.params
         };
-        stream.launch(kernel, self.launch_shape(), &params)
+        let shape = self.launch_shape();
+        if !post {
+            return stream.launch(kernel, shape, &base);
+        }
+        // The last block posts the result words to the host as well, where `read` waits for
+        // them (the device's words stay for device-side readers: device sets).
+        self.read_back.launch_posting(stream, |target| {
+            let params = match target {
+                Some(t) => ReduceParams { post: t.words, sequence: t.sequence, ..base },
+                None => base,
+            };
+            stream.launch(kernel, shape, &params)
+        })
+    }
+
+    /// Whether the last launch posts its result for the next read (tests: the posted path ran).
+    #[doc(hidden)]
+    pub fn result_posted(&self) -> bool {
+        self.read_back.has_post()
     }
 
     /// Fills the result words and the workspace's partials with a garbage pattern (tests: a
@@ -315,7 +358,10 @@ impl<T: ReduceElement> ReducePlan<T> {
         stream.synchronize("poisoning")
     }
 
-    /// Waits for `stream` and reads the result of the last launch.
+    /// Reads the result of the last launch: as soon as the kernel posted it, which may be
+    /// before the launch has retired, and without waiting for work queued on `stream` after it
+    /// (synchronise the stream for that). A second read of the same launch, or a read after
+    /// work on the device's words, copies them after the work queued on `stream` so far.
     pub fn read(&self, stream: &Stream) -> Result<Reduction> {
         if self.n == 0 {
             if self.op.needs_elements() {
@@ -327,8 +373,9 @@ impl<T: ReduceElement> ReducePlan<T> {
         self.partial(&w, 0)?.finish(self.op, self.options, self.n as u64, "cuda")
     }
 
-    /// Waits for the last launch on `stream` and reads its result words (only those this op
-    /// writes: a small read is a fast read), through page-locked memory and one event.
+    /// The result words of the last launch (only those this op writes: a small read is a fast
+    /// read): as the kernel posted them to page-locked memory ([`ReducePlan::read`]), or copied
+    /// there after the work queued on `stream`.
     pub(crate) fn read_words(&self, stream: &Stream) -> Result<Vec<u64>> {
         self.read_back.read(stream, &self.out_words().slice(..self.result_words()).expect("the result words"))
     }
@@ -400,7 +447,7 @@ impl<T: ReduceElement> ReducePlan<T> {
         if self.n == 0 {
             return Err(Error::EmptyInput("a custom reduction of an empty input: its value is the identity".into()));
         }
-        let w = stream.download(&self.out.view())?;
+        let w = self.read_words(stream)?;
         Ok(T::from_bits64(w[0]))
     }
 
@@ -425,11 +472,11 @@ mod tests {
     #[test]
     fn params_layout_and_variants() {
         let l = ReduceParams::layout();
-        assert_eq!(l.size, 88);
+        assert_eq!(l.size, 104);
         let all = Variant::all();
         assert_eq!(all.len(), 8 * 5 + 4 * 10 + 4 + 12);
         let src = FAMILY.full_source();
-        assert!(src.contains("sizeof(ReduceParams) == 88"));
+        assert!(src.contains("sizeof(ReduceParams) == 104"));
         for v in &all {
             assert!(v.defines().iter().any(|(k, _)| *k == "TALLY_REDUCE"));
         }

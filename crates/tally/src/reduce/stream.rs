@@ -57,7 +57,7 @@ impl<T: ReduceElement> ChunkPipeline<T> {
         let n = self.run(source, &mut |stream, xs, first| {
             let last = plans.is_last(xs.len());
             let plan = plans.for_chunk(xs.len(), || ReducePlan::new(&dev, op, options, xs.len()))?;
-            plan.launch(stream, xs)?;
+            plan.launch_unposted(stream, xs)?;
             let words = plan.result_words();
             let at = batch.chunks.len() * stride;
             let mut out = batch.words.view_mut();
