@@ -45,7 +45,8 @@ pub enum BenchWhat {
     Unique(super::bench_runs::BenchRunsArgs),
     /// Run-length encoding of 2^28 i32 keys in runs of 8 (CUB's DeviceRunLengthEncode::Encode).
     Rle(super::bench_runs::BenchRunsArgs),
-    /// f32 sums by 2^28 i32 keys in runs of 8 (CUB's DeviceReduce::ReduceByKey).
+    /// f32 sums by 2^28 i32 keys in runs of 8 (CUB's DeviceReduce::ReduceByKey), and i32 values
+    /// summed into i64.
     ReduceByKey(super::bench_runs::BenchRunsArgs),
     /// Out of core: 256-bin histograms and an f32 sum streamed from host memory or a file,
     /// against the pinned host-to-device bandwidth and the whole-upload path.

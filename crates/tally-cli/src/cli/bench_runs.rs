@@ -1,7 +1,9 @@
 //! `tally bench unique`, `tally bench rle` and `tally bench reduce-by-key`: the run primitives on
 //! resident data shaped as the CUB peers' (`DeviceSelect::Unique`,
 //! `DeviceRunLengthEncode::Encode`, `DeviceReduce::ReduceByKey`): i32 keys in runs of 8 (a new
-//! hashed key every 8 elements), f32 values uniform in [-0.5, 0.5). Each case is timed (median
+//! hashed key every 8 elements), f32 values uniform in [-0.5, 0.5); reduce-by-key also sums i32
+//! values (the f32 ones times 1000) into i64, by the fast look-back where f32 sums take the
+//! fixed one (no CUB peer: CUB's case is f32). Each case is timed (median
 //! of CUDA events around the one launch; and the whole call, launch to the number of runs read
 //! back, on the host clock), checked against the CPU backend, and set against the
 //! device-to-device copy bandwidth measured in the same run.
@@ -24,8 +26,15 @@ pub enum RunsBench {
     Unique,
     /// `tally bench rle`.
     Encode,
-    /// `tally bench reduce-by-key` (f32 sums).
+    /// `tally bench reduce-by-key`: f32 sums.
     ReduceByKey,
+    /// `tally bench reduce-by-key`: i32 values summed into i64.
+    ReduceByKeyInt,
+}
+
+/// The integer values of the i32 case: the f32 values times 1000.
+fn int_values(values: &[f32]) -> Vec<i32> {
+    values.iter().map(|&v| (v * 1000.0) as i32).collect()
 }
 
 /// The CPU's result: keys, and lengths or sums as f64 (exact for lengths and f32 sums of runs).
@@ -41,6 +50,10 @@ fn compute(backend: &Backend, what: RunsBench, keys: &[i32], values: &[f32]) -> 
         RunsBench::ReduceByKey => {
             let (k, s): (Vec<i32>, Vec<f32>) = backend.reduce_by_key_vec(keys, values, RunOp::Sum)?;
             (k, s.into_iter().map(f64::from).collect())
+        }
+        RunsBench::ReduceByKeyInt => {
+            let (k, s): (Vec<i32>, Vec<i64>) = backend.reduce_by_key_vec(keys, &int_values(values), RunOp::Sum)?;
+            (k, s.into_iter().map(|s| s as f64).collect())
         }
     })
 }
@@ -97,14 +110,29 @@ fn gpu_case(
             let s = stream.download(&sums.view())?;
             (ms, e2e, runs, s[..runs as usize].iter().map(|&s| s as f64).collect())
         }
+        RunsBench::ReduceByKeyInt => {
+            let vd = stream.upload(&int_values(values), "benchmark values")?;
+            let mut sums = stream.alloc::<i64>(n, "benchmark run sums")?;
+            let mut plan = RunsPlan::<i32, i32, i64>::reduce_by_key(dev, RunOp::Sum, n)?;
+            let ms = timer.median_ms(reps, || {
+                plan.launch_reduce(stream, &kd.view(), &vd.view(), &mut out_keys.view_mut(), &mut sums.view_mut())
+            })?;
+            let (e2e, runs) = host_median_ms(e2e_reps, || {
+                plan.launch_reduce(stream, &kd.view(), &vd.view(), &mut out_keys.view_mut(), &mut sums.view_mut())?;
+                Ok(plan.read(stream)?)
+            })?;
+            let s = stream.download(&sums.view())?;
+            (ms, e2e, runs, s[..runs as usize].iter().map(|&s| s as f64).collect())
+        }
     };
     let k = stream.download(&out_keys.view())?;
     Ok((ms, e2e, runs, (k[..runs as usize].to_vec(), values_out)))
 }
 
 /// Whether `got` matches the CPU's `want`: keys and lengths exactly, sums of a run of length l
-/// within 2 (l - 1) u sum(|x|), the bound any two orders of f32 additions satisfy.
-fn agree(got: &Output, want: &Output, lengths: &[u64], values: &[f32]) -> bool {
+/// within 2 (l - 1) u sum(|x|), the bound any two orders of f32 additions satisfy (u = 0:
+/// exactly, for integer sums).
+fn agree(got: &Output, want: &Output, lengths: &[u64], values: &[f32], u: f64) -> bool {
     if got.0 != want.0 || got.1.len() != want.1.len() {
         return false;
     }
@@ -113,23 +141,36 @@ fn agree(got: &Output, want: &Output, lengths: &[u64], values: &[f32]) -> bool {
         let len = lengths.get(r).map_or(1, |&l| l as usize);
         let mag: f64 = values.get(start..start + len).map_or(0.0, |v| v.iter().map(|x| x.abs() as f64).sum());
         start += len;
-        (g - w).abs() <= 2.0 * len.saturating_sub(1) as f64 * F32_ROUNDOFF * mag
+        (g - w).abs() <= 2.0 * len.saturating_sub(1) as f64 * u * mag
     })
 }
 
 /// Runs `tally bench unique`, `rle` or `reduce-by-key`.
 pub fn run(what: RunsBench, a: BenchRunsArgs) -> anyhow::Result<()> {
     let sweep = CopySweep::open(&a.out, a.reps, &a.log2_sizes, (&[28], &[24]), 31)?;
-    let (name, title) = match what {
-        RunsBench::Unique => ("unique i32/8", "unique"),
-        RunsBench::Encode => ("rle i32/8", "rle"),
-        RunsBench::ReduceByKey => ("rbk i32/8 f32", "reduce-by-key"),
+    let (cases, title): (&[(RunsBench, &str)], _) = match what {
+        RunsBench::Unique => (&[(RunsBench::Unique, "unique i32/8")], "unique"),
+        RunsBench::Encode => (&[(RunsBench::Encode, "rle i32/8")], "rle"),
+        RunsBench::ReduceByKey | RunsBench::ReduceByKeyInt => (
+            &[(RunsBench::ReduceByKey, "rbk i32/8 f32"), (RunsBench::ReduceByKeyInt, "rbk i32/8 i32>i64")],
+            "reduce-by-key",
+        ),
     };
+    let mut rows = Vec::new();
+    for &(what, name) in cases.iter().filter(|(_, name)| a.chooses(name)) {
+        rows.extend(sizes(&sweep, what, name, &a)?);
+    }
+    sweep.print(title, &rows, a.out.json)
+}
+
+/// The rows of one case over the sweep's sizes.
+fn sizes(sweep: &CopySweep, what: RunsBench, name: &str, a: &BenchRunsArgs) -> anyhow::Result<Vec<ScanRow>> {
     let mut rows = Vec::new();
     for &log2 in &sweep.sizes {
         let n = 1usize << log2;
         let keys = tally::data::peer_keys(n, 8);
-        let values = if what == RunsBench::ReduceByKey { tally::data::peer_values(n, 1) } else { Vec::new() };
+        let reduce = matches!(what, RunsBench::ReduceByKey | RunsBench::ReduceByKeyInt);
+        let values = if reduce { tally::data::peer_values(n, 1) } else { Vec::new() };
         let want = compute(&Backend::Cpu, what, &keys, &values)?;
         let lengths = Backend::Cpu.run_length_encode_vec(&keys)?.1;
         let runs = lengths.len() as u64;
@@ -151,14 +192,16 @@ pub fn run(what: RunsBench, a: BenchRunsArgs) -> anyhow::Result<()> {
                 (ms, Some(e2e), got)
             }
         };
-        // Bytes read (keys, values) and written (a key and a u64 length or f32 sum per run).
+        // Bytes read (keys, values) and written (a key and a u64 length or a sum per run).
         let bytes = match what {
             RunsBench::Unique => 4 * n as u64 + 4 * runs,
             RunsBench::Encode => 4 * n as u64 + 12 * runs,
             RunsBench::ReduceByKey => 8 * n as u64 + 8 * runs,
+            RunsBench::ReduceByKeyInt => 8 * n as u64 + 12 * runs,
         };
-        let verified = agree(&got, &want, &lengths, &values);
+        let u = if what == RunsBench::ReduceByKey { F32_ROUNDOFF } else { 0.0 };
+        let verified = agree(&got, &want, &lengths, &values, u);
         rows.push(ScanRow { e2e_ms: e2e, ..sweep.row(name.to_string(), n, Some(runs), ms, bytes as f64, verified) });
     }
-    sweep.print(title, &rows, a.out.json)
+    Ok(rows)
 }

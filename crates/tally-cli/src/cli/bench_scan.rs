@@ -22,8 +22,8 @@ pub struct BenchScanArgs {
     /// Timed repetitions per case.
     #[arg(long, default_value_t = 20)]
     pub reps: usize,
-    /// `bench select` and `bench scan`: run the cases whose name contains one of these (e.g.
-    /// `select 50,partition`, `by key`); default every case.
+    /// `bench select`, `bench scan` and `bench reduce-by-key`: run the cases whose name contains
+    /// one of these (e.g. `select 50,partition`, `by key`, `i64`); default every case.
     #[arg(long, value_delimiter = ',')]
     pub cases: Option<Vec<String>>,
     #[command(flatten)]

@@ -65,8 +65,9 @@ constexpr bool ASYNC = TALLY_RUNS_ASYNC;
 // The fast look-back's warp-widths of predecessors a round: one for the 16-byte slots of encode
 // and reduce-by-key, four (LOOKBACK_WINDOWS) for unique's 8-byte ones. On the H200 at 2^28 i32
 // keys in runs of 8, encode took 0.536-0.540 ms with one, 0.566-0.574 with four and 0.581-0.585
-// with two; unique 0.428-0.433 with four and 0.457-0.466 with two (docs/PERF.md, v26). An
-// NVRTC define for experiments.
+// with two; unique 0.428-0.433 with four and 0.457-0.466 with two; on the H100 i32 values
+// summed into i64 took 1.60 ms with one and 1.80 with four (docs/PERF.md, v26). An NVRTC
+// define for experiments.
 #ifndef TALLY_RUNS_WINDOWS
 #define TALLY_RUNS_WINDOWS (TALLY_RUNS == TALLY_RUNS_UNIQUE ? LOOKBACK_WINDOWS : 1)
 #endif
