@@ -44,6 +44,13 @@ pub const UNIQUE_SHAPE: Shape = (128, 64, 2);
 /// staging, 5 blocks a multiprocessor), compiled for 4 blocks: f32 sums 0.92 ms (v22).
 pub const REDUCE_SHAPE: Shape = (128, 32, 4);
 
+/// Staging a reduce-by-key tile may take by default where its outputs are wider than its
+/// values (the runs' values then staged by slot, 8 bytes an element more): 4 compiled blocks'
+/// worth of a multiprocessor's 228 KiB (H100, H200). At 2^28 i32 keys in runs of 8 with i32
+/// values summed into i64, on the H100: 128 threads x 4 rows (2048-key tiles, 39 KiB) 1.42-1.43
+/// ms, the 78 KiB of 8 rows (2 blocks a multiprocessor) 1.60 ms (docs/PERF.md, v26).
+pub const WIDE_STAGING_BYTES: u64 = 56 << 10;
+
 /// Consecutive items a thread may hold (its run heads are the bits of a 64-bit mask).
 pub const MAX_ITEMS_PER_THREAD: u64 = 64;
 
@@ -115,10 +122,12 @@ pub fn policy(
     };
     // A byte an element over the staging covers the padding (a row's items after each
     // thread's) in most shapes; the exact layout is checked below.
+    let wide = matches!(reduce_values, Some((v, o)) if o.size() != v.size());
+    let default_limit = if wide { WIDE_STAGING_BYTES } else { STAGING_BYTES };
     let (block_threads, mut vecs, min_blocks, mut tile) =
-        compact_shape(item, per_element + 1, defaults, STAGING_BYTES, &tuning)?;
+        compact_shape(item, per_element + 1, defaults, default_limit, &tuning)?;
     debug_assert!(vecs as u64 * per_row <= MAX_ITEMS_PER_THREAD);
-    let limit = if tuned { MAX_STAGE_BYTES } else { STAGING_BYTES };
+    let limit = if tuned { MAX_STAGE_BYTES } else { default_limit };
     let bytes = |tile: u64| stage_bytes(op, key, reduce_values, block_threads as u64 * per_row, tile);
     while bytes(tile) > limit && vecs > 1 {
         vecs /= 2;
@@ -209,6 +218,12 @@ mod tests {
         assert_eq!(mixed.tile, 2048);
         assert_eq!(mixed.stage_bytes, (2048 + 256) + (2048 + 256) * 8 + 2048 * 2);
         assert_eq!(default_policy(F64, None, RunsKernelOp::Unique, 0).states.tiles, 0);
+        // Outputs wider than the values stage the runs' values by slot: half the rows by
+        // default, so that the compiled 4 blocks fit; f32 sums keep 4096-key tiles.
+        let wide = default_policy(I32, Some((I32, I64)), RunsKernelOp::Sum, 1 << 28);
+        assert_eq!((wide.tile, wide.shape()), (2048, (128, 4, 4)));
+        assert!(wide.stage_bytes <= WIDE_STAGING_BYTES);
+        assert_eq!(default_policy(I32, Some((F32, F32)), RunsKernelOp::Sum, 1 << 28).tile, 4096);
         // Every default fits the default staging, with every layout the kernel computes.
         for key in ElementType::ALL {
             for op in [RunsKernelOp::Unique, RunsKernelOp::Encode] {
