@@ -14,7 +14,7 @@ use anyhow::bail;
 use std::sync::Arc;
 use std::time::Instant;
 use tally::device::CudaDevice;
-use tally::{Backend, RunOp, RunsPlan};
+use tally::{Backend, DeviceBuffer, ReduceByKeyInto, RunOp, RunsPlan, ScanValue};
 
 /// Arguments of `tally bench unique`, `rle` and `reduce-by-key`: those of `tally bench scan`.
 pub type BenchRunsArgs = super::bench_scan::BenchScanArgs;
@@ -96,37 +96,37 @@ fn gpu_case(
             let c = stream.download(&counts.view())?;
             (ms, e2e, runs, c[..runs as usize].iter().map(|&c| c as f64).collect())
         }
-        RunsBench::ReduceByKey => {
-            let vd = stream.upload(values, "benchmark values")?;
-            let mut sums = stream.alloc::<f32>(n, "benchmark run sums")?;
-            let mut plan = RunsPlan::<i32, f32, f32>::reduce_by_key(dev, RunOp::Sum, n)?;
-            let ms = timer.median_ms(reps, || {
-                plan.launch_reduce(stream, &kd.view(), &vd.view(), &mut out_keys.view_mut(), &mut sums.view_mut())
-            })?;
-            let (e2e, runs) = host_median_ms(e2e_reps, || {
-                plan.launch_reduce(stream, &kd.view(), &vd.view(), &mut out_keys.view_mut(), &mut sums.view_mut())?;
-                Ok(plan.read(stream)?)
-            })?;
-            let s = stream.download(&sums.view())?;
-            (ms, e2e, runs, s[..runs as usize].iter().map(|&s| s as f64).collect())
-        }
-        RunsBench::ReduceByKeyInt => {
-            let vd = stream.upload(&int_values(values), "benchmark values")?;
-            let mut sums = stream.alloc::<i64>(n, "benchmark run sums")?;
-            let mut plan = RunsPlan::<i32, i32, i64>::reduce_by_key(dev, RunOp::Sum, n)?;
-            let ms = timer.median_ms(reps, || {
-                plan.launch_reduce(stream, &kd.view(), &vd.view(), &mut out_keys.view_mut(), &mut sums.view_mut())
-            })?;
-            let (e2e, runs) = host_median_ms(e2e_reps, || {
-                plan.launch_reduce(stream, &kd.view(), &vd.view(), &mut out_keys.view_mut(), &mut sums.view_mut())?;
-                Ok(plan.read(stream)?)
-            })?;
-            let s = stream.download(&sums.view())?;
-            (ms, e2e, runs, s[..runs as usize].iter().map(|&s| s as f64).collect())
-        }
+        RunsBench::ReduceByKey => reduce_case::<f32, f32>(dev, &kd, &mut out_keys, values, reps)?,
+        RunsBench::ReduceByKeyInt => reduce_case::<i32, i64>(dev, &kd, &mut out_keys, &int_values(values), reps)?,
     };
     let k = stream.download(&out_keys.view())?;
     Ok((ms, e2e, runs, (k[..runs as usize].to_vec(), values_out)))
+}
+
+/// Reduce-by-key sums of `values` (`V` into `O`) by the resident `keys`, the runs' keys into
+/// `out_keys`: the median launch, the whole call, the number of runs, the sums as f64.
+fn reduce_case<V: ReduceByKeyInto<O>, O: ScanValue>(
+    dev: &Arc<CudaDevice>,
+    keys: &DeviceBuffer<i32>,
+    out_keys: &mut DeviceBuffer<i32>,
+    values: &[V],
+    reps: usize,
+) -> anyhow::Result<(f64, f64, u64, Vec<f64>)> {
+    let stream = dev.stream();
+    let n = values.len();
+    let vd = stream.upload(values, "benchmark values")?;
+    let mut sums = stream.alloc::<O>(n, "benchmark run sums")?;
+    let mut plan = RunsPlan::<i32, V, O>::reduce_by_key(dev, RunOp::Sum, n)?;
+    let mut launch = |plan: &mut RunsPlan<i32, V, O>| {
+        plan.launch_reduce(stream, &keys.view(), &vd.view(), &mut out_keys.view_mut(), &mut sums.view_mut())
+    };
+    let ms = stream.timer()?.median_ms(reps, || launch(&mut plan))?;
+    let (e2e, runs) = host_median_ms(reps.max(3), || {
+        launch(&mut plan)?;
+        Ok(plan.read(stream)?)
+    })?;
+    let s = stream.download(&sums.view())?;
+    Ok((ms, e2e, runs, s[..runs as usize].iter().map(|&s| s.to_f64()).collect()))
 }
 
 /// Whether `got` matches the CPU's `want`: keys and lengths exactly, sums of a run of length l
