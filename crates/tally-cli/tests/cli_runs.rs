@@ -80,12 +80,21 @@ fn errors_are_one_line_with_exit_code_2() {
 
 #[test]
 fn bench_runs_on_the_cpu_and_verify() {
-    for what in ["unique", "rle", "reduce-by-key"] {
-        let out = tally(&["bench", what, "--backend", "cpu", "--log2-sizes", "14", "--reps", "1", "--json"]);
+    // Reduce-by-key has two cases (f32 sums; i32 values into i64), which `--cases` chooses from.
+    for (what, cases, want) in [
+        ("unique", None, &["unique i32/8"][..]),
+        ("rle", None, &["rle i32/8"][..]),
+        ("reduce-by-key", None, &["rbk i32/8 f32", "rbk i32/8 i32>i64"][..]),
+        ("reduce-by-key", Some("i64"), &["rbk i32/8 i32>i64"][..]),
+    ] {
+        let mut args = vec!["bench", what, "--backend", "cpu", "--log2-sizes", "14", "--reps", "1", "--json"];
+        args.extend(cases.iter().flat_map(|c| ["--cases", *c]));
+        let out = tally(&args);
         assert!(out.status.success(), "{what}: {}", stderr(&out));
         let j: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
         let rows = j["rows"].as_array().unwrap();
-        assert_eq!(rows.len(), 1, "{what}");
+        let names: Vec<&str> = rows.iter().map(|r| r["case"].as_str().unwrap()).collect();
+        assert_eq!(names, want, "{what} {cases:?}");
         assert!(rows.iter().all(|r| r["verified"] == true && r["ms"].as_f64().unwrap() > 0.0), "{what}: {j}");
     }
 }
