@@ -13,7 +13,7 @@ use super::bench_scan::{CopySweep, ScanRow, F32_ROUNDOFF};
 use anyhow::bail;
 use std::sync::Arc;
 use std::time::Instant;
-use tally::device::CudaDevice;
+use tally::device::{CudaDevice, EventTimer};
 use tally::{Backend, DeviceBuffer, ReduceByKeyInto, RunOp, RunsPlan, ScanValue};
 
 /// Arguments of `tally bench unique`, `rle` and `reduce-by-key`: those of `tally bench scan`.
@@ -96,8 +96,10 @@ fn gpu_case(
             let c = stream.download(&counts.view())?;
             (ms, e2e, runs, c[..runs as usize].iter().map(|&c| c as f64).collect())
         }
-        RunsBench::ReduceByKey => reduce_case::<f32, f32>(dev, &kd, &mut out_keys, values, reps)?,
-        RunsBench::ReduceByKeyInt => reduce_case::<i32, i64>(dev, &kd, &mut out_keys, &int_values(values), reps)?,
+        RunsBench::ReduceByKey => reduce_case::<f32, f32>(dev, &timer, &kd, &mut out_keys, values, reps)?,
+        RunsBench::ReduceByKeyInt => {
+            reduce_case::<i32, i64>(dev, &timer, &kd, &mut out_keys, &int_values(values), reps)?
+        }
     };
     let k = stream.download(&out_keys.view())?;
     Ok((ms, e2e, runs, (k[..runs as usize].to_vec(), values_out)))
@@ -107,6 +109,7 @@ fn gpu_case(
 /// `out_keys`: the median launch, the whole call, the number of runs, the sums as f64.
 fn reduce_case<V: ReduceByKeyInto<O>, O: ScanValue>(
     dev: &Arc<CudaDevice>,
+    timer: &EventTimer,
     keys: &DeviceBuffer<i32>,
     out_keys: &mut DeviceBuffer<i32>,
     values: &[V],
@@ -120,7 +123,7 @@ fn reduce_case<V: ReduceByKeyInto<O>, O: ScanValue>(
     let mut launch = |plan: &mut RunsPlan<i32, V, O>| {
         plan.launch_reduce(stream, &keys.view(), &vd.view(), &mut out_keys.view_mut(), &mut sums.view_mut())
     };
-    let ms = stream.timer()?.median_ms(reps, || launch(&mut plan))?;
+    let ms = timer.median_ms(reps, || launch(&mut plan))?;
     let (e2e, runs) = host_median_ms(reps.max(3), || {
         launch(&mut plan)?;
         Ok(plan.read(stream)?)

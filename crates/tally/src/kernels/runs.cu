@@ -59,9 +59,6 @@ constexpr int MIN_BLOCKS = TALLY_MIN_BLOCKS;
 #define TALLY_RUNS_ASYNC (TALLY_RUNS != TALLY_RUNS_UNIQUE)
 #endif
 constexpr bool ASYNC = TALLY_RUNS_ASYNC;
-#ifndef TALLY_RUNS_LOOKBACK
-#define TALLY_RUNS_LOOKBACK 0
-#endif
 // The fast look-back's warp-widths of predecessors a round: one for the 16-byte slots of encode
 // and reduce-by-key, four (LOOKBACK_WINDOWS) for unique's 8-byte ones. On the H200 at 2^28 i32
 // keys in runs of 8, encode took 0.536-0.540 ms with one, 0.566-0.574 with four and 0.581-0.585
@@ -163,16 +160,6 @@ struct RunsLookback {
   static constexpr int WINDOWS = TALLY_RUNS_WINDOWS;
 };
 typedef LookbackStates<RunsLookback> States;
-
-// Which look-back a launch takes: the fixed one for float sums (`p.deterministic`, the same bits
-// on every run), else the fast one. Experiments (NVRTC defines): TALLY_RUNS_LOOKBACK=1 takes
-// the fixed one for every op, =2 the fast one for every op (float sums then differ in their last
-// bits from run to run).
-TALLY_DEVICE bool takes_fixed_lookback(const RunsParams& p) {
-  if constexpr (TALLY_RUNS_LOOKBACK == 1) return true;
-  else if constexpr (TALLY_RUNS_LOOKBACK == 2) return false;
-  else return p.deterministic != 0;
-}
 
 // ---- the tile in shared memory --------------------------------------------------------------------
 // A thread's heads, one bit per item.
@@ -334,7 +321,7 @@ TALLY_DEVICE void runs_tile(const RunsParams& p, u32 tile, const States& st, Sha
   if (w == 0) {
     const PieceScan<WARPS, Acc> pieces = piece_scan_begin<WARPS>(sh.pieces, identity(), merge);
     agg = pieces.aggregate;
-    lookback_begin(st, tile, agg, takes_fixed_lookback(p));
+    lookback_begin(st, tile, agg, p.deterministic);
     piece_scan_end(pieces, sh.pieces, false, identity(), merge);
     if (lane == 0) sh.count = (u32)agg.count;
   }
@@ -388,7 +375,7 @@ TALLY_DEVICE void runs_tile(const RunsParams& p, u32 tile, const States& st, Sha
     }
   }
   if (w == 0) {
-    const Acc prefix = lookback_end(st, tile, agg, takes_fixed_lookback(p));
+    const Acc prefix = lookback_end(st, tile, agg, p.deterministic);
     if (lane == 0) {
       sh.prefix = prefix;
       if (tile == p.tiles - 1) {

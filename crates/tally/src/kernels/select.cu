@@ -156,12 +156,6 @@ TALLY_DEVICE void load_tile(const SelectParams& p, u64 e0, T (&x)[VECS][VI], u32
 
 #if TALLY_SELECT == TALLY_SELECT_STABLE || TALLY_SELECT == TALLY_SELECT_INDICES || \
     TALLY_SELECT == TALLY_SELECT_FLAGGED || TALLY_SELECT == TALLY_SELECT_PARTITION
-// The look-back for the tile's place: the fast one (a count is the same whichever predecessors
-// it combines); TALLY_SELECT_FIXED_LOOKBACK=1 (an experiment's NVRTC define) takes the fixed one.
-#ifndef TALLY_SELECT_FIXED_LOOKBACK
-#define TALLY_SELECT_FIXED_LOOKBACK 0
-#endif
-constexpr bool FIXED_LOOKBACK = TALLY_SELECT_FIXED_LOOKBACK;
 // One tile per block, in the order blocks start.
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS) tally_select(const SelectParams p) {
   __shared__ u32 pieces[PIECES];  // the row-and-warp counts, then their offsets in the tile
@@ -180,7 +174,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS) tally_se
   __syncthreads();
   if (warp_id() == 0) {
     const u32 total = compact_scan_pieces<PIECES>(pieces);
-    lookback_begin<CountLookback>(st, tile, (u64)total, FIXED_LOOKBACK);
+    lookback_begin<CountLookback>(st, tile, (u64)total, false);
     if (lane_id() == 0) shared_kept = total;
   }
   __syncthreads();
@@ -207,7 +201,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS) tally_se
 #endif
   }
   if (warp_id() == 0) {
-    const u64 prefix = lookback_end<CountLookback>(st, tile, (u64)kept, FIXED_LOOKBACK);
+    const u64 prefix = lookback_end<CountLookback>(st, tile, (u64)kept, false);
     if (lane_id() == 0) {
       shared_prefix = prefix;
       if (tile == p.tiles - 1) *p.count = prefix + kept;
