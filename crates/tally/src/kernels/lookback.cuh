@@ -23,7 +23,8 @@
 // and the 32 lanes of a warp read 32 consecutive slots, coalesced.
 //
 // The workspace (zeroed before every launch) holds a 256-byte header whose first word numbers
-// tiles in the order blocks start, so a tile only ever waits for tiles that are already running;
+// tiles in the order blocks start, so a tile only ever waits for tiles that are already running
+// (kernels numbered by block index, TALLY_TILES_BY_BLOCK, leave it unused);
 // then one slot array per level: tiles, groups of 32 tiles, super-groups of 32 groups. The host
 // computes the same sizes (`scan::lookback` in Rust).
 //
@@ -104,11 +105,20 @@ TALLY_DEVICE LookbackStates<L> lookback_states(unsigned char* states, u32 tiles,
 }
 
 // This block's tile: the next number from the header's counter (read by thread 0, shared
-// through `slot`; every thread calls it).
+// through `slot`; every thread calls it). Where the policy sets TALLY_TILES_BY_BLOCK (the
+// widening scans: `scan::policy::tiles_by_block`) it is the block's index, as in CUB, which saves
+// the atomic's round trip before the loads and relies on blocks starting in index order.
+#ifndef TALLY_TILES_BY_BLOCK
+#define TALLY_TILES_BY_BLOCK 0
+#endif
 TALLY_DEVICE u32 lookback_next_tile(unsigned char* states, u32* slot) {
+#if TALLY_TILES_BY_BLOCK
+  return blockIdx.x;
+#else
   if (threadIdx.x == 0) *slot = atomicAdd(reinterpret_cast<u32*>(states), 1u);
   __syncthreads();
   return *slot;
+#endif
 }
 
 template <class L>
@@ -128,6 +138,14 @@ TALLY_DEVICE u32 lookback_try(const LookbackSlots<L>& s, u32 i, typename L::Acc&
 // Up to N slots a lane needs (`want` bit j: slot idx[j] of slots[j]), read until each has a
 // status. The reads of one round are independent, so a lane waits about one memory round
 // trip for all of them, not one per slot.
+// A waiting lane polls this many rounds before it sleeps between them, for this long
+// (overridable for experiments with -D through TALLY_NVRTC_OPTIONS).
+#ifndef TALLY_LOOKBACK_SLEEP_AFTER
+#define TALLY_LOOKBACK_SLEEP_AFTER 4
+#endif
+#ifndef TALLY_LOOKBACK_SLEEP_NS
+#define TALLY_LOOKBACK_SLEEP_NS 32
+#endif
 template <class L, int N>
 TALLY_DEVICE void lookback_wait_all(const LookbackSlots<L>* slots, const u32* idx, u32 want,
                                     typename L::Acc* value, u32* status) {
@@ -139,7 +157,7 @@ TALLY_DEVICE void lookback_wait_all(const LookbackSlots<L>* slots, const u32* id
         if (status[j]) want &= ~(1u << j);
       }
     }
-    if (want && spins > 4) __nanosleep(32);
+    if (want && spins > TALLY_LOOKBACK_SLEEP_AFTER) __nanosleep(TALLY_LOOKBACK_SLEEP_NS);
   }
 }
 

@@ -110,7 +110,7 @@ impl ScanVariant {
 
     /// The defines that select this specialisation.
     pub fn defines(&self) -> Defines {
-        let ScanShape { block_threads, vecs, min_blocks, staged, windows, split } = self.shape;
+        let ScanShape { block_threads, vecs, min_blocks, staged, windows, split, tiles_by_block } = self.shape;
         let mut d: Defines = vec![
             ("TALLY_ELEM", self.input.cuda_type().to_string()),
             ("TALLY_OUT", self.output.cuda_type().to_string()),
@@ -124,6 +124,7 @@ impl ScanVariant {
             ("TALLY_SCAN_STAGE", (staged as u32).to_string()),
             ("TALLY_LOOKBACK_WINDOWS", windows.to_string()),
             ("TALLY_SPLIT_LOOKBACK", (split as u32).to_string()),
+            ("TALLY_TILES_BY_BLOCK", (tiles_by_block as u32).to_string()),
         ];
         if let Some((expr, identity)) = &self.custom {
             d.push(("TALLY_CUSTOM_EXPR", expr.clone()));

@@ -40,6 +40,9 @@ pub struct ScanPolicy {
     /// Scans by key: rows that need no tile prefix are written while warp 0 looks back
     /// (`TALLY_SPLIT_LOOKBACK`).
     pub split: bool,
+    /// Tiles numbered by block index rather than by a counter in the workspace
+    /// (`TALLY_TILES_BY_BLOCK`; see [`tiles_by_block`]).
+    pub tiles_by_block: bool,
     /// Elements per tile.
     pub tile: u64,
     /// The tiles (= blocks) of the launch and their look-back states in the workspace.
@@ -57,6 +60,7 @@ impl ScanPolicy {
             staged: self.staged,
             windows: self.windows,
             split: self.split,
+            tiles_by_block: self.tiles_by_block,
         }
     }
 }
@@ -76,6 +80,8 @@ pub struct ScanShape {
     pub windows: u32,
     /// Rows written during the look-back (scans by key).
     pub split: bool,
+    /// Tiles numbered by block index.
+    pub tiles_by_block: bool,
 }
 
 /// Rows per tile for inputs of `size` bytes in blocks of 256 threads: about 16 items per thread
@@ -137,8 +143,8 @@ pub fn keyed_vecs(size: usize) -> u32 {
 }
 /// Threads per multiprocessor a scan by key into outputs of up to 4 bytes is compiled for: 3
 /// blocks of 256 (at most 85 registers a thread; no spills in the specialisations checked,
-/// docs/runs/v21/ptxas-scan.txt). The f32 sum
-/// by key takes 58 registers, so 4 blocks are resident: on the H200 at 2^28 it measured 1.13 ms
+/// docs/runs/v21/ptxas-scan.txt). The f32 sum by key (since v27 in [`KEYED_LARGE_SHAPE`])
+/// took 58 registers here, so 4 blocks were resident: on the H200 at 2^28 it measured 1.13 ms
 /// at 4 blocks against 1.30 ms at 3 (66 registers, before a struct chosen by reference left
 /// local memory) and 1.29 ms at 2 (docs/PERF.md, v21). Also 4-byte values into 8-byte outputs
 /// by 4-byte keys (i32 into i64, u32 into u64), which spill 36-52 bytes at 3 blocks (ptxas,
@@ -152,6 +158,20 @@ const KEYED_THREADS_PER_SM: u32 = 768;
 /// measured 1.95 ms at 3 blocks with two look-back windows against 2.20 at 2 with four
 /// (docs/PERF.md, v22; not measured on an H200, nor for u32 into u64).
 const KEYED_WIDE_THREADS_PER_SM: u32 = 512;
+
+/// Whether a scan by key takes [`KEYED_LARGE_SHAPE`]: 4-byte values by 4-byte keys into 4-byte
+/// outputs (the f32 sum by key; integer sums by key only where the caller keeps their type).
+pub fn keyed_in_large_blocks(input: ElementType, output: ElementType, key_bytes: u32) -> bool {
+    key_bytes == 4 && input.size() == 4 && output.size() == 4
+}
+/// Threads, rows and blocks a multiprocessor of those scans by key: 512 x 6 rows (24 items a
+/// thread, 12,288-item tiles, a third of v21's look-backs) at 2 blocks (64 registers; ptxas,
+/// sm_90: 28 bytes of spill stores with one look-back window, 104 with two), reading one window
+/// of predecessors a round. On an H100 at 2^28, alternating in one call (docs/PERF.md, v27): the
+/// deterministic f32 sum by key 1.240-1.254 ms against 1.338-1.340 at v21's 256 x 4 (4 blocks
+/// resident, two windows) and 1.274-1.283 at 256 x 8 x 3; by keys in runs of 2^20, 1.355-1.368
+/// against 1.526-1.536; 512 x 4 rows and 512 x 6 with two or four windows were slower.
+pub const KEYED_LARGE_SHAPE: (u32, u32, u32) = (512, 6, 2);
 
 /// Bytes of a tile's look-back slot (the kernel traits' `Word` in `scan.cu`): an output of up
 /// to 4 bytes shares 64 bits with its status (and a scan by key's segment flag); a wider one
@@ -173,9 +193,13 @@ fn slot_bytes(out_size: usize) -> u64 {
 /// takes 126 with four, no spill, and measured 2.5% faster on an H100, v22, but u64 by u64 key
 /// spills 44 bytes with four), and of 4-byte values into 8-byte outputs, which run 3 blocks of
 /// 256 by 4-byte keys (v22, on an H100: i32 into i64 1.95 ms against 2.20 at 2 blocks with
-/// four). Narrower values into 8-byte outputs keep four at 2 blocks.
-pub fn lookback_windows(input: ElementType, output: ElementType, keyed: bool) -> u32 {
-    if keyed && (output.size() <= 4 || input.size() >= 4) {
+/// four). Narrower values into 8-byte outputs keep four at 2 blocks. Scans by key in blocks of
+/// 512 ([`keyed_in_large_blocks`]) read one (v27).
+pub fn lookback_windows(input: ElementType, output: ElementType, key_bytes: u32) -> u32 {
+    let keyed = key_bytes != 0;
+    if keyed_in_large_blocks(input, output, key_bytes) {
+        1
+    } else if keyed && (output.size() <= 4 || input.size() >= 4) {
         2
     } else {
         LOOKBACK_WINDOWS
@@ -193,6 +217,18 @@ pub fn split_lookback(output: ElementType, keyed: bool) -> bool {
     keyed && output.size() <= 4
 }
 
+/// Whether a scan's tiles are numbered by block index (as CUB's are), so that a block issues its
+/// loads at once, rather than after a round trip to the workspace's tile counter: for widening
+/// scans. The counter guarantees that a tile waits only for tiles already running; block indices
+/// do as long as blocks start in the order of their indices, which every NVIDIA GPU does and
+/// CUB's single-pass scans rely on. On an H100 with the same binary, alternating (docs/PERF.md,
+/// v27): i32 into i64 at 2^28 1.152-1.156 ms against 1.201, at 2^24 0.087 against 0.094-0.098;
+/// the f32 sums and the scans by key moved by at most 1%, select and the run primitives
+/// (which keep the counter) by -3% to +1.5%.
+pub fn tiles_by_block(input: ElementType, output: ElementType, keyed: bool) -> bool {
+    !keyed && output.size() > input.size()
+}
+
 /// The policy for `n` elements of `input` scanned by `op` into `output`: by keys of `key_bytes`
 /// bytes (4 or 8), or a plain scan (0).
 pub fn policy(
@@ -206,13 +242,20 @@ pub fn policy(
     let keyed = key_bytes != 0;
     // Scans by key keep v10's 256 threads and 16 items per thread: at 128 x 8 they measured 10%
     // slower (docs/PERF.md, v11).
-    let block_threads = tuning.scan_block_threads.unwrap_or(if keyed { 256 } else { BLOCK_THREADS });
+    let large_keyed = keyed_in_large_blocks(input, output, key_bytes);
+    let (large_threads, large_vecs, large_blocks) = KEYED_LARGE_SHAPE;
+    let block_threads = tuning.scan_block_threads.unwrap_or(match () {
+        _ if large_keyed => large_threads,
+        _ if keyed => 256,
+        _ => BLOCK_THREADS,
+    });
     if ![64, 128, 256, 512].contains(&block_threads) {
         return Err(Error::invalid(format!("scan blocks of {block_threads} threads: use 64, 128, 256 or 512")));
     }
     let widening = output.size() > input.size() && !keyed;
     let large_sum = op == ScanKernelOp::Sum && !keyed && !widening;
     let default_vecs = match () {
+        _ if large_keyed => large_vecs,
         _ if keyed => keyed_vecs(input.size()),
         _ if large_sum => same_width_vecs(input.size()),
         _ if widening => widening_vecs(input.size()),
@@ -229,6 +272,7 @@ pub fn policy(
     let states = LookbackLayout::new(n.div_ceil(tile), slot_bytes(output.size()));
     let threads_per_sm = match () {
         _ if keyed && output.size() > 4 && !(input.size() == 4 && key_bytes == 4) => KEYED_WIDE_THREADS_PER_SM,
+        _ if large_keyed => large_threads * large_blocks,
         _ if keyed => KEYED_THREADS_PER_SM,
         _ if widening => WIDENING_THREADS_PER_SM,
         _ if large_sum => SAME_WIDTH_SUM_THREADS_PER_SM,
@@ -240,12 +284,13 @@ pub fn policy(
     }
     // Scans by key read their keys beside the tile; only plain scans stage it.
     let staged = !keyed && tuning.scan_staged.unwrap_or(widening);
-    let windows = tuning.scan_windows.unwrap_or(lookback_windows(input, output, keyed));
+    let windows = tuning.scan_windows.unwrap_or(lookback_windows(input, output, key_bytes));
     if !(1..=8).contains(&windows) {
         return Err(Error::invalid(format!("{windows} look-back windows: use 1 to 8")));
     }
     let split = keyed && tuning.scan_split.unwrap_or(split_lookback(output, keyed));
-    Ok(ScanPolicy { block_threads, vecs, min_blocks, staged, windows, split, tile, states })
+    let tiles_by_block = tiles_by_block(input, output, keyed);
+    Ok(ScanPolicy { block_threads, vecs, min_blocks, staged, windows, split, tiles_by_block, tile, states })
 }
 
 #[cfg(test)]
@@ -263,6 +308,8 @@ mod tests {
         let w = policy(ElementType::I32, ElementType::I64, ScanKernelOp::Sum, 0, (1 << 31) + 5, &t).unwrap();
         // Widening: 8192-item tiles, staged in shared memory, 4 blocks a multiprocessor.
         assert_eq!((w.tile, w.min_blocks, w.staged), (8192, 4, true));
+        // Only widening scans number their tiles by block index.
+        assert!(w.tiles_by_block && w.shape().tiles_by_block && !p.tiles_by_block);
         assert_eq!(w.states.tiles, (1u64 << 31).div_ceil(8192) + 1);
         assert!(w.states.state_bytes < 12 << 20);
         let keyed = policy(ElementType::F64, ElementType::F64, ScanKernelOp::Sum, 4, 1 << 20, &t).unwrap();
@@ -271,8 +318,16 @@ mod tests {
         assert_eq!((keyed.vecs, keyed.tile), (8, 4096));
         assert_eq!(keyed.states.state_bytes, 256 + 16 * 256 + 256 + 256);
         let narrow = policy(ElementType::F32, ElementType::F32, ScanKernelOp::Sum, 4, 1 << 20, &t).unwrap();
+        // 4-byte values by 4-byte keys into 4-byte outputs: 512 x 6 rows at 2 blocks, one window.
+        let s = narrow.shape();
+        assert_eq!((s.block_threads, s.vecs, s.min_blocks, s.windows, s.split), (512, 6, 2, 1, true));
+        assert_eq!(narrow.tile, 12288);
+        let by_wide_key = policy(ElementType::F32, ElementType::F32, ScanKernelOp::Sum, 8, 1 << 20, &t).unwrap();
+        assert_eq!((by_wide_key.block_threads, by_wide_key.vecs, by_wide_key.windows), (256, 4, 2));
         assert_eq!(narrow.states.state_bytes as u64, 256 + 8 * narrow.states.tiles.next_multiple_of(32) + 256 + 256);
-        assert!(!keyed.staged);
+        assert!(!keyed.staged && !keyed.tiles_by_block);
+        let keyed_widening = policy(ElementType::I32, ElementType::I64, ScanKernelOp::Sum, 4, 1 << 20, &t).unwrap();
+        assert!(!keyed_widening.tiles_by_block);
         assert_eq!(policy(ElementType::U8, ElementType::U64, ScanKernelOp::Sum, 0, 1, &t).unwrap().tile, 8192);
         assert_eq!(policy(ElementType::U8, ElementType::U8, ScanKernelOp::Sum, 0, 1, &t).unwrap().tile, 12288);
         assert_eq!(policy(ElementType::F64, ElementType::F64, ScanKernelOp::Sum, 0, 1, &t).unwrap().tile, 4096);
@@ -293,7 +348,7 @@ mod tests {
         let d = policy(ElementType::F32, ElementType::F32, ScanKernelOp::Sum, 0, 1, &Tuning::default()).unwrap();
         assert_eq!((d.block_threads, d.vecs, d.min_blocks), (128, 24, 3));
         let keyed = policy(ElementType::F32, ElementType::F32, ScanKernelOp::Sum, 4, 1, &Tuning::default()).unwrap();
-        assert_eq!((keyed.block_threads, keyed.vecs, keyed.min_blocks), (256, 4, 3));
+        assert_eq!((keyed.block_threads, keyed.vecs, keyed.min_blocks), (512, 6, 2));
         let wide_keyed =
             policy(ElementType::I32, ElementType::I64, ScanKernelOp::Sum, 4, 1, &Tuning::default()).unwrap();
         assert_eq!((wide_keyed.block_threads, wide_keyed.vecs, wide_keyed.min_blocks), (256, 4, 3));
@@ -310,13 +365,13 @@ mod tests {
         let u32_keyed =
             policy(ElementType::U32, ElementType::U64, ScanKernelOp::Max, 4, 1, &Tuning::default()).unwrap();
         assert_eq!(u32_keyed.min_blocks, 3);
-        // The look-back's shape: two windows for scans by key but narrow values into 8-byte
-        // outputs, four for plain scans; the split look-back for scans by key into outputs of up
-        // to 4 bytes.
+        // The look-back's shape: one window for scans by key in blocks of 512, two for the other
+        // scans by key but narrow values into 8-byte outputs, four for plain scans; the split
+        // look-back for scans by key into outputs of up to 4 bytes.
         let look = |p: &ScanPolicy| (p.windows, p.split);
         assert_eq!(
             (look(&keyed), look(&wide_keyed), look(&f64_keyed), look(&u8_keyed)),
-            ((2, true), (2, false), (2, false), (4, false))
+            ((1, true), (2, false), (2, false), (4, false))
         );
         assert_eq!(look(&d), (4, false));
         let tuned = Tuning { scan_windows: Some(3), scan_split: Some(true), ..Tuning::default() };
