@@ -129,6 +129,46 @@ fn gpu_scans_by_key_across_segments_longer_than_look_back_groups() {
     }
 }
 
+/// The f32 sum by key in its own tiles (its policy's: 12,288 items since v27, so super-groups of
+/// 12.6M): segments that cross both super-group boundaries of the input, between stretches with a
+/// head in every tile, in both look-backs, inclusive and exclusive. The values are -1, 0 and 1
+/// and no segment is longer than 2^24, so every prefix of a segment is an integer that f32 holds
+/// exactly, whatever the order of additions: the sums are compared bit for bit.
+#[test]
+fn gpu_f32_sums_by_key_exact_across_super_groups() {
+    let Some(gpu) = cuda() else { return };
+    let f32_type = tally::ElementType::F32;
+    let tuning = tally::Tuning::default();
+    let tile = scan_policy(f32_type, f32_type, ScanKernelOp::Sum, 4, 0, &tuning).expect("policy").tile as usize;
+    let super_group = 1024 * tile;
+    let n = 2 * super_group + tile / 2 + 3;
+    let mut keys: Vec<u32> = Vec::with_capacity(n);
+    let mut segment = |len: usize, key: u32| keys.extend(std::iter::repeat_n(key, len));
+    segment(super_group + 5 * tile + 7, 1);
+    let runs_of_8 = 40 * tile / 8;
+    for k in 0..runs_of_8 as u32 {
+        segment(8, 2 + k);
+    }
+    let rest = n - (super_group + 5 * tile + 7) - 8 * runs_of_8;
+    // The first segment runs past the first super-group's end, the last one over the second's.
+    assert!(super_group + 5 * tile + 7 < 1 << 24 && n - rest < 2 * super_group && rest < 1 << 24);
+    segment(rest, 7);
+    assert_eq!(keys.len(), n);
+    let xs: Vec<f32> = common::draw(n, 31, |r| (r.next() % 3) as f32 - 1.0);
+    for det in [false, true] {
+        for exclusive in [false, true] {
+            let options = ScanOptions { exclusive, ..ScanOptions::default().with_deterministic(det) };
+            let got: Vec<f32> = gpu.scan_by_key_vec(&keys, &xs, ScanOp::Sum, options).unwrap();
+            let want: Vec<f32> = reference::scan(&xs, Some(&keys[..]), ScanOp::Sum, &options).unwrap();
+            let first_bad = got.iter().zip(&want).position(|(g, w)| g.to_bits() != w.to_bits());
+            assert!(
+                got.len() == want.len() && first_bad.is_none(),
+                "f32 by key, deterministic={det}, exclusive={exclusive}: first difference at {first_bad:?}"
+            );
+        }
+    }
+}
+
 #[test]
 fn gpu_in_place_poisoned_and_misaligned() {
     let Some(gpu) = cuda() else { return };

@@ -23,8 +23,8 @@ pub struct Tuning {
     pub aggregate: Option<bool>,
     /// Threads per block of the scan kernels (64, 128, 256 or 512); default by the scan's kind.
     pub scan_block_threads: Option<u32>,
-    /// Rows of 16-byte loads per thread and scan tile; default by the element size (at most
-    /// 32 rows and warps together).
+    /// Rows of 16-byte loads per thread and scan tile; default by the scan's kind (rows times warps
+    /// at most 128).
     pub scan_vecs: Option<u32>,
     /// Blocks per multiprocessor the scan kernels are compiled for (1 to 32); default by the
     /// scan's kind (`scan::policy`).

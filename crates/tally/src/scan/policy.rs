@@ -159,10 +159,12 @@ const KEYED_THREADS_PER_SM: u32 = 768;
 /// (docs/PERF.md, v22; not measured on an H200, nor for u32 into u64).
 const KEYED_WIDE_THREADS_PER_SM: u32 = 512;
 
-/// Whether a scan by key takes [`KEYED_LARGE_SHAPE`]: 4-byte values by 4-byte keys into 4-byte
-/// outputs (the f32 sum by key; integer sums by key only where the caller keeps their type).
-pub fn keyed_in_large_blocks(input: ElementType, output: ElementType, key_bytes: u32) -> bool {
-    key_bytes == 4 && input.size() == 4 && output.size() == 4
+/// Whether a scan by key takes [`KEYED_LARGE_SHAPE`]: the f32 sum by 4-byte keys, the one
+/// measured. Other 4-byte scans by key keep 256 x 4: at 512 x 6 x 2 their running values spill
+/// more (ptxas, sm_90: f32 min and max 164 bytes of stores, i32 and u32 sums 48, against the
+/// f32 sum's 28; none at 256 x 4), not measured.
+pub fn keyed_in_large_blocks(input: ElementType, output: ElementType, op: ScanKernelOp, key_bytes: u32) -> bool {
+    key_bytes == 4 && op == ScanKernelOp::Sum && input == ElementType::F32 && output == ElementType::F32
 }
 /// Threads, rows and blocks a multiprocessor of those scans by key: 512 x 6 rows (24 items a
 /// thread, 12,288-item tiles, a third of v21's look-backs) at 2 blocks (64 registers; ptxas,
@@ -172,6 +174,30 @@ pub fn keyed_in_large_blocks(input: ElementType, output: ElementType, key_bytes:
 /// resident, two windows) and 1.274-1.283 at 256 x 8 x 3; by keys in runs of 2^20, 1.355-1.368
 /// against 1.526-1.536; 512 x 4 rows and 512 x 6 with two or four windows were slower.
 pub const KEYED_LARGE_SHAPE: (u32, u32, u32) = (512, 6, 2);
+/// The f64 sum by 4-byte keys: 512 x 4 rows (the same 4,096-item tiles as 256 x 8) at 2 blocks,
+/// twice the threads of v21's 256 x 8 x 2 with the same look-back (two windows). 64 registers
+/// and 64 bytes of spill stores (ptxas, sm_90; 109 registers and none at 256 x 8), and still
+/// faster: on an H100 at 2^28 2.405-2.434 ms against 2.59-2.61 in three calls (docs/PERF.md,
+/// v27; 512 x 8 x 1: 2.77). Not for 8-byte integers, whose checked sums take more registers
+/// (not measured), nor for i32 into i64 by key (2.06-2.19 ms at 512 x 4 against 1.95).
+pub const KEYED_F64_SHAPE: (u32, u32, u32) = (512, 4, 2);
+
+/// The shape of a scan by key in blocks of 512 threads, where one was measured faster than 256:
+/// [`KEYED_LARGE_SHAPE`] or [`KEYED_F64_SHAPE`]; `None` for the others.
+pub fn keyed_shape_of_512(
+    input: ElementType,
+    output: ElementType,
+    op: ScanKernelOp,
+    key_bytes: u32,
+) -> Option<(u32, u32, u32)> {
+    if keyed_in_large_blocks(input, output, op, key_bytes) {
+        Some(KEYED_LARGE_SHAPE)
+    } else if key_bytes == 4 && op == ScanKernelOp::Sum && input == ElementType::F64 && output == ElementType::F64 {
+        Some(KEYED_F64_SHAPE)
+    } else {
+        None
+    }
+}
 
 /// Bytes of a tile's look-back slot (the kernel traits' `Word` in `scan.cu`): an output of up
 /// to 4 bytes shares 64 bits with its status (and a scan by key's segment flag); a wider one
@@ -185,19 +211,20 @@ fn slot_bytes(out_size: usize) -> u64 {
 }
 
 /// Predecessor windows (of 32 tiles) a lane of the fast look-back reads a round. Plain scans
-/// read four ([`LOOKBACK_WINDOWS`]). Scans by key into outputs of up to 4 bytes read two, so
-/// that the f32 sum by key fits 64 registers a thread (58; 68 with four) and 4 blocks of 256 are
-/// resident: on the H200 at 2^28 1.11 ms against 1.26 ms with four windows at 3 blocks
-/// (docs/PERF.md, v21). So do scans by key of 8-byte values, whose 8 rows a tile fit 128
-/// registers with two (v21, before the 128-bit slots: 113-128, ptxas, sm_90; since them f64
-/// takes 126 with four, no spill, and measured 2.5% faster on an H100, v22, but u64 by u64 key
-/// spills 44 bytes with four), and of 4-byte values into 8-byte outputs, which run 3 blocks of
-/// 256 by 4-byte keys (v22, on an H100: i32 into i64 1.95 ms against 2.20 at 2 blocks with
-/// four). Narrower values into 8-byte outputs keep four at 2 blocks. Scans by key in blocks of
-/// 512 ([`keyed_in_large_blocks`]) read one (v27).
-pub fn lookback_windows(input: ElementType, output: ElementType, key_bytes: u32) -> u32 {
+/// read four ([`LOOKBACK_WINDOWS`]). The f32 sum by 4-byte keys, in blocks of 512
+/// ([`keyed_in_large_blocks`]), reads one: with two it spills 104 bytes at 64 registers and
+/// measured slower on an H100 (docs/PERF.md, v27). The other scans by key into outputs of up to
+/// 4 bytes read two, as the f32 sum by key did in 256 x 4 tiles to fit 64 registers and 4 blocks
+/// (on the H200 at 2^28 1.11 ms against 1.26 ms with four windows at 3 blocks, v21; not measured
+/// for the others). So do scans by key of 8-byte values, whose 8 rows a tile fit 128 registers
+/// with two (v21, before the 128-bit slots: 113-128, ptxas, sm_90; since them f64 takes 126
+/// with four, no spill, and measured 2.5% faster on an H100, v22, but u64 by u64 key spills 44
+/// bytes with four), and of 4-byte values into 8-byte outputs, which run 3 blocks of 256 by
+/// 4-byte keys (v22, on an H100: i32 into i64 1.95 ms against 2.20 at 2 blocks with four).
+/// Narrower values into 8-byte outputs keep four at 2 blocks.
+pub fn lookback_windows(input: ElementType, output: ElementType, op: ScanKernelOp, key_bytes: u32) -> u32 {
     let keyed = key_bytes != 0;
-    if keyed_in_large_blocks(input, output, key_bytes) {
+    if keyed_in_large_blocks(input, output, op, key_bytes) {
         1
     } else if keyed && (output.size() <= 4 || input.size() >= 4) {
         2
@@ -223,8 +250,10 @@ pub fn split_lookback(output: ElementType, keyed: bool) -> bool {
 /// do as long as blocks start in the order of their indices, which every NVIDIA GPU does and
 /// CUB's single-pass scans rely on. On an H100 with the same binary, alternating (docs/PERF.md,
 /// v27): i32 into i64 at 2^28 1.152-1.156 ms against 1.201, at 2^24 0.087 against 0.094-0.098;
-/// the f32 sums and the scans by key moved by at most 1%, select and the run primitives
-/// (which keep the counter) by -3% to +1.5%.
+/// the f32 sums and the f32 sum by key moved by less than 2% either way, select and the run
+/// primitives (which keep the counter) from 3% slower (select 1%) to 1.5% faster (rle). Every
+/// widening scan takes it (u8 to i32 into 64 bits, 16-bit floats into f32), measured for i32
+/// into i64 only.
 pub fn tiles_by_block(input: ElementType, output: ElementType, keyed: bool) -> bool {
     !keyed && output.size() > input.size()
 }
@@ -240,14 +269,14 @@ pub fn policy(
     tuning: &Tuning,
 ) -> Result<ScanPolicy> {
     let keyed = key_bytes != 0;
-    // Scans by key keep v10's 256 threads and 16 items per thread: at 128 x 8 they measured 10%
-    // slower (docs/PERF.md, v11).
-    let large_keyed = keyed_in_large_blocks(input, output, key_bytes);
-    let (large_threads, large_vecs, large_blocks) = KEYED_LARGE_SHAPE;
-    let block_threads = tuning.scan_block_threads.unwrap_or(match () {
-        _ if large_keyed => large_threads,
-        _ if keyed => 256,
-        _ => BLOCK_THREADS,
+    // Scans by key keep v10's 256 threads and 16 items per thread (at 128 x 8 they measured 10%
+    // slower, docs/PERF.md, v11), but the f32 and f64 sums by 4-byte keys, which run blocks of
+    // 512 (`keyed_shape_of_512`). Tuning the threads alone keeps that shape's rows and blocks.
+    let large_keyed = keyed_shape_of_512(input, output, op, key_bytes);
+    let block_threads = tuning.scan_block_threads.unwrap_or(match large_keyed {
+        Some((threads, _, _)) => threads,
+        None if keyed => 256,
+        None => BLOCK_THREADS,
     });
     if ![64, 128, 256, 512].contains(&block_threads) {
         return Err(Error::invalid(format!("scan blocks of {block_threads} threads: use 64, 128, 256 or 512")));
@@ -255,7 +284,7 @@ pub fn policy(
     let widening = output.size() > input.size() && !keyed;
     let large_sum = op == ScanKernelOp::Sum && !keyed && !widening;
     let default_vecs = match () {
-        _ if large_keyed => large_vecs,
+        _ if let Some((_, rows, _)) = large_keyed => rows,
         _ if keyed => keyed_vecs(input.size()),
         _ if large_sum => same_width_vecs(input.size()),
         _ if widening => widening_vecs(input.size()),
@@ -271,8 +300,8 @@ pub fn policy(
     let tile = block_threads as u64 * (16 / input.size()) as u64 * vecs as u64;
     let states = LookbackLayout::new(n.div_ceil(tile), slot_bytes(output.size()));
     let threads_per_sm = match () {
+        _ if let Some((threads, _, blocks)) = large_keyed => threads * blocks,
         _ if keyed && output.size() > 4 && !(input.size() == 4 && key_bytes == 4) => KEYED_WIDE_THREADS_PER_SM,
-        _ if large_keyed => large_threads * large_blocks,
         _ if keyed => KEYED_THREADS_PER_SM,
         _ if widening => WIDENING_THREADS_PER_SM,
         _ if large_sum => SAME_WIDTH_SUM_THREADS_PER_SM,
@@ -284,7 +313,7 @@ pub fn policy(
     }
     // Scans by key read their keys beside the tile; only plain scans stage it.
     let staged = !keyed && tuning.scan_staged.unwrap_or(widening);
-    let windows = tuning.scan_windows.unwrap_or(lookback_windows(input, output, key_bytes));
+    let windows = tuning.scan_windows.unwrap_or(lookback_windows(input, output, op, key_bytes));
     if !(1..=8).contains(&windows) {
         return Err(Error::invalid(format!("{windows} look-back windows: use 1 to 8")));
     }
@@ -313,17 +342,25 @@ mod tests {
         assert_eq!(w.states.tiles, (1u64 << 31).div_ceil(8192) + 1);
         assert!(w.states.state_bytes < 12 << 20);
         let keyed = policy(ElementType::F64, ElementType::F64, ScanKernelOp::Sum, 4, 1 << 20, &t).unwrap();
-        // 8 rows of 2 f64 at 256 threads: 4096-item tiles. 16-byte slots (the value, then its
+        // 4 rows of 2 f64 at 512 threads: 4096-item tiles. 16-byte slots (the value, then its
         // status and segment flag): 256 tiles, 8 groups, 1 super-group.
-        assert_eq!((keyed.vecs, keyed.tile), (8, 4096));
+        assert_eq!((keyed.block_threads, keyed.vecs, keyed.tile), (512, 4, 4096));
         assert_eq!(keyed.states.state_bytes, 256 + 16 * 256 + 256 + 256);
         let narrow = policy(ElementType::F32, ElementType::F32, ScanKernelOp::Sum, 4, 1 << 20, &t).unwrap();
         // 4-byte values by 4-byte keys into 4-byte outputs: 512 x 6 rows at 2 blocks, one window.
         let s = narrow.shape();
         assert_eq!((s.block_threads, s.vecs, s.min_blocks, s.windows, s.split), (512, 6, 2, 1, true));
         assert_eq!(narrow.tile, 12288);
-        let by_wide_key = policy(ElementType::F32, ElementType::F32, ScanKernelOp::Sum, 8, 1 << 20, &t).unwrap();
-        assert_eq!((by_wide_key.block_threads, by_wide_key.vecs, by_wide_key.windows), (256, 4, 2));
+        // Only the f32 sum: by 8-byte keys, min and max, and i32 sums into i32 keep 256 x 4.
+        for (input, output, op, key_bytes) in [
+            (ElementType::F32, ElementType::F32, ScanKernelOp::Sum, 8),
+            (ElementType::F32, ElementType::F32, ScanKernelOp::Max, 4),
+            (ElementType::F32, ElementType::F32, ScanKernelOp::Custom, 4),
+            (ElementType::I32, ElementType::I32, ScanKernelOp::Sum, 4),
+        ] {
+            let other = policy(input, output, op, key_bytes, 1 << 20, &t).unwrap();
+            assert_eq!((other.block_threads, other.vecs, other.windows), (256, 4, 2), "{input:?} {op:?}");
+        }
         assert_eq!(narrow.states.state_bytes as u64, 256 + 8 * narrow.states.tiles.next_multiple_of(32) + 256 + 256);
         assert!(!keyed.staged && !keyed.tiles_by_block);
         let keyed_widening = policy(ElementType::I32, ElementType::I64, ScanKernelOp::Sum, 4, 1 << 20, &t).unwrap();
@@ -354,7 +391,15 @@ mod tests {
         assert_eq!((wide_keyed.block_threads, wide_keyed.vecs, wide_keyed.min_blocks), (256, 4, 3));
         let f64_keyed =
             policy(ElementType::F64, ElementType::F64, ScanKernelOp::Sum, 4, 1, &Tuning::default()).unwrap();
-        assert_eq!((f64_keyed.block_threads, f64_keyed.vecs, f64_keyed.min_blocks), (256, 8, 2));
+        assert_eq!((f64_keyed.block_threads, f64_keyed.vecs, f64_keyed.min_blocks), (512, 4, 2));
+        // 8-byte integers by key and f64 by 8-byte keys keep 256 x 8 x 2.
+        let i64_keyed =
+            policy(ElementType::I64, ElementType::I64, ScanKernelOp::Sum, 4, 1, &Tuning::default()).unwrap();
+        let f64_by_wide_keys =
+            policy(ElementType::F64, ElementType::F64, ScanKernelOp::Sum, 8, 1, &Tuning::default()).unwrap();
+        for p in [&i64_keyed, &f64_by_wide_keys] {
+            assert_eq!((p.block_threads, p.vecs, p.min_blocks), (256, 8, 2));
+        }
         let u8_keyed = policy(ElementType::U8, ElementType::U64, ScanKernelOp::Sum, 4, 1, &Tuning::default()).unwrap();
         assert_eq!((u8_keyed.block_threads, u8_keyed.min_blocks), (256, 2));
         // 4-byte values into 8-byte outputs run 3 blocks by 4-byte keys only (by 8-byte keys u32
