@@ -130,10 +130,14 @@ fn gpu_scans_by_key_across_segments_longer_than_look_back_groups() {
 }
 
 /// The f32 sum by key in its own tiles (its policy's: 12,288 items since v27, so super-groups of
-/// 12.6M): segments that cross both super-group boundaries of the input, between stretches with a
-/// head in every tile, in both look-backs, inclusive and exclusive. The values are -1, 0 and 1
-/// and no segment is longer than 2^24, so every prefix of a segment is an integer that f32 holds
-/// exactly, whatever the order of additions: the sums are compared bit for bit.
+/// 1,024 tiles, 12.6M items) over three super-groups, in both look-backs, inclusive and
+/// exclusive. The first segment runs 40 tiles into the second super-group, so that the tiles of
+/// its second and later groups there combine the first super-group's total, their group
+/// predecessors' totals and their tile predecessors'; then runs of 8 (a head in every tile);
+/// the last segment covers the whole third super-group, so that its last tile, which publishes
+/// its running total, reads the second's. The values are -1, 0 and 1 and no segment is longer
+/// than 2^24, so every prefix of a segment is an integer that f32 holds exactly, whatever the
+/// order of additions: the sums are compared bit for bit.
 #[test]
 fn gpu_f32_sums_by_key_exact_across_super_groups() {
     let Some(gpu) = cuda() else { return };
@@ -141,18 +145,18 @@ fn gpu_f32_sums_by_key_exact_across_super_groups() {
     let tuning = tally::Tuning::default();
     let tile = scan_policy(f32_type, f32_type, ScanKernelOp::Sum, 4, 0, &tuning).expect("policy").tile as usize;
     let super_group = 1024 * tile;
-    let n = 2 * super_group + tile / 2 + 3;
-    let mut keys: Vec<u32> = Vec::with_capacity(n);
-    let mut segment = |len: usize, key: u32| keys.extend(std::iter::repeat_n(key, len));
-    segment(super_group + 5 * tile + 7, 1);
-    let runs_of_8 = 40 * tile / 8;
-    for k in 0..runs_of_8 as u32 {
-        segment(8, 2 + k);
-    }
-    let rest = n - (super_group + 5 * tile + 7) - 8 * runs_of_8;
-    // The first segment runs past the first super-group's end, the last one over the second's.
-    assert!(super_group + 5 * tile + 7 < 1 << 24 && n - rest < 2 * super_group && rest < 1 << 24);
-    segment(rest, 7);
+    let n = 3 * super_group + tile / 2 + 3;
+    // (length, key) of each segment, or of each run of 8.
+    let mut segments = vec![(super_group + 40 * tile + 7, 1u32)];
+    let runs_of_8 = |from_tile: usize, to_tile: usize, first_key: u32| {
+        (0..(to_tile - from_tile) * tile / 8).map(move |k| (8, first_key + k as u32))
+    };
+    segments.extend(runs_of_8(1064, 1072, 10));
+    segments.push((2040 * tile - 1072 * tile - 7, 2));
+    segments.extend(runs_of_8(2040, 2044, 100_000));
+    segments.push((n - 2044 * tile, 3));
+    assert!(segments.iter().all(|&(len, _)| len < 1 << 24));
+    let keys: Vec<u32> = segments.iter().flat_map(|&(len, key)| std::iter::repeat_n(key, len)).collect();
     assert_eq!(keys.len(), n);
     let xs: Vec<f32> = common::draw(n, 31, |r| (r.next() % 3) as f32 - 1.0);
     for det in [false, true] {

@@ -10,8 +10,12 @@ shape() { echo "-DTALLY_KEY_BYTES=4 -DTALLY_BLOCK_THREADS=$1 -DTALLY_VECS=$2 -DT
 for s in "256 4 3 2" "256 8 3 1" "512 6 2 1" "512 6 2 2"; do
   p "f32 sum by key, $s" $F32 -DTALLY_SCAN=TALLY_SCAN_SUM $(shape $s 1)
 done
-for op in MAX; do p "f32 $op by key, 512 6 2 1" $F32 -DTALLY_SCAN=TALLY_SCAN_$op $(shape 512 6 2 1 1); done
-p "i32 sum into i32 by key, 512 6 2 1" $I32 -DTALLY_SCAN=TALLY_SCAN_SUM $(shape 512 6 2 1 1)
+U32="-DTALLY_ELEM=unsigned -DTALLY_OUT=unsigned -DTALLY_OUT_FLOAT=0 -DTALLY_OUT_SIGNED=0"
+for s in "512 6 2 1" "256 4 3 2"; do
+  for op in MIN MAX; do p "f32 $op by key, $s" $F32 -DTALLY_SCAN=TALLY_SCAN_$op $(shape $s 1); done
+  p "i32 sum into i32 by key, $s" $I32 -DTALLY_SCAN=TALLY_SCAN_SUM $(shape $s 1)
+  p "u32 sum into u32 by key, $s" $U32 -DTALLY_SCAN=TALLY_SCAN_SUM $(shape $s 1)
+done
 for s in "256 8 2 2" "512 4 2 2"; do
   p "f64 sum by key, $s" $F64 -DTALLY_SCAN=TALLY_SCAN_SUM $(shape $s 0)
   p "i64 sum by key, $s" $I64 -DTALLY_SCAN=TALLY_SCAN_SUM $(shape $s 0)

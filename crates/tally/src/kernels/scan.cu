@@ -10,9 +10,10 @@
 //     policy's (src/scan/policy.rs)
 // One block scans one tile of BLOCK_THREADS * VECS * 16 bytes of input; tiles are numbered in
 // the order blocks start (an atomic counter), so a tile only ever waits for tiles that are
-// already running, or (TALLY_TILES_BY_BLOCK, the widening scans) by block index, as in CUB. A tile is VECS rows; in each row, thread t holds the 16 bytes at t. Each
-// thread combines its row pieces, warps scan them (fixed trees), warp 0 scans the row-and-warp
-// totals, publishes the tile's aggregate, and finds the tile's prefix by looking back
+// already running, or (TALLY_TILES_BY_BLOCK, the widening scans) by block index, as in CUB.
+// A tile is VECS rows; in each row, thread t holds the 16 bytes at t. Each thread combines its
+// row pieces, warps scan them (fixed trees), warp 0 scans the row-and-warp totals, publishes
+// the tile's aggregate, and finds the tile's prefix by looking back
 // (lookback.cuh): the fixed look-back where the bits must not depend on timing (floats, custom
 // operations: `deterministic`), else the fast one.
 // The look-back and its tile states are lookback.cuh's; the states live in the stream's

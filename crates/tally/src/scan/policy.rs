@@ -151,7 +151,8 @@ pub fn keyed_vecs(size: usize) -> u32 {
 /// sm_90) and still measured faster there (below).
 const KEYED_THREADS_PER_SM: u32 = 768;
 /// Threads per multiprocessor of the other scans by key into 8-byte outputs (v10's shape): an
-/// f64 sum by key takes 109 registers a thread at 256 x 8 rows; at 3 blocks (80) u8 into u64
+/// f64 sum by key takes 109 registers a thread at 256 x 8 rows (by 8-byte keys; by 4-byte keys
+/// it runs [`KEYED_F64_SHAPE`] since v27); at 3 blocks (80) u8 into u64
 /// spills 1.4 KB and u32 into u64 by 8-byte keys 176 bytes (ptxas, sm_90). 4-byte values into
 /// 8-byte outputs by 4-byte keys run at 3 blocks ([`KEYED_THREADS_PER_SM`]): since v22's 128-bit
 /// look-back slots they take 88 registers at 2, and on an H100 at 2^28 i32 into i64 by key
@@ -162,7 +163,7 @@ const KEYED_WIDE_THREADS_PER_SM: u32 = 512;
 /// Whether a scan by key takes [`KEYED_LARGE_SHAPE`]: the f32 sum by 4-byte keys, the one
 /// measured. Other 4-byte scans by key keep 256 x 4: at 512 x 6 x 2 their running values spill
 /// more (ptxas, sm_90: f32 min and max 164 bytes of stores, i32 and u32 sums 48, against the
-/// f32 sum's 28; none at 256 x 4), not measured.
+/// f32 sum's 28; none of them at 256 x 4; docs/runs/v27/ptxas-scan.txt), not measured.
 pub fn keyed_in_large_blocks(input: ElementType, output: ElementType, op: ScanKernelOp, key_bytes: u32) -> bool {
     key_bytes == 4 && op == ScanKernelOp::Sum && input == ElementType::F32 && output == ElementType::F32
 }
@@ -178,8 +179,9 @@ pub const KEYED_LARGE_SHAPE: (u32, u32, u32) = (512, 6, 2);
 /// twice the threads of v21's 256 x 8 x 2 with the same look-back (two windows). 64 registers
 /// and 64 bytes of spill stores (ptxas, sm_90; 109 registers and none at 256 x 8), and still
 /// faster: on an H100 at 2^28 2.405-2.434 ms against 2.59-2.61 in three calls (docs/PERF.md,
-/// v27; 512 x 8 x 1: 2.77). Not for 8-byte integers, whose checked sums take more registers
-/// (not measured), nor for i32 into i64 by key (2.06-2.19 ms at 512 x 4 against 1.95).
+/// v27; 512 x 8 x 1: 2.77; one window measured the same as two, 2.434 against 2.430). Not for
+/// 8-byte integers (not measured; i64 spills 72 bytes there), nor for i32 into i64 by key
+/// (2.06-2.19 ms at 512 x 4 against 1.95).
 pub const KEYED_F64_SHAPE: (u32, u32, u32) = (512, 4, 2);
 
 /// The shape of a scan by key in blocks of 512 threads, where one was measured faster than 256:
@@ -216,11 +218,12 @@ fn slot_bytes(out_size: usize) -> u64 {
 /// measured slower on an H100 (docs/PERF.md, v27). The other scans by key into outputs of up to
 /// 4 bytes read two, as the f32 sum by key did in 256 x 4 tiles to fit 64 registers and 4 blocks
 /// (on the H200 at 2^28 1.11 ms against 1.26 ms with four windows at 3 blocks, v21; not measured
-/// for the others). So do scans by key of 8-byte values, whose 8 rows a tile fit 128 registers
-/// with two (v21, before the 128-bit slots: 113-128, ptxas, sm_90; since them f64 takes 126
+/// for the others). So do scans by key of 8-byte values: at 256 x 8, where their 8 rows fit 128
+/// registers with two (v21, before the 128-bit slots: 113-128, ptxas, sm_90; since them f64 takes 126
 /// with four, no spill, and measured 2.5% faster on an H100, v22, but u64 by u64 key spills 44
 /// bytes with four), and of 4-byte values into 8-byte outputs, which run 3 blocks of 256 by
-/// 4-byte keys (v22, on an H100: i32 into i64 1.95 ms against 2.20 at 2 blocks with four).
+/// 4-byte keys (v22, on an H100: i32 into i64 1.95 ms against 2.20 at 2 blocks with four). The
+/// f64 sum by 4-byte keys keeps two at 512 x 4 ([`KEYED_F64_SHAPE`]: one measured the same).
 /// Narrower values into 8-byte outputs keep four at 2 blocks.
 pub fn lookback_windows(input: ElementType, output: ElementType, op: ScanKernelOp, key_bytes: u32) -> u32 {
     let keyed = key_bytes != 0;
@@ -271,7 +274,8 @@ pub fn policy(
     let keyed = key_bytes != 0;
     // Scans by key keep v10's 256 threads and 16 items per thread (at 128 x 8 they measured 10%
     // slower, docs/PERF.md, v11), but the f32 and f64 sums by 4-byte keys, which run blocks of
-    // 512 (`keyed_shape_of_512`). Tuning the threads alone keeps that shape's rows and blocks.
+    // 512 (`keyed_shape_of_512`). Tuning the threads alone keeps that shape's rows and its 1,024
+    // threads a multiprocessor (256 threads: 4 blocks).
     let large_keyed = keyed_shape_of_512(input, output, op, key_bytes);
     let block_threads = tuning.scan_block_threads.unwrap_or(match large_keyed {
         Some((threads, _, _)) => threads,
@@ -283,12 +287,12 @@ pub fn policy(
     }
     let widening = output.size() > input.size() && !keyed;
     let large_sum = op == ScanKernelOp::Sum && !keyed && !widening;
-    let default_vecs = match () {
-        _ if let Some((_, rows, _)) = large_keyed => rows,
-        _ if keyed => keyed_vecs(input.size()),
-        _ if large_sum => same_width_vecs(input.size()),
-        _ if widening => widening_vecs(input.size()),
-        _ => scan_vecs_for(input.size()),
+    let default_vecs = match large_keyed {
+        Some((_, rows, _)) => rows,
+        None if keyed => keyed_vecs(input.size()),
+        None if large_sum => same_width_vecs(input.size()),
+        None if widening => widening_vecs(input.size()),
+        None => scan_vecs_for(input.size()),
     };
     let vecs = tuning.scan_vecs.unwrap_or(default_vecs);
     // Warp 0 scans the rows' and warps' totals, at most 4 a lane (PER_LANE in scan.cu).
@@ -299,13 +303,13 @@ pub fn policy(
     }
     let tile = block_threads as u64 * (16 / input.size()) as u64 * vecs as u64;
     let states = LookbackLayout::new(n.div_ceil(tile), slot_bytes(output.size()));
-    let threads_per_sm = match () {
-        _ if let Some((threads, _, blocks)) = large_keyed => threads * blocks,
-        _ if keyed && output.size() > 4 && !(input.size() == 4 && key_bytes == 4) => KEYED_WIDE_THREADS_PER_SM,
-        _ if keyed => KEYED_THREADS_PER_SM,
-        _ if widening => WIDENING_THREADS_PER_SM,
-        _ if large_sum => SAME_WIDTH_SUM_THREADS_PER_SM,
-        _ => SAME_WIDTH_THREADS_PER_SM,
+    let threads_per_sm = match large_keyed {
+        Some((threads, _, blocks)) => threads * blocks,
+        None if keyed && output.size() > 4 && !(input.size() == 4 && key_bytes == 4) => KEYED_WIDE_THREADS_PER_SM,
+        None if keyed => KEYED_THREADS_PER_SM,
+        None if widening => WIDENING_THREADS_PER_SM,
+        None if large_sum => SAME_WIDTH_SUM_THREADS_PER_SM,
+        None => SAME_WIDTH_THREADS_PER_SM,
     };
     let min_blocks = tuning.scan_min_blocks.unwrap_or((threads_per_sm / block_threads).max(1));
     if !(1..=32).contains(&min_blocks) {
@@ -351,7 +355,8 @@ mod tests {
         let s = narrow.shape();
         assert_eq!((s.block_threads, s.vecs, s.min_blocks, s.windows, s.split), (512, 6, 2, 1, true));
         assert_eq!(narrow.tile, 12288);
-        // Only the f32 sum: by 8-byte keys, min and max, and i32 sums into i32 keep 256 x 4.
+        // Only the f32 sum by 4-byte keys: by 8-byte keys, max, custom, and i32 sums into i32 keep
+        // 256 x 4.
         for (input, output, op, key_bytes) in [
             (ElementType::F32, ElementType::F32, ScanKernelOp::Sum, 8),
             (ElementType::F32, ElementType::F32, ScanKernelOp::Max, 4),
@@ -410,9 +415,9 @@ mod tests {
         let u32_keyed =
             policy(ElementType::U32, ElementType::U64, ScanKernelOp::Max, 4, 1, &Tuning::default()).unwrap();
         assert_eq!(u32_keyed.min_blocks, 3);
-        // The look-back's shape: one window for scans by key in blocks of 512, two for the other
-        // scans by key but narrow values into 8-byte outputs, four for plain scans; the split
-        // look-back for scans by key into outputs of up to 4 bytes.
+        // The look-back's shape: one window for the f32 sum by 4-byte keys, two for the other
+        // scans by key (the f64 sum in blocks of 512 too) but narrow values into 8-byte outputs,
+        // four for plain scans; the split look-back for scans by key into outputs of up to 4 bytes.
         let look = |p: &ScanPolicy| (p.windows, p.split);
         assert_eq!(
             (look(&keyed), look(&wide_keyed), look(&f64_keyed), look(&u8_keyed)),
