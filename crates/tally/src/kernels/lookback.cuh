@@ -135,17 +135,19 @@ TALLY_DEVICE u32 lookback_try(const LookbackSlots<L>& s, u32 i, typename L::Acc&
   return status;
 }
 
-// Up to N slots a lane needs (`want` bit j: slot idx[j] of slots[j]), read until each has a
-// status. The reads of one round are independent, so a lane waits about one memory round
-// trip for all of them, not one per slot.
 // A waiting lane polls this many rounds before it sleeps between them, for this long
-// (overridable for experiments with -D through TALLY_NVRTC_OPTIONS).
+// (overridable for experiments with -D through TALLY_NVRTC_OPTIONS; docs/PERF.md v27 found no
+// setting faster).
 #ifndef TALLY_LOOKBACK_SLEEP_AFTER
 #define TALLY_LOOKBACK_SLEEP_AFTER 4
 #endif
 #ifndef TALLY_LOOKBACK_SLEEP_NS
 #define TALLY_LOOKBACK_SLEEP_NS 32
 #endif
+
+// Up to N slots a lane needs (`want` bit j: slot idx[j] of slots[j]), read until each has a
+// status. The reads of one round are independent, so a lane waits about one memory round
+// trip for all of them, not one per slot.
 template <class L, int N>
 TALLY_DEVICE void lookback_wait_all(const LookbackSlots<L>* slots, const u32* idx, u32 want,
                                     typename L::Acc* value, u32* status) {

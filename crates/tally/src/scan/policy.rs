@@ -160,21 +160,30 @@ const KEYED_THREADS_PER_SM: u32 = 768;
 /// (docs/PERF.md, v22; not measured on an H200, nor for u32 into u64).
 const KEYED_WIDE_THREADS_PER_SM: u32 = 512;
 
-/// Whether a scan by key takes [`KEYED_LARGE_SHAPE`]: the f32 sum by 4-byte keys, the one
-/// measured. Other 4-byte scans by key keep 256 x 4: at 512 x 6 x 2 their running values spill
-/// more (ptxas, sm_90: f32 min and max 164 bytes of stores, i32 and u32 sums 48, against the
-/// f32 sum's 28; none of them at 256 x 4; docs/runs/v27/ptxas-scan.txt), not measured.
-pub fn keyed_in_large_blocks(input: ElementType, output: ElementType, op: ScanKernelOp, key_bytes: u32) -> bool {
-    key_bytes == 4 && op == ScanKernelOp::Sum && input == ElementType::F32 && output == ElementType::F32
+/// A scan by key's shape in blocks of 512 threads: threads, rows, blocks a multiprocessor and
+/// the fast look-back's windows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KeyedShape {
+    /// Threads per block.
+    pub threads: u32,
+    /// Rows of 16 bytes per thread and tile.
+    pub rows: u32,
+    /// Blocks per multiprocessor the kernel is compiled for.
+    pub blocks: u32,
+    /// Predecessor windows of the fast look-back.
+    pub windows: u32,
 }
-/// Threads, rows and blocks a multiprocessor of those scans by key: 512 x 6 rows (24 items a
-/// thread, 12,288-item tiles, a third of v21's look-backs) at 2 blocks (64 registers; ptxas,
-/// sm_90: 28 bytes of spill stores with one look-back window, 104 with two), reading one window
-/// of predecessors a round. On an H100 at 2^28, alternating in one call (docs/PERF.md, v27): the
-/// deterministic f32 sum by key 1.240-1.254 ms against 1.338-1.340 at v21's 256 x 4 (4 blocks
-/// resident, two windows) and 1.274-1.283 at 256 x 8 x 3; by keys in runs of 2^20, 1.355-1.368
-/// against 1.526-1.536; 512 x 4 rows and 512 x 6 with two or four windows were slower.
-pub const KEYED_LARGE_SHAPE: (u32, u32, u32) = (512, 6, 2);
+
+/// The f32 sum by 4-byte keys: 512 x 6 rows (24 items a thread, 12,288-item tiles, a third of
+/// v21's look-backs) at 2 blocks (64 registers; ptxas, sm_90: 28 bytes of spill stores with one
+/// look-back window, 104 with two), reading one window of predecessors a round. On an H100 at
+/// 2^28, alternating in one call (docs/PERF.md, v27): the deterministic f32 sum by key
+/// 1.240-1.254 ms against 1.338-1.340 at v21's 256 x 4 (4 blocks resident, two windows) and
+/// 1.274-1.283 at 256 x 8 x 3; by keys in runs of 2^20, 1.355-1.368 against 1.526-1.536; 512 x 4
+/// rows and 512 x 6 with two or four windows were slower. Other 4-byte scans by key keep 256 x 4:
+/// at 512 x 6 x 2 their running values spill more (f32 min and max 164 bytes of stores, i32 and
+/// u32 sums 48; none of them at 256 x 4; docs/runs/v27/ptxas-scan.txt), not measured.
+pub const KEYED_LARGE_SHAPE: KeyedShape = KeyedShape { threads: 512, rows: 6, blocks: 2, windows: 1 };
 /// The f64 sum by 4-byte keys: 512 x 4 rows (the same 4,096-item tiles as 256 x 8) at 2 blocks,
 /// twice the threads of v21's 256 x 8 x 2 with the same look-back (two windows). 64 registers
 /// and 64 bytes of spill stores (ptxas, sm_90; 109 registers and none at 256 x 8), and still
@@ -182,22 +191,23 @@ pub const KEYED_LARGE_SHAPE: (u32, u32, u32) = (512, 6, 2);
 /// v27; 512 x 8 x 1: 2.77; one window measured the same as two, 2.434 against 2.430). Not for
 /// 8-byte integers (not measured; i64 spills 72 bytes there), nor for i32 into i64 by key
 /// (2.06-2.19 ms at 512 x 4 against 1.95).
-pub const KEYED_F64_SHAPE: (u32, u32, u32) = (512, 4, 2);
+pub const KEYED_F64_SHAPE: KeyedShape = KeyedShape { threads: 512, rows: 4, blocks: 2, windows: 2 };
 
-/// The shape of a scan by key in blocks of 512 threads, where one was measured faster than 256:
-/// [`KEYED_LARGE_SHAPE`] or [`KEYED_F64_SHAPE`]; `None` for the others.
+/// The shape of a scan by key in blocks of 512 threads, where one was measured faster than 256
+/// (the f32 and f64 sums by 4-byte keys); `None` for the others.
 pub fn keyed_shape_of_512(
     input: ElementType,
     output: ElementType,
     op: ScanKernelOp,
     key_bytes: u32,
-) -> Option<(u32, u32, u32)> {
-    if keyed_in_large_blocks(input, output, op, key_bytes) {
-        Some(KEYED_LARGE_SHAPE)
-    } else if key_bytes == 4 && op == ScanKernelOp::Sum && input == ElementType::F64 && output == ElementType::F64 {
-        Some(KEYED_F64_SHAPE)
-    } else {
-        None
+) -> Option<KeyedShape> {
+    if key_bytes != 4 || op != ScanKernelOp::Sum || input != output {
+        return None;
+    }
+    match input {
+        ElementType::F32 => Some(KEYED_LARGE_SHAPE),
+        ElementType::F64 => Some(KEYED_F64_SHAPE),
+        _ => None,
     }
 }
 
@@ -213,22 +223,21 @@ fn slot_bytes(out_size: usize) -> u64 {
 }
 
 /// Predecessor windows (of 32 tiles) a lane of the fast look-back reads a round. Plain scans
-/// read four ([`LOOKBACK_WINDOWS`]). The f32 sum by 4-byte keys, in blocks of 512
-/// ([`keyed_in_large_blocks`]), reads one: with two it spills 104 bytes at 64 registers and
-/// measured slower on an H100 (docs/PERF.md, v27). The other scans by key into outputs of up to
+/// read four ([`LOOKBACK_WINDOWS`]). Scans by key in blocks of 512 read their shape's
+/// ([`keyed_shape_of_512`]): the f32 sum by 4-byte keys one (with two it spills 104 bytes at 64
+/// registers and measured slower on an H100, docs/PERF.md, v27), the f64 sum two. The other scans by key into outputs of up to
 /// 4 bytes read two, as the f32 sum by key did in 256 x 4 tiles to fit 64 registers and 4 blocks
 /// (on the H200 at 2^28 1.11 ms against 1.26 ms with four windows at 3 blocks, v21; not measured
 /// for the others). So do scans by key of 8-byte values: at 256 x 8, where their 8 rows fit 128
 /// registers with two (v21, before the 128-bit slots: 113-128, ptxas, sm_90; since them f64 takes 126
 /// with four, no spill, and measured 2.5% faster on an H100, v22, but u64 by u64 key spills 44
 /// bytes with four), and of 4-byte values into 8-byte outputs, which run 3 blocks of 256 by
-/// 4-byte keys (v22, on an H100: i32 into i64 1.95 ms against 2.20 at 2 blocks with four). The
-/// f64 sum by 4-byte keys keeps two at 512 x 4 ([`KEYED_F64_SHAPE`]: one measured the same).
+/// 4-byte keys (v22, on an H100: i32 into i64 1.95 ms against 2.20 at 2 blocks with four).
 /// Narrower values into 8-byte outputs keep four at 2 blocks.
 pub fn lookback_windows(input: ElementType, output: ElementType, op: ScanKernelOp, key_bytes: u32) -> u32 {
     let keyed = key_bytes != 0;
-    if keyed_in_large_blocks(input, output, op, key_bytes) {
-        1
+    if let Some(shape) = keyed_shape_of_512(input, output, op, key_bytes) {
+        shape.windows
     } else if keyed && (output.size() <= 4 || input.size() >= 4) {
         2
     } else {
@@ -278,7 +287,7 @@ pub fn policy(
     // threads a multiprocessor (256 threads: 4 blocks).
     let large_keyed = keyed_shape_of_512(input, output, op, key_bytes);
     let block_threads = tuning.scan_block_threads.unwrap_or(match large_keyed {
-        Some((threads, _, _)) => threads,
+        Some(shape) => shape.threads,
         None if keyed => 256,
         None => BLOCK_THREADS,
     });
@@ -288,7 +297,7 @@ pub fn policy(
     let widening = output.size() > input.size() && !keyed;
     let large_sum = op == ScanKernelOp::Sum && !keyed && !widening;
     let default_vecs = match large_keyed {
-        Some((_, rows, _)) => rows,
+        Some(shape) => shape.rows,
         None if keyed => keyed_vecs(input.size()),
         None if large_sum => same_width_vecs(input.size()),
         None if widening => widening_vecs(input.size()),
@@ -304,7 +313,7 @@ pub fn policy(
     let tile = block_threads as u64 * (16 / input.size()) as u64 * vecs as u64;
     let states = LookbackLayout::new(n.div_ceil(tile), slot_bytes(output.size()));
     let threads_per_sm = match large_keyed {
-        Some((threads, _, blocks)) => threads * blocks,
+        Some(shape) => shape.threads * shape.blocks,
         None if keyed && output.size() > 4 && !(input.size() == 4 && key_bytes == 4) => KEYED_WIDE_THREADS_PER_SM,
         None if keyed => KEYED_THREADS_PER_SM,
         None if widening => WIDENING_THREADS_PER_SM,
