@@ -167,10 +167,27 @@ typedef u64 Mask;
 TALLY_DEVICE u32 mask_count(Mask m) { return (u32)__popcll(m); }
 TALLY_DEVICE u32 mask_last(Mask m) { return 63 - (u32)__clzll(m); }
 
-// The transposed tile: thread t's ITEMS items at t * (ITEMS + VI), VI items of padding after
-// each thread's (so that the 8 lanes of a 16-byte shared access fall in different banks).
-TALLY_DEVICE u32 stage_index(u32 i) { return i + (i / ITEMS) * VI; }
-constexpr u64 stage_elements = (u64)TILE + (u64)BLOCK_THREADS * VI;
+// The transposed tile, one array for the keys and one for the values: thread t's ITEMS items
+// in the t-th ITEMS of the array, as VECS chunks of VI items (16 bytes of the wider type of a
+// key-value pair, fewer of the narrower) whose order within the thread's part is swizzled:
+// chunk c at c ^ swizzle(t). Thread t reads its own chunks one at a time, and the lanes whose
+// chunks make one 128-byte wavefront (8 of 16-byte chunks, 16 of 8-byte ones, ...) then meet
+// different banks (t's part starts at a multiple of VECS chunks; the swizzle differs between
+// the lanes whose parts start in the same banks); a row copy writes whole 128-byte lines of
+// shared memory (8 consecutive lanes of 16-byte chunks: one part or more), which cp.async
+// moves as whole sectors. Padding each thread's part by a chunk instead (before v28) also
+// avoided the bank conflicts of the wider type, but split the row copies' lines: ncu counted
+// 24 L2 sectors for every 16 of a warp's row (docs/PERF.md, v28).
+static_assert((VECS & (VECS - 1)) == 0, "rows are a power of two: the swizzle permutes a thread's chunks");
+template <typename X>
+TALLY_DEVICE u32 stage_index(u32 i) {
+  constexpr u32 LANES = 128 / (VI * (u32)sizeof(X));            // chunks of X in a wavefront
+  constexpr u32 SWIZZLES = VECS < LANES ? VECS : LANES;         // distinct swizzles
+  constexpr u32 SHARING = LANES > VECS ? LANES / VECS : 1;      // consecutive threads with one
+  const u32 t = i / ITEMS, chunk = i / VI % VECS;
+  return t * ITEMS + (chunk ^ (t / SHARING % SWIZZLES)) * VI + i % VI;
+}
+constexpr u64 stage_elements = (u64)TILE;
 static_assert(TILE <= 65536, "a head's place in its tile is 16 bits");
 
 // N items copied between a thread's registers and shared memory in one access of N * sizeof(X)
@@ -187,28 +204,40 @@ TALLY_DEVICE void copy_items(X* dst, const X* src) {
 }
 
 // Dynamic shared memory, in this order (`stage_bytes` in src/runs/policy.rs is the total):
-//   the tile's keys, transposed and padded; for reduce-by-key its values the same way: read-only
-//     after they come in, but for reduce-by-key's run values written in place (below);
+//   the tile's keys, transposed and swizzled; for reduce-by-key its values the same way: read-only
+//     after they come in, but for reduce-by-key's run values written in place, and its keys
+//     moved where it compacts (below);
 //   encode and reduce-by-key: the place in the tile of every head, by its slot among the tile's
 //     heads (16 bits);
 //   reduce-by-key with outputs wider than the values: the value of the run each head ends, by
 //     slot. Otherwise that value is written over the head's own value (the thread that holds an
 //     item is the only one to read or write its value), so it costs no memory.
+// Reduce-by-key whose run values fit over its values and whose sums are not checked (all but
+// 64-bit integer sums: `COMPACTED`) stages no places either: each thread moves its heads' keys
+// and the values of the runs they end to the front of its own items, in order, over items it
+// has already read; the tile's writes then find a run's thread by a search over the lanes of
+// the warp that holds it. Two bytes an element less let one more tile a multiprocessor stay
+// resident (6 of 4096 i32 keys and f32 values in 228 KiB, against 5 with places; 1% faster on
+// the H100, docs/PERF.md v28).
 // Encode and reduce-by-key hold no items in registers across a barrier (a thread keeps its
 // mask of heads and its pairs): what the tile writes is read back from this memory through
-// the heads' places. Unique keeps its keys in registers instead and stages the kept ones over the tile's
+// the heads' places, or for compacted reduce-by-key from the front of each thread's part. Unique keeps its keys in registers instead and stages the kept ones over the tile's
 // keys at their slots, to be written out contiguously: at 2^28 i32 keys in runs of 8 on the H200
 // 0.43 ms against 0.50 through places, where encode took 0.57 against 0.60 and reduce-by-key
 // 0.92 against 1.09 with their items in registers (docs/PERF.md, v22).
 constexpr bool KEYS_IN_REGISTERS = UNIQUE;
 constexpr bool RUN_VALUES_IN_PLACE = REDUCE && sizeof(O) == sizeof(V);
+// Checked sums read the values before a thread's first head again after the look-back, which
+// compaction would have overwritten.
+constexpr bool COMPACTED = RUN_VALUES_IN_PLACE && !CHECKED;
 __host__ __device__ constexpr u64 align16(u64 b) { return (b + 15) & ~15ull; }
 constexpr u64 KEYS_BYTES = align16(stage_elements * sizeof(K));
 constexpr u64 VALUES_BYTES = REDUCE ? align16(stage_elements * sizeof(V)) : 0;
 constexpr u64 PLACES_OFFSET = KEYS_BYTES + VALUES_BYTES;
 constexpr u64 RUN_VALUES_OFFSET = align16(PLACES_OFFSET + (u64)TILE * sizeof(u16));
-constexpr u64 STAGE_BYTES =
-    KEYS_IN_REGISTERS ? KEYS_BYTES : RUN_VALUES_OFFSET + (REDUCE && !RUN_VALUES_IN_PLACE ? (u64)TILE * sizeof(O) : 0);
+constexpr u64 STAGE_BYTES = KEYS_IN_REGISTERS ? KEYS_BYTES
+                             : COMPACTED      ? PLACES_OFFSET
+                                              : RUN_VALUES_OFFSET + (REDUCE && !RUN_VALUES_IN_PLACE ? (u64)TILE * sizeof(O) : 0);
 
 struct Shared {
   Acc pieces[WARPS];  // the warps' aggregates, then their exclusive prefixes
@@ -226,7 +255,7 @@ TALLY_DEVICE V* tile_values() { return reinterpret_cast<V*>(stage_base() + KEYS_
 TALLY_DEVICE u16* head_places() { return reinterpret_cast<u16*>(stage_base() + PLACES_OFFSET); }
 // Where the value of the run that the head in `slot` (at `place` in the tile) ends is kept.
 TALLY_DEVICE O* run_value_at(u32 slot, u32 place) {
-  if constexpr (RUN_VALUES_IN_PLACE) return reinterpret_cast<O*>(tile_values() + stage_index(place));
+  if constexpr (RUN_VALUES_IN_PLACE) return reinterpret_cast<O*>(tile_values() + stage_index<V>(place));
   else return reinterpret_cast<O*>(stage_base() + RUN_VALUES_OFFSET) + slot;
 }
 
@@ -246,16 +275,16 @@ TALLY_DEVICE void stage_tile(const X* in, u64 n, u64 e0, X* stage) {
 #pragma unroll
     for (int k = 0; k < VECS; ++k) {
       const u32 i = k * ROW + threadIdx.x * VI;
-      copy_async16(stage + stage_index(i), in + e0 + i);
+      copy_async16(stage + stage_index<X>(i), in + e0 + i);
     }
   } else if constexpr (FAST) {
     X item[VECS][VI];
 #pragma unroll
     for (int k = 0; k < VECS; ++k) load_items<X, VI>(in, e0 + (u64)k * ROW + (u64)threadIdx.x * VI, item[k]);
 #pragma unroll
-    for (int k = 0; k < VECS; ++k) copy_items<X, VI>(stage + stage_index(k * ROW + threadIdx.x * VI), item[k]);
+    for (int k = 0; k < VECS; ++k) copy_items<X, VI>(stage + stage_index<X>(k * ROW + threadIdx.x * VI), item[k]);
   } else {
-    for (u32 i = threadIdx.x; i < (u32)TILE; i += BLOCK_THREADS) stage[stage_index(i)] = e0 + i < n ? in[e0 + i] : X();
+    for (u32 i = threadIdx.x; i < (u32)TILE; i += BLOCK_THREADS) stage[stage_index<X>(i)] = e0 + i < n ? in[e0 + i] : X();
   }
 }
 
@@ -276,13 +305,13 @@ TALLY_DEVICE void runs_tile(const RunsParams& p, u32 tile, const States& st, Sha
   const u32 first = threadIdx.x * ITEMS;
   const u64 e = e0 + first;
   const u32 valid = e >= p.n ? 0 : (u32)min((u64)ITEMS, p.n - e);
-  K prev = threadIdx.x == 0 ? before_key : tile_keys()[stage_index(first - 1)];
+  K prev = threadIdx.x == 0 ? before_key : tile_keys()[stage_index<K>(first - 1)];
   Mask heads = 0;
   // All ITEMS keys: for unique they stay live until they are staged; otherwise only a row's.
   K key[ITEMS];
 #pragma unroll
   for (int k = 0; k < VECS; ++k) {
-    copy_items<K, VI>(key + k * VI, tile_keys() + stage_index(first + k * VI));
+    copy_items<K, VI>(key + k * VI, tile_keys() + stage_index<K>(first + k * VI));
 #pragma unroll
     for (int i = 0; i < VI; ++i) {
       const int j = k * VI + i;
@@ -301,7 +330,7 @@ TALLY_DEVICE void runs_tile(const RunsParams& p, u32 tile, const States& st, Sha
     for (int k = 0; k < VECS; ++k) {
       if ((u32)(k + 1) * VI > from) {
         V x[VI];
-        copy_items<V, VI>(x, tile_values() + stage_index(first + k * VI));
+        copy_items<V, VI>(x, tile_values() + stage_index<V>(first + k * VI));
 #pragma unroll
         for (int i = 0; i < VI; ++i) {
           const u32 j = k * VI + i;
@@ -343,13 +372,21 @@ TALLY_DEVICE void runs_tile(const RunsParams& p, u32 tile, const States& st, Sha
 #pragma unroll
     for (int k = 0; k < VECS; ++k) {
       V x[VI];
-      copy_items<V, VI>(x, tile_values() + stage_index(first + k * VI));
+      copy_items<V, VI>(x, tile_values() + stage_index<V>(first + k * VI));
 #pragma unroll
       for (int i = 0; i < VI; ++i) {
         const int j = k * VI + i;
         if ((heads >> j) & 1) {
-          head_places()[slot] = (u16)(first + j);
-          *run_value_at(slot, first + j) = v;
+          if constexpr (COMPACTED) {
+            // To the thread's kept-th item, at or before item j: read already (its row is in
+            // x), and no other thread reads this thread's items after the barrier above.
+            const u32 to = first + (slot - (u32)start.count);
+            tile_keys()[stage_index<K>(to)] = tile_keys()[stage_index<K>(first + j)];
+            *reinterpret_cast<O*>(tile_values() + stage_index<V>(to)) = v;
+          } else {
+            head_places()[slot] = (u16)(first + j);
+            *run_value_at(slot, first + j) = v;
+          }
           ++slot;
           v = (O)arith(x[i]);
           started = true;
@@ -398,7 +435,7 @@ TALLY_DEVICE void runs_tile(const RunsParams& p, u32 tile, const States& st, Sha
 #pragma unroll
       for (int k = 0; k < VECS; ++k) {
         V x[VI];
-        copy_items<V, VI>(x, tile_values() + stage_index(first + k * VI));
+        copy_items<V, VI>(x, tile_values() + stage_index<V>(first + k * VI));
 #pragma unroll
         for (int i = 0; i < VI; ++i) {
           const int j = k * VI + i;
@@ -414,6 +451,33 @@ TALLY_DEVICE void runs_tile(const RunsParams& p, u32 tile, const States& st, Sha
   if (CHECKED && overflowed) atomicOr(p.result + 1, 1ull);
   // The tile's runs: keys to outputs before_tile.., and the values of the runs their heads end
   // to outputs before_tile - 1.. (none before the input's first head), one coalesced range.
+  if constexpr (COMPACTED) {
+    // Each warp writes the runs whose heads its lanes hold, slots [warp_first, warp_end) of the
+    // tile, 32 consecutive ones a round; slot s's lane is the last whose first slot is at most s
+    // (lanes without heads share their successor's first slot), found by halving over the lanes.
+    const u32 lane_first = (u32)start.count;
+    const u32 warp_first = __shfl_sync(0xffffffffu, lane_first, 0);
+    const u32 warp_end = __shfl_sync(0xffffffffu, slot, 31);
+    for (u32 round = warp_first; round < warp_end; round += 32) {
+      const u32 s = round + lane;
+      u32 holder = 0;
+#pragma unroll
+      for (u32 step = 16; step > 0; step >>= 1) {
+        if (__shfl_sync(0xffffffffu, lane_first, holder + step) <= s) holder += step;
+      }
+      const u32 holder_first = __shfl_sync(0xffffffffu, lane_first, holder);
+      if (s < warp_end) {
+        const u32 at = (w * 32 + holder) * ITEMS + (s - holder_first);
+        const u64 r = before_tile + s;
+        if (r < p.key_capacity) p.out_keys[r] = tile_keys()[stage_index<K>(at)];
+        if (r > 0 && r - 1 < p.value_capacity) {
+          const O ended = *reinterpret_cast<const O*>(tile_values() + stage_index<V>(at));
+          p.out_values[r - 1] = s == 0 && tile > 0 ? op(value_of(sh.prefix), ended) : ended;
+        }
+      }
+    }
+    return;
+  }
   const u32 count = sh.count;
   for (u32 s = threadIdx.x; s < count; s += BLOCK_THREADS) {
     const u64 r = before_tile + s;
@@ -421,7 +485,7 @@ TALLY_DEVICE void runs_tile(const RunsParams& p, u32 tile, const States& st, Sha
       if (r < p.key_capacity) p.out_keys[r] = tile_keys()[s];
     } else {
       const u32 place = head_places()[s];
-      if (r < p.key_capacity) p.out_keys[r] = tile_keys()[stage_index(place)];
+      if (r < p.key_capacity) p.out_keys[r] = tile_keys()[stage_index<K>(place)];
       if (r > 0 && r - 1 < p.value_capacity) {
         O v;
         if constexpr (ENCODE) {

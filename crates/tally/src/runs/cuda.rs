@@ -1,6 +1,6 @@
 //! The CUDA side of the run primitives: the kernel family of `runs.cu`, its parameters, and the
 //! plan that resolves the policy for one problem, loads the specialisation and launches it (a
-//! memset of the tile states and the result words, then the one kernel).
+//! memset of the tile states, one of the result words for checked sums, then the one kernel).
 
 use super::element::{ReduceByKeyInto, RunKey};
 use super::policy::{self, RunsKernelOp, RunsPolicy};
@@ -32,7 +32,8 @@ crate::kernel_params! {
         n: u64,
         key_capacity: u64,
         value_capacity: u64,
-        /// [0]: the number of runs; [1]: 1 when a checked sum overflowed (zeroed before each launch).
+        /// [0]: the number of runs; [1]: 1 when a checked sum overflowed (zeroed before each launch
+        /// of a checked sum).
         result: DevPtr<u64>,
         /// The workspace: tile counter and look-back slots (zeroed before each launch).
         states: DevPtr<u8>,
@@ -124,9 +125,10 @@ impl RunsVariant {
 
 /// Unique, run-length encoding or reduce-by-key of `n` resident keys of `K` (with values of
 /// `V` combined into `O`), ready to launch: policy resolved, kernel loaded, result words
-/// allocated. Build it once and run it many times; a launch queues the work (two memsets, the
-/// one kernel) and [`RunsPlan::read`] waits and returns the number of runs (two words through
-/// page-locked memory), so the launch alone can be timed. One stream at a time uses a plan.
+/// allocated. Build it once and run it many times; a launch queues the work (a memset of the
+/// tile states, one of the result words for checked sums, the one kernel) and
+/// [`RunsPlan::read`] waits and returns the number of runs (two words through page-locked
+/// memory), so the launch alone can be timed. One stream at a time uses a plan.
 ///
 /// `RunsPlan<K>` ([`RunsPlan::unique`], [`RunsPlan::encode`]) writes keys and `u64` lengths;
 /// [`RunsPlan::reduce_by_key`] writes keys and values of `O`.
@@ -269,7 +271,8 @@ impl<K: RunKey, V: ReduceByKeyInto<O>, O: ScanValue> RunsPlan<K, V, O> {
             return Ok(0);
         }
         let words = self.result_back.read(stream, &self.result.view())?;
-        if words[1] != 0 {
+        // Word 1 is the kernel's only where it checks sums (and then zeroed before each launch).
+        if policy::checks_overflow(self.variant.op, self.variant.output) && words[1] != 0 {
             return Err(overflow_error::<O>());
         }
         let runs = words[0];
@@ -342,7 +345,13 @@ impl<K: RunKey, V: ReduceByKeyInto<O>, O: ScanValue> RunsPlan<K, V, O> {
         out_values: DevPtr<u8>,
     ) -> Result<()> {
         let Some(kernel) = &self.kernel else { return Ok(()) };
-        let result = stream.zeroed(&mut self.result)?;
+        // The last tile always writes the count (word 0); only a checked sum writes word 1 (zeroed
+        // when the plan was made), so other plans skip the memset.
+        let result = if policy::checks_overflow(self.variant.op, self.variant.output) {
+            stream.zeroed(&mut self.result)?
+        } else {
+            self.result.view_mut().ptr_mut(stream.cuda_stream())
+        };
         let mut workspace = stream.workspace();
         let LookbackStates { states, tiles, groups, supers } =
             self.policy.states.reserve_zeroed(stream, &mut workspace, "run tile states")?;

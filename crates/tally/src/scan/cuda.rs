@@ -1,6 +1,6 @@
 //! The CUDA side of the scans: the kernel family of `scan.cu`, its parameters, and the plan
 //! that resolves the policy for one problem, loads the specialisation and launches it (a memset
-//! of the tile states and the overflow flag, then the one kernel).
+//! of the tile states, one of the overflow flag for checked sums, then the one kernel).
 
 use super::element::{ScanInto, ScanKey, ScanValue};
 use super::lookback::LookbackStates;
@@ -25,7 +25,7 @@ crate::kernel_params! {
         /// The output (`O*`); the input's address for a scan in place.
         output: DevPtr<u8>,
         n: u64,
-        /// Set to 1 by a checked sum that overflowed (zeroed before each launch).
+        /// Set to 1 by a checked sum that overflowed (zeroed before each launch of one).
         overflow: DevPtr<u32>,
         /// The workspace: tile counter and slot arrays (zeroed before each launch).
         states: DevPtr<u8>,
@@ -292,7 +292,13 @@ impl<T: ScanInto<O>, O: ScanValue> ScanPlan<T, O> {
 
     fn launch_raw(&mut self, stream: &Stream, keys: DevPtr<u8>, input: DevPtr<u8>, output: DevPtr<u8>) -> Result<()> {
         let Some(kernel) = &self.kernel else { return Ok(()) };
-        let overflow = stream.zeroed(&mut self.overflow)?;
+        // Only a checked sum writes the flag (zeroed when the plan was made): the other plans
+        // skip its memset, a launch on the stream less at every size.
+        let overflow = if self.checked {
+            stream.zeroed(&mut self.overflow)?
+        } else {
+            self.overflow.view_mut().ptr_mut(stream.cuda_stream())
+        };
         let mut workspace = stream.workspace();
         let LookbackStates { states, tiles, groups, supers } =
             self.policy.states.reserve_zeroed(stream, &mut workspace, "scan tile states")?;
