@@ -173,7 +173,9 @@ TALLY_DEVICE u32 mask_last(Mask m) { return 63 - (u32)__clzll(m); }
 // chunk c at c ^ swizzle(t). Thread t reads its own chunks one at a time, and the lanes whose
 // chunks make one 128-byte wavefront (8 of 16-byte chunks, 16 of 8-byte ones, ...) then meet
 // different banks (t's part starts at a multiple of VECS chunks; the swizzle differs between
-// the lanes whose parts start in the same banks); a row copy writes whole 128-byte lines of
+// the lanes whose parts start in the same banks), but for 2-byte chunks (1-byte keys beside
+// 8-byte values, or the reverse), where two lanes share a bank word: 2 wavefronts for 1, as
+// with the padding before; a row copy writes whole 128-byte lines of
 // shared memory (8 consecutive lanes of 16-byte chunks: one part or more), which cp.async
 // moves as whole sectors. Padding each thread's part by a chunk instead (before v28) also
 // avoided the bank conflicts of the wider type, but split the row copies' lines: ncu counted
