@@ -175,11 +175,11 @@ TALLY_DEVICE u32 mask_last(Mask m) { return 63 - (u32)__clzll(m); }
 // different banks (t's part starts at a multiple of VECS chunks; the swizzle differs between
 // the lanes whose parts start in the same banks), but for 2-byte chunks (1-byte keys beside
 // 8-byte values, or the reverse), where two lanes share a bank word: 2 wavefronts for 1, as
-// with the padding before; a row copy writes whole 128-byte lines of
-// shared memory (8 consecutive lanes of 16-byte chunks: one part or more), which cp.async
-// moves as whole sectors. Padding each thread's part by a chunk instead (before v28) also
-// avoided the bank conflicts of the wider type, but split the row copies' lines: ncu counted
-// 24 L2 sectors for every 16 of a warp's row (docs/PERF.md, v28).
+// with the padding before; a row copy writes whole 128-byte lines of shared memory (8
+// consecutive lanes of 16-byte chunks: one part or more), which cp.async moves as whole
+// sectors. Padding each thread's part by a chunk instead (before v28) also avoided the bank
+// conflicts of the wider type, but split the row copies' lines: ncu counted 24 L2 sectors for
+// every 16 of a warp's row (docs/PERF.md, v28).
 static_assert((VECS & (VECS - 1)) == 0, "rows are a power of two: the swizzle permutes a thread's chunks");
 template <typename X>
 TALLY_DEVICE u32 stage_index(u32 i) {
@@ -189,7 +189,6 @@ TALLY_DEVICE u32 stage_index(u32 i) {
   const u32 t = i / ITEMS, chunk = i / VI % VECS;
   return t * ITEMS + (chunk ^ (t / SHARING % SWIZZLES)) * VI + i % VI;
 }
-constexpr u64 stage_elements = (u64)TILE;
 static_assert(TILE <= 65536, "a head's place in its tile is 16 bits");
 
 // N items copied between a thread's registers and shared memory in one access of N * sizeof(X)
@@ -223,8 +222,9 @@ TALLY_DEVICE void copy_items(X* dst, const X* src) {
 // the H100, docs/PERF.md v28).
 // Encode and reduce-by-key hold no items in registers across a barrier (a thread keeps its
 // mask of heads and its pairs): what the tile writes is read back from this memory through
-// the heads' places, or for compacted reduce-by-key from the front of each thread's part. Unique keeps its keys in registers instead and stages the kept ones over the tile's
-// keys at their slots, to be written out contiguously: at 2^28 i32 keys in runs of 8 on the H200
+// the heads' places, or for compacted reduce-by-key from the front of each thread's part.
+// Unique keeps its keys in registers instead and stages the kept ones over the tile's keys at
+// their slots, to be written out contiguously: at 2^28 i32 keys in runs of 8 on the H200
 // 0.43 ms against 0.50 through places, where encode took 0.57 against 0.60 and reduce-by-key
 // 0.92 against 1.09 with their items in registers (docs/PERF.md, v22).
 constexpr bool KEYS_IN_REGISTERS = UNIQUE;
@@ -233,13 +233,14 @@ constexpr bool RUN_VALUES_IN_PLACE = REDUCE && sizeof(O) == sizeof(V);
 // compaction would have overwritten.
 constexpr bool COMPACTED = RUN_VALUES_IN_PLACE && !CHECKED;
 __host__ __device__ constexpr u64 align16(u64 b) { return (b + 15) & ~15ull; }
-constexpr u64 KEYS_BYTES = align16(stage_elements * sizeof(K));
-constexpr u64 VALUES_BYTES = REDUCE ? align16(stage_elements * sizeof(V)) : 0;
+constexpr u64 KEYS_BYTES = align16((u64)TILE * sizeof(K));
+constexpr u64 VALUES_BYTES = REDUCE ? align16((u64)TILE * sizeof(V)) : 0;
 constexpr u64 PLACES_OFFSET = KEYS_BYTES + VALUES_BYTES;
 constexpr u64 RUN_VALUES_OFFSET = align16(PLACES_OFFSET + (u64)TILE * sizeof(u16));
+constexpr u64 RUN_VALUES_BYTES = REDUCE && !RUN_VALUES_IN_PLACE ? (u64)TILE * sizeof(O) : 0;
 constexpr u64 STAGE_BYTES = KEYS_IN_REGISTERS ? KEYS_BYTES
-                             : COMPACTED      ? PLACES_OFFSET
-                                              : RUN_VALUES_OFFSET + (REDUCE && !RUN_VALUES_IN_PLACE ? (u64)TILE * sizeof(O) : 0);
+                            : COMPACTED       ? PLACES_OFFSET
+                                              : RUN_VALUES_OFFSET + RUN_VALUES_BYTES;
 
 struct Shared {
   Acc pieces[WARPS];  // the warps' aggregates, then their exclusive prefixes
@@ -286,7 +287,8 @@ TALLY_DEVICE void stage_tile(const X* in, u64 n, u64 e0, X* stage) {
 #pragma unroll
     for (int k = 0; k < VECS; ++k) copy_items<X, VI>(stage + stage_index<X>(k * ROW + threadIdx.x * VI), item[k]);
   } else {
-    for (u32 i = threadIdx.x; i < (u32)TILE; i += BLOCK_THREADS) stage[stage_index<X>(i)] = e0 + i < n ? in[e0 + i] : X();
+    for (u32 i = threadIdx.x; i < (u32)TILE; i += BLOCK_THREADS)
+      stage[stage_index<X>(i)] = e0 + i < n ? in[e0 + i] : X();
   }
 }
 

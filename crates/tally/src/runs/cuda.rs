@@ -138,6 +138,9 @@ pub struct RunsPlan<K, V = K, O = u64> {
     variant: RunsVariant,
     policy: RunsPolicy,
     deterministic: bool,
+    /// Whether the kernel checks its sums for overflow (`CHECKED` in `runs.cu`): only then does
+    /// it write result word 1, which a launch then clears and `read` then tests.
+    checked: bool,
     n: usize,
     result: DeviceBuffer<u64>,
     /// The result words' page-locked copy on the host (one stream at a time uses a plan).
@@ -234,6 +237,7 @@ impl<K: RunKey, V: ReduceByKeyInto<O>, O: ScanValue> RunsPlan<K, V, O> {
             variant,
             policy,
             deterministic: op == RunsKernelOp::Sum && O::TYPE.is_float(),
+            checked: policy::checks_overflow(op, O::TYPE),
             n,
             result,
             result_back,
@@ -271,8 +275,7 @@ impl<K: RunKey, V: ReduceByKeyInto<O>, O: ScanValue> RunsPlan<K, V, O> {
             return Ok(0);
         }
         let words = self.result_back.read(stream, &self.result.view())?;
-        // Word 1 is the kernel's only where it checks sums (and then zeroed before each launch).
-        if policy::checks_overflow(self.variant.op, self.variant.output) && words[1] != 0 {
+        if self.checked && words[1] != 0 {
             return Err(overflow_error::<O>());
         }
         let runs = words[0];
@@ -347,7 +350,7 @@ impl<K: RunKey, V: ReduceByKeyInto<O>, O: ScanValue> RunsPlan<K, V, O> {
         let Some(kernel) = &self.kernel else { return Ok(()) };
         // The last tile always writes the count (word 0); only a checked sum writes word 1 (zeroed
         // when the plan was made), so other plans skip the memset.
-        let result = if policy::checks_overflow(self.variant.op, self.variant.output) {
+        let result = if self.checked {
             stream.zeroed(&mut self.result)?
         } else {
             self.result.view_mut().ptr_mut(stream.cuda_stream())
