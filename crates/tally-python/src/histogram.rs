@@ -76,10 +76,12 @@ struct QueuedPlan<T: Sample> {
 impl<T: Sample> Queued for QueuedPlan<T> {
     fn finish(&mut self, stream: &tally::Stream, counts: &mut DeviceViewMut<'_, u64>) -> tally::Result<Counted> {
         // Queued while the kernel most likely still runs (their cost on the host is hidden):
-        // the counts' copy, then the outliers' read; the wait covers both, so the counts are
-        // complete for any stream of the caller's when this returns.
+        // the counts' copy, then the outliers' read. The outliers may come from the kernel's
+        // post, before the copy behind it has run; the wait for the stream covers the copy, so
+        // the counts are complete for any stream of the caller's when this returns.
         self.plan.copy_counts_u64(stream, counts)?;
         let outliers = self.plan.read_outliers(stream)?;
+        stream.synchronize("the histogram's counts copied")?;
         Ok((outliers[0], outliers[1], outliers[2], self.plan.strategy().name()))
     }
 

@@ -542,3 +542,40 @@ fn cuda_hundred_million_bins() {
         assert!(got.same_counts(&want), "strategy {s} (ran {})", got.strategy);
     }
 }
+
+/// A plan of one launch counts into the set of counters its last launch zeroed and posts its
+/// outlier counters to the host; a plan of several passes copies them. Both give the reference's
+/// counts and outliers launch after launch, on poisoned counters and on different inputs.
+#[test]
+fn cuda_plans_post_outliers_and_count_afresh() {
+    let Some(dev) = gpu() else { return };
+    let stream = dev.stream();
+    let n = if small() { 5000 } else { (1 << 20) + 7 };
+    let inputs: Vec<Vec<i32>> = (0..3)
+        .map(|k| mixed::<i32>(n, 40 + k, |r| (r % 300) as i32 - 20 + k as i32, &[i32::MIN, i32::MAX, -1, 256]))
+        .collect();
+    let spec = HistogramSpec::even(256, 0.0, 256.0);
+    let passes = tally::histogram::Tuning { pass_keys: Some(100), ..Default::default() };
+    for (strategy, tuning, posts) in [
+        (Strategy::Auto, Default::default(), true),
+        (Strategy::WarpPrivate, Default::default(), true),
+        (Strategy::GlobalAtomic, Default::default(), true),
+        (Strategy::GlobalL2, passes, false),
+    ] {
+        let bufs: Vec<_> = inputs.iter().map(|h| stream.upload(h, "samples").unwrap()).collect();
+        let mut plan = tally::HistogramPlan::new(&dev, &bufs[0].view(), &spec, strategy, &tuning).unwrap();
+        assert_eq!(plan.passes() > 1, !posts, "{strategy}");
+        plan.fill_outputs(stream, 0xA5).unwrap();
+        for round in 0..5 {
+            let k = round % 3;
+            plan.launch(stream, &bufs[k].view()).unwrap();
+            assert_eq!(plan.result_posted(), posts, "{strategy} round {round}");
+            let want = reference::histogram(&inputs[k], &spec);
+            let outliers = plan.read_outliers(stream).unwrap();
+            assert_eq!(outliers, vec![want.below[0], want.above[0], want.nan[0]], "{strategy} round {round}");
+            assert!(!plan.result_posted(), "a read takes the post");
+            let got = plan.read(stream).unwrap();
+            common::assert_same_counts(&got, &want, &format!("{strategy} round {round}"));
+        }
+    }
+}

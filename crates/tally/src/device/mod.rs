@@ -36,8 +36,8 @@ impl DeviceOptions {
     /// `TALLY_PARTITION_ITEMS`, `TALLY_PARTITION_BLOCKS_PER_SM`, `TALLY_PARTITION_MATCH` (0 or 1),
     /// `TALLY_PARTITION_CHUNK_SHIFT`,
     /// `TALLY_STREAM_CHUNK`, `TALLY_STREAM_BUFFERS`, `TALLY_STREAM_THRESHOLD` (bytes),
-    /// `TALLY_COMPACT_THREADS`, `TALLY_COMPACT_VECS`, `TALLY_COMPACT_MIN_BLOCKS`. Empty or
-    /// unparsable values are ignored.
+    /// `TALLY_COMPACT_THREADS`, `TALLY_COMPACT_VECS`, `TALLY_COMPACT_MIN_BLOCKS`,
+    /// `TALLY_SPARE_COUNTERS` (bytes). Empty or unparsable values are ignored.
     pub fn from_env() -> DeviceOptions {
         let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
         let number = |name: &str| var(name).and_then(|v| v.parse::<u64>().ok());
@@ -71,6 +71,7 @@ impl DeviceOptions {
             compact_block_threads: number("TALLY_COMPACT_THREADS").map(|v| v.min(u32::MAX as u64) as u32),
             compact_vecs: number("TALLY_COMPACT_VECS").map(|v| v.min(u32::MAX as u64) as u32),
             compact_min_blocks: number("TALLY_COMPACT_MIN_BLOCKS").map(|v| v.min(u32::MAX as u64) as u32),
+            spare_counters_max_bytes: number("TALLY_SPARE_COUNTERS").map(|v| v as usize),
         };
         options
     }

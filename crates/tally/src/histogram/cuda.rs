@@ -37,6 +37,15 @@ crate::kernel_params! {
         cluster_shift: u32,
         rank_counters: u32,
         hot_key: i32,
+        /// The other set of counters of a plan with two (zeroed by the first pass for the next
+        /// launch), or null.
+        clear_counts: DevPtr<u8>,
+        clear_outliers: DevPtr<u64>,
+        /// One-pass plans: the blocks' ticket (zero between launches), and where the last block
+        /// posts the outlier counters for the host (null: no post) with the launch's number.
+        ticket: DevPtr<u32>,
+        post: DevPtr<u64>,
+        sequence: u64,
     }
 }
 
@@ -72,13 +81,28 @@ enum Engine {
     Partition(PartitionPlan),
 }
 
+/// A second set of counters for a plan whose counters are small: each launch counts into one set
+/// and zeroes the other in its kernel, so that a call is one launch rather than two memsets and
+/// a kernel (docs/PERF.md, v29).
+struct SpareCounters {
+    counts: DeviceBuffer<u8>,
+    outliers: DeviceBuffer<u64>,
+    /// Whether a launch has zeroed this set since anything last wrote it.
+    zeroed: bool,
+}
+
 /// A histogram ready to launch on resident samples of `T`: policy resolved, kernel loaded,
 /// output buffers allocated. Build it once for a spec, type and size and run it many times.
 pub struct HistogramPlan<T> {
     dev: Arc<CudaDevice>,
     engine: Engine,
+    /// The counters of the last launch (the outliers: below, above, NaN for each slot).
     counts: DeviceBuffer<u8>,
     outliers: DeviceBuffer<u64>,
+    /// Plans of one kernel whose counters take at most `Tuning::spare_counters_max_bytes`.
+    spare: Option<SpareCounters>,
+    /// Plans of one launch: the ticket that finds the last block, which posts the outliers.
+    ticket: Option<DeviceBuffer<u32>>,
     /// The outlier counters' page-locked copy on the host (one stream at a time uses a plan).
     outliers_back: PlanReadBack,
     _axis: DeviceAxis,
@@ -264,10 +288,26 @@ impl<T: Sample> HistogramPlan<T> {
             };
             (Engine::Direct { kernel, params, shape, passes }, variant)
         };
+        let ticket = match &engine {
+            Engine::Direct { passes, .. } if passes.len() == 1 => {
+                Some(stream.alloc_zeros::<u32>(1, "histogram ticket")?)
+            }
+            _ => None,
+        };
+        let spare = match &engine {
+            Engine::Direct { .. } if counts.len() <= tuning.spare_counters_max_bytes() => Some(SpareCounters {
+                counts: stream.alloc::<u8>(counts.len(), "histogram counters (second set)")?,
+                outliers: stream.alloc::<u64>(outliers.len(), "outlier counters (second set)")?,
+                zeroed: false,
+            }),
+            _ => None,
+        };
         Ok(HistogramPlan {
             dev: dev.clone(),
             engine,
             counts,
+            spare,
+            ticket,
             outliers_back: PlanReadBack::new(stream, outliers.len())?,
             outliers,
             _axis: axis,
@@ -316,8 +356,26 @@ impl<T: Sample> HistogramPlan<T> {
     }
 
     /// Zeroes the counters and queues the kernel (once per pass) on `stream`, asynchronously.
-    /// `samples` must have the length the plan was made for.
+    /// `samples` must have the length the plan was made for. A plan with two sets of counters
+    /// counts into the set its last launch zeroed (a memset only where none did) and zeroes the
+    /// other in the kernel: one launch.
+    ///
+    /// The last block of a one-launch plan also posts the outlier counters into the plan's
+    /// page-locked host words, where [`HistogramPlan::read_outliers`] and
+    /// [`HistogramPlan::read`] wait for them without a copy.
     pub fn launch(&mut self, stream: &Stream, samples: &DeviceView<'_, T>) -> Result<()> {
+        self.queue(stream, samples, true)
+    }
+
+    /// [`HistogramPlan::launch`] for callers that read the counters on the device (streamed
+    /// chunks, device sets that combine them in place): nothing is posted, and a later read
+    /// copies the device's outlier counters.
+    pub(crate) fn launch_unposted(&mut self, stream: &Stream, samples: &DeviceView<'_, T>) -> Result<()> {
+        self.queue(stream, samples, false)
+    }
+
+    fn queue(&mut self, stream: &Stream, samples: &DeviceView<'_, T>, post: bool) -> Result<()> {
+        self.outliers_back.forget_post();
         if samples.len() != self.n {
             return Err(Error::invalid(format!(
                 "this plan counts {} samples, but {} were given",
@@ -325,18 +383,52 @@ impl<T: Sample> HistogramPlan<T> {
                 samples.len()
             )));
         }
-        stream.memset_zeros(&mut self.counts.view_mut())?;
-        stream.memset_zeros(&mut self.outliers.view_mut())?;
+        // A plan with two sets counts into the one its last launch zeroed, and that one becomes
+        // the spare, zeroed by this launch.
+        let spare = if self.n > 0 { self.spare.as_mut() } else { None };
+        let zeroed = spare.is_some_and(|spare| {
+            std::mem::swap(&mut self.counts, &mut spare.counts);
+            std::mem::swap(&mut self.outliers, &mut spare.outliers);
+            std::mem::replace(&mut spare.zeroed, false)
+        });
+        if !zeroed {
+            stream.memset_zeros(&mut self.counts.view_mut())?;
+            stream.memset_zeros(&mut self.outliers.view_mut())?;
+        }
         if self.n == 0 {
             return Ok(());
         }
-        let samples_ptr = samples.ptr(stream.cuda_stream()).cast();
+        let cu = stream.cuda_stream();
+        let samples_ptr = samples.ptr(cu).cast();
+        let (counts, outliers) = (self.counts.view_mut().ptr_mut(cu), self.outliers.view_mut().ptr_mut(cu));
         match &self.engine {
             Engine::Direct { kernel, params, shape, passes } => {
-                let base = HistParams { samples: samples_ptr, ..*params };
-                for (i, &(lo, keys)) in passes.iter().enumerate() {
-                    let p = HistParams { slice_lo: lo, slice_width: keys, first_pass: (i == 0) as u32, ..base };
-                    stream.launch(kernel, *shape, &p)?;
+                let (clear_counts, clear_outliers) = match &mut self.spare {
+                    Some(spare) => (spare.counts.view_mut().ptr_mut(cu), spare.outliers.view_mut().ptr_mut(cu)),
+                    None => Default::default(),
+                };
+                let base =
+                    HistParams { samples: samples_ptr, counts, outliers, clear_counts, clear_outliers, ..*params };
+                match &mut self.ticket {
+                    Some(ticket) if post => {
+                        let base = HistParams { ticket: ticket.view_mut().ptr_mut(cu), ..base };
+                        self.outliers_back.launch_posting(stream, |target| {
+                            let p = match target {
+                                Some(t) => HistParams { post: t.words, sequence: t.sequence, ..base },
+                                None => base,
+                            };
+                            stream.launch(kernel, *shape, &p)
+                        })?;
+                    }
+                    _ => {
+                        for (i, &(lo, keys)) in passes.iter().enumerate() {
+                            let p = HistParams { slice_lo: lo, slice_width: keys, first_pass: (i == 0) as u32, ..base };
+                            stream.launch(kernel, *shape, &p)?;
+                        }
+                    }
+                }
+                if let Some(spare) = &mut self.spare {
+                    spare.zeroed = true;
                 }
                 Ok(())
             }
@@ -348,8 +440,9 @@ impl<T: Sample> HistogramPlan<T> {
 
     /// Waits for `stream` and reads the counts back.
     pub fn read(&self, stream: &Stream) -> Result<Histogram> {
+        // The outliers first: posted ones arrive without a copy.
+        let outliers = self.read_outliers(stream)?;
         let raw = stream.download(&self.counts.view())?;
-        let outliers = stream.download(&self.outliers.view())?;
         let flat: Vec<u64> = if self.variant.wide_counters {
             raw.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))).collect()
         } else {
@@ -402,8 +495,18 @@ impl<T: Sample> HistogramPlan<T> {
         (self.counts.view(), self.outliers.view())
     }
 
+    /// Whether the last launch posts its outlier counters for the next read (tests: the posted
+    /// path ran).
+    #[doc(hidden)]
+    pub fn result_posted(&self) -> bool {
+        self.outliers_back.has_post()
+    }
+
     /// Waits for `stream` and reads the last launch's samples outside the bins: below, above
-    /// and NaN for each selected channel.
+    /// and NaN for each selected channel. Where the launch posted them, this returns as soon as
+    /// the post is seen: the counters are complete then, but work queued after the launch (a
+    /// [`HistogramPlan::copy_counts`]) may not have run; wait for the stream before another
+    /// stream or the host reads what that work writes.
     pub fn read_outliers(&self, stream: &Stream) -> Result<Vec<u64>> {
         self.outliers_back.read(stream, &self.outliers.view())
     }
@@ -411,12 +514,24 @@ impl<T: Sample> HistogramPlan<T> {
     /// Fills the counters with `byte`: tests poison them before a launch, so that counters the
     /// launch leaves unwritten show.
     pub fn fill_outputs(&mut self, stream: &Stream, byte: u8) -> Result<()> {
+        self.outliers_back.forget_post();
+        let words = vec![u64::from_ne_bytes([byte; 8]); self.outliers.len()];
         stream.copy_to_device(&vec![byte; self.counts.len()], &mut self.counts.view_mut())?;
-        stream.copy_to_device(&vec![u64::from_ne_bytes([byte; 8]); self.outliers.len()], &mut self.outliers.view_mut())
+        stream.copy_to_device(&words, &mut self.outliers.view_mut())?;
+        if let Some(spare) = &mut self.spare {
+            // Both sets: the next launch zeroes the set it counts into, and the one after relies
+            // on the kernel's zeroing of this one.
+            stream.copy_to_device(&vec![byte; spare.counts.len()], &mut spare.counts.view_mut())?;
+            stream.copy_to_device(&words, &mut spare.outliers.view_mut())?;
+            spare.zeroed = false;
+        }
+        Ok(())
     }
 
     /// The counters and the outlier counters, for combining plans of several devices in place.
     pub(crate) fn counters_mut(&mut self) -> (&mut DeviceBuffer<u8>, &mut DeviceBuffer<u64>) {
+        // Changed in place: a post of the last launch no longer holds what they hold.
+        self.outliers_back.forget_post();
         (&mut self.counts, &mut self.outliers)
     }
 

@@ -74,9 +74,17 @@ pub struct Tuning {
     pub compact_vecs: Option<u32>,
     /// Blocks per multiprocessor the compaction kernels are compiled for (1 to 32).
     pub compact_min_blocks: Option<u32>,
+    /// Counter bytes up to which a histogram plan keeps a second set of counters that each
+    /// launch zeroes for the next (0: never); default [`SPARE_COUNTERS_MAX_BYTES`].
+    pub spare_counters_max_bytes: Option<usize>,
 }
 
 impl Tuning {
+    /// Counter bytes up to which a histogram plan keeps a second set of counters.
+    pub fn spare_counters_max_bytes(&self) -> usize {
+        self.spare_counters_max_bytes.unwrap_or(SPARE_COUNTERS_MAX_BYTES)
+    }
+
     /// Slots of global-l2's hot-bin cache: the kernel's TALLY_HOT_SLOTS, a power of two.
     pub fn hot_slots(&self) -> usize {
         self.hot_slots.map(|v| v.next_power_of_two().clamp(64, 8192)).unwrap_or(4096)
@@ -144,6 +152,12 @@ pub fn vecs_for(dtype: DType) -> u32 {
         4
     }
 }
+
+/// Counter bytes up to which a plan of one kernel keeps a second set of counters, zeroed by each
+/// launch for the next, instead of two memsets before each kernel. A memset is a launch on the
+/// stream of its own (the 2^20-sample 256-bin call spends a few microseconds on them); above
+/// this size the kernel's counting dwarfs them, and a second set would cost device memory.
+pub const SPARE_COUNTERS_MAX_BYTES: usize = 1 << 20;
 
 /// Samples one block handles per tile.
 pub fn tile_samples(dtype: DType, block_threads: u32) -> u64 {

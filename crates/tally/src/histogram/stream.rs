@@ -82,7 +82,7 @@ impl<T: Sample + PlainData> ChunkPipeline<T> {
             let plan =
                 plans.for_chunk(samples.len(), || HistogramPlan::new(&dev, samples, spec, strategy, dev.tuning()))?;
             ran.get_or_insert(plan.strategy());
-            plan.launch(stream, samples)?;
+            plan.launch_unposted(stream, samples)?;
             let (counts, outside) = plan.counters();
             let wide = plan.counter_bytes() == 8;
             add_counters(stream, &add, counts.ptr(stream.cuda_stream()), counts.len(), wide, &mut totals)?;

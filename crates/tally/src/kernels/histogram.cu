@@ -70,6 +70,15 @@ struct HistParams {
   u32 cluster_shift;      // strategy 4: log2(blocks per cluster)
   u32 rank_counters;      // strategy 4: counters each block of the cluster holds (even)
   int hot_key;            // strategy 1 narrow: a key counted in a 32-bit counter of its own, or -1
+  // Small plans keep two sets of counters and count into one while zeroing the other for their
+  // next launch, which then needs no memset (one launch a call); null where a plan has one set.
+  Counter* clear_counts;  // the other set's nslots * bins counters
+  u64* clear_outliers;    // its nslots * 3 outlier counters
+  // One-pass plans read by the host: the last block to finish posts the outlier counters to
+  // the host (`post_to_host`, block.cuh); null: no post.
+  u32* ticket;            // zero between launches (the last block resets it)
+  u64* post;
+  u64 sequence;
 };
 
 
@@ -475,6 +484,16 @@ tally_histogram(const HistParams p) {
     sink.add(key);
   }
 
+  // The other set of counters, for the next launch: the first pass zeroes it (nothing of this
+  // launch reads or adds to it). Here rather than before the tiles, where it made ptxas spill
+  // in the float rule's kernels.
+  if (p.clear_counts && p.first_pass) {
+    const u32 stride = gridDim.x * BLOCK_THREADS;
+    for (u32 i = blockIdx.x * BLOCK_THREADS + threadIdx.x; i < width + 3 * p.nslots; i += stride) {
+      if (i < width) p.clear_counts[i] = 0;
+      else p.clear_outliers[i - width] = 0;
+    }
+  }
   __syncthreads();
 #if TALLY_STRATEGY == TALLY_STRATEGY_CLUSTER_SHARED
   // Every block's remote adds have landed once all have arrived; then each merges its share.
@@ -530,6 +549,28 @@ tally_histogram(const HistParams p) {
       if (out.shared[i]) atomicAdd(p.outliers + i, (u64)out.shared[i]);
   }
 #endif
+  // The host learns the outliers (and that the counts are done) from the last block's post,
+  // as soon as it is stored, rather than from a copy queued after the grid retires (docs/
+  // PERF.md, v29). The block's adds are ordered before its ticket by the barrier and thread
+  // 0's fence (cumulative), as a grid-wide barrier orders them; one fence a block, not one a
+  // thread.
+  if (p.post != nullptr) {
+    __shared__ u32 last;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      __threadfence();
+      last = atomicAdd(p.ticket, 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    if (threadIdx.x == 0) *p.ticket = 0;
+    // Last: the host may go on once the post is seen (nothing is stored after it).
+    if (warp_id() == 0) {
+      __syncwarp();
+      post_to_host(p.post, p.sequence, p.outliers, 3 * p.nslots);
+    }
+  }
 }
 
 // A strided sample of the input, for `auto`'s skew probe: dst[j] = src[j * n / k].

@@ -150,7 +150,7 @@ impl DeviceSet {
                 let data = device_input(dev, input, "samples")?;
                 let view = data.view();
                 let mut plan = HistogramPlan::<T>::new(dev, &view, spec, strategy, dev.tuning())?;
-                plan.launch(dev.stream(), &view)?;
+                plan.launch_unposted(dev.stream(), &view)?;
                 Ok((data, plan))
             })?
             .into_iter()

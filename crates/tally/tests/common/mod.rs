@@ -10,8 +10,9 @@ use tally::{Backend, Histogram, HistogramSpec, Sample, Strategy};
 
 /// Counts `host[offset..]` on the device with a plan of `strategy`, its counters poisoned first
 /// so that any the launch leaves unwritten show, and checks every count against the sequential
-/// reference; returns the result and the partition's slices and scratch bytes (None where it
-/// did not partition).
+/// reference, twice: the second launch counts into the set of counters the first one zeroed in
+/// its kernel where the plan keeps two (a set the poison was in). Returns the result and the
+/// partition's slices and scratch bytes (None where it did not partition).
 pub fn check_plan<T: Sample>(
     dev: &Arc<CudaDevice>,
     host: &[T],
@@ -27,11 +28,14 @@ pub fn check_plan<T: Sample>(
     let samples = all.slice(start..).unwrap();
     let mut plan = HistogramPlan::new(dev, &samples, spec, strategy, tuning).unwrap();
     plan.fill_outputs(stream, 0xA5).unwrap();
-    plan.launch(stream, &samples).unwrap();
-    let got = plan.read(stream).unwrap();
     let want = tally::histogram::reference::histogram(&host[start..], spec);
     let what = format!("{} n={} offset={offset} spec={spec:?} strategy={strategy}", T::DTYPE, host.len() - start);
+    plan.launch(stream, &samples).unwrap();
+    let got = plan.read(stream).unwrap();
     assert_same_counts(&got, &want, &what);
+    plan.launch(stream, &samples).unwrap();
+    let got = plan.read(stream).unwrap();
+    assert_same_counts(&got, &want, &format!("{what}, launched again"));
     assert_eq!(got.backend, "cuda");
     (got, plan.partition_scratch())
 }
