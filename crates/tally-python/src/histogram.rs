@@ -76,12 +76,11 @@ struct QueuedPlan<T: Sample> {
 impl<T: Sample> Queued for QueuedPlan<T> {
     fn finish(&mut self, stream: &tally::Stream, counts: &mut DeviceViewMut<'_, u64>) -> tally::Result<Counted> {
         // Queued while the kernel most likely still runs (their cost on the host is hidden):
-        // the counts' copy, then the outliers' read. The outliers may come from the kernel's
-        // post, before the copy behind it has run; the wait for the stream covers the copy, so
-        // the counts are complete for any stream of the caller's when this returns.
+        // the counts' copy, then the outliers' read; the wait covers both (the plan was
+        // launched unposted, so the read copies behind the counts), so the counts are
+        // complete for any stream of the caller's when this returns.
         self.plan.copy_counts_u64(stream, counts)?;
         let outliers = self.plan.read_outliers(stream)?;
-        stream.synchronize("the histogram's counts copied")?;
         Ok((outliers[0], outliers[1], outliers[2], self.plan.strategy().name()))
     }
 
@@ -126,7 +125,7 @@ fn start_typed<T: Sample>(
                 Some(k) => plans::take(k, make)?,
                 None => make()?,
             };
-            plan.launch(dev.stream(), &view)?;
+            plan.launch_unposted(dev.stream(), &view)?;
             Ok(plan)
         })
         .map_err(to_py)?;

@@ -162,7 +162,7 @@ fn histogram_counters_copied_into_external_memory() {
             let bytes = 256 * plan.counter_bytes();
             assert_eq!(plan.counter_bytes(), 4, "fewer than 2^32 samples count in 32 bits");
             let out = stream.upload(&vec![0xA5u8; bytes + 4], "poisoned counts").unwrap();
-            // SAFETY: `out` outlives the wrapper; `read_outliers` synchronises the stream.
+            // SAFETY: `out` outlives the wrapper; the download below synchronises the stream.
             let mut ext =
                 unsafe { ExternalBuffer::<u8>::from_raw_parts(stream, address(&out, stream), bytes) }.unwrap();
             for _ in 0..2 {

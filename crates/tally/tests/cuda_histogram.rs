@@ -544,8 +544,9 @@ fn cuda_hundred_million_bins() {
 }
 
 /// A plan of one launch counts into the set of counters its last launch zeroed and posts its
-/// outlier counters to the host; a plan of several passes copies them. Both give the reference's
-/// counts and outliers launch after launch, on poisoned counters and on different inputs.
+/// outlier counters to the host (unless launched unposted); a plan of several passes copies
+/// them. Both give the reference's counts and outliers launch after launch, on different
+/// inputs, with the counters poisoned before the first launch and again in the middle.
 #[test]
 fn cuda_plans_post_outliers_and_count_afresh() {
     let Some(dev) = gpu() else { return };
@@ -566,10 +567,18 @@ fn cuda_plans_post_outliers_and_count_afresh() {
         let mut plan = tally::HistogramPlan::new(&dev, &bufs[0].view(), &spec, strategy, &tuning).unwrap();
         assert_eq!(plan.passes() > 1, !posts, "{strategy}");
         plan.fill_outputs(stream, 0xA5).unwrap();
-        for round in 0..5 {
+        for round in 0..7 {
             let k = round % 3;
-            plan.launch(stream, &bufs[k].view()).unwrap();
-            assert_eq!(plan.result_posted(), posts, "{strategy} round {round}");
+            if round == 4 {
+                plan.fill_outputs(stream, 0x5A).unwrap();
+            }
+            let posted = round % 2 == 0;
+            if posted {
+                plan.launch(stream, &bufs[k].view()).unwrap();
+            } else {
+                plan.launch_unposted(stream, &bufs[k].view()).unwrap();
+            }
+            assert_eq!(plan.result_posted(), posts && posted, "{strategy} round {round}");
             let want = reference::histogram(&inputs[k], &spec);
             let outliers = plan.read_outliers(stream).unwrap();
             assert_eq!(outliers, vec![want.below[0], want.above[0], want.nan[0]], "{strategy} round {round}");

@@ -99,8 +99,13 @@ pub struct HistogramPlan<T> {
     /// The counters of the last launch (the outliers: below, above, NaN for each slot).
     counts: DeviceBuffer<u8>,
     outliers: DeviceBuffer<u64>,
-    /// Plans of one kernel whose counters take at most `Tuning::spare_counters_max_bytes`.
+    /// Plans of one kernel whose counters take at most `Tuning::spare_counters_max_bytes`,
+    /// from their second launch (a plan made for one call never needs it).
     spare: Option<SpareCounters>,
+    /// Whether this plan keeps a second set once it is launched again.
+    spare_wanted: bool,
+    /// Whether the plan has been launched.
+    launched: bool,
     /// Plans of one launch: the ticket that finds the last block, which posts the outliers.
     ticket: Option<DeviceBuffer<u32>>,
     /// The outlier counters' page-locked copy on the host (one stream at a time uses a plan).
@@ -288,25 +293,21 @@ impl<T: Sample> HistogramPlan<T> {
             };
             (Engine::Direct { kernel, params, shape, passes }, variant)
         };
+        let direct = matches!(engine, Engine::Direct { .. }) && n > 0;
         let ticket = match &engine {
-            Engine::Direct { passes, .. } if passes.len() == 1 => {
+            Engine::Direct { passes, .. } if n > 0 && passes.len() == 1 => {
                 Some(stream.alloc_zeros::<u32>(1, "histogram ticket")?)
             }
             _ => None,
         };
-        let spare = match &engine {
-            Engine::Direct { .. } if counts.len() <= tuning.spare_counters_max_bytes() => Some(SpareCounters {
-                counts: stream.alloc::<u8>(counts.len(), "histogram counters (second set)")?,
-                outliers: stream.alloc::<u64>(outliers.len(), "outlier counters (second set)")?,
-                zeroed: false,
-            }),
-            _ => None,
-        };
+        let spare_wanted = direct && counts.len() <= tuning.spare_counters_max_bytes();
         Ok(HistogramPlan {
             dev: dev.clone(),
             engine,
             counts,
-            spare,
+            spare: None,
+            spare_wanted,
+            launched: false,
             ticket,
             outliers_back: PlanReadBack::new(stream, outliers.len())?,
             outliers,
@@ -356,9 +357,9 @@ impl<T: Sample> HistogramPlan<T> {
     }
 
     /// Zeroes the counters and queues the kernel (once per pass) on `stream`, asynchronously.
-    /// `samples` must have the length the plan was made for. A plan with two sets of counters
-    /// counts into the set its last launch zeroed (a memset only where none did) and zeroes the
-    /// other in the kernel: one launch.
+    /// `samples` must have the length the plan was made for. A plan of small counters launched
+    /// more than once keeps two sets: it counts into the set its last launch zeroed (a memset
+    /// only where none did) and zeroes the other in the kernel, one launch a call.
     ///
     /// The last block of a one-launch plan also posts the outlier counters into the plan's
     /// page-locked host words, where [`HistogramPlan::read_outliers`] and
@@ -368,9 +369,10 @@ impl<T: Sample> HistogramPlan<T> {
     }
 
     /// [`HistogramPlan::launch`] for callers that read the counters on the device (streamed
-    /// chunks, device sets that combine them in place): nothing is posted, and a later read
-    /// copies the device's outlier counters.
-    pub(crate) fn launch_unposted(&mut self, stream: &Stream, samples: &DeviceView<'_, T>) -> Result<()> {
+    /// chunks, device sets that combine them in place, a copy of the counts that the read must
+    /// cover): nothing is posted, and a later [`HistogramPlan::read_outliers`] copies the
+    /// device's outlier counters behind the work queued so far and waits for that copy.
+    pub fn launch_unposted(&mut self, stream: &Stream, samples: &DeviceView<'_, T>) -> Result<()> {
         self.queue(stream, samples, false)
     }
 
@@ -383,6 +385,15 @@ impl<T: Sample> HistogramPlan<T> {
                 samples.len()
             )));
         }
+        if self.spare_wanted && self.launched && self.spare.is_none() {
+            // Launched again: a plan kept for more calls, worth a second set.
+            self.spare = Some(SpareCounters {
+                counts: stream.alloc::<u8>(self.counts.len(), "histogram counters (second set)")?,
+                outliers: stream.alloc::<u64>(self.outliers.len(), "outlier counters (second set)")?,
+                zeroed: false,
+            });
+        }
+        self.launched = true;
         // A plan with two sets counts into the one its last launch zeroed, and that one becomes
         // the spare, zeroed by this launch.
         let spare = if self.n > 0 { self.spare.as_mut() } else { None };
@@ -502,11 +513,11 @@ impl<T: Sample> HistogramPlan<T> {
         self.outliers_back.has_post()
     }
 
-    /// Waits for `stream` and reads the last launch's samples outside the bins: below, above
-    /// and NaN for each selected channel. Where the launch posted them, this returns as soon as
-    /// the post is seen: the counters are complete then, but work queued after the launch (a
-    /// [`HistogramPlan::copy_counts`]) may not have run; wait for the stream before another
-    /// stream or the host reads what that work writes.
+    /// Reads the last launch's samples outside the bins: below, above and NaN for each selected
+    /// channel. Where the launch posted them ([`HistogramPlan::launch`] of a one-pass plan),
+    /// this waits for the post only: the counters are complete then, but work queued after the
+    /// launch (a [`HistogramPlan::copy_counts`]) may not have run. Otherwise it copies them
+    /// behind everything queued on `stream` so far and waits for that copy.
     pub fn read_outliers(&self, stream: &Stream) -> Result<Vec<u64>> {
         self.outliers_back.read(stream, &self.outliers.view())
     }

@@ -183,8 +183,8 @@ pub fn block_threads_for(strategy: Strategy, private_bytes: usize) -> u32 {
 /// atomics are remote. 16 is the largest Hopper allows (a "non-portable" size).
 pub const CLUSTER_SIZES: [u32; 5] = [1, 2, 4, 8, 16];
 
-/// Shared memory the kernel declares statically (one u64 per warp for the block reduction, and
-/// block-shared-16's counter of its hot key).
+/// Shared memory the kernel declares statically (one u64 per warp for the block reduction,
+/// block-shared-16's counter of its hot key, and the flag of the last block to finish).
 fn static_shared_bytes(block_threads: u32) -> usize {
     (block_threads as usize / 32) * 8 + 16
 }

@@ -558,12 +558,12 @@ tally_histogram(const HistParams p) {
     __shared__ u32 last;
     __syncthreads();
     if (threadIdx.x == 0) {
-      __threadfence();
+      __threadfence();  // release: the block's adds, before its ticket
       last = atomicAdd(p.ticket, 1u) == gridDim.x - 1;
+      if (last) __threadfence();  // acquire: every block's adds, before the reads below
     }
     __syncthreads();
     if (!last) return;
-    __threadfence();
     if (threadIdx.x == 0) *p.ticket = 0;
     // Last: the host may go on once the post is seen (nothing is stored after it).
     if (warp_id() == 0) {

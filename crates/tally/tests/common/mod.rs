@@ -10,9 +10,10 @@ use tally::{Backend, Histogram, HistogramSpec, Sample, Strategy};
 
 /// Counts `host[offset..]` on the device with a plan of `strategy`, its counters poisoned first
 /// so that any the launch leaves unwritten show, and checks every count against the sequential
-/// reference, twice: the second launch counts into the set of counters the first one zeroed in
-/// its kernel where the plan keeps two (a set the poison was in). Returns the result and the
-/// partition's slices and scratch bytes (None where it did not partition).
+/// reference, three times, the counters poisoned again after the first: a plan of small
+/// counters keeps a second set from its second launch on, whose kernel zeroes the first set
+/// (poisoned) for the third to count into. Returns the result and the partition's slices and
+/// scratch bytes (None where it did not partition).
 pub fn check_plan<T: Sample>(
     dev: &Arc<CudaDevice>,
     host: &[T],
@@ -33,9 +34,15 @@ pub fn check_plan<T: Sample>(
     plan.launch(stream, &samples).unwrap();
     let got = plan.read(stream).unwrap();
     assert_same_counts(&got, &want, &what);
-    plan.launch(stream, &samples).unwrap();
-    let got = plan.read(stream).unwrap();
-    assert_same_counts(&got, &want, &format!("{what}, launched again"));
+    for again in 1..3 {
+        if again == 1 {
+            // Before the second set exists: the second launch's kernel zeroes this poison.
+            plan.fill_outputs(stream, 0x5A).unwrap();
+        }
+        plan.launch(stream, &samples).unwrap();
+        let got = plan.read(stream).unwrap();
+        assert_same_counts(&got, &want, &format!("{what}, launch {}", again + 1));
+    }
     assert_eq!(got.backend, "cuda");
     (got, plan.partition_scratch())
 }
