@@ -396,8 +396,7 @@ impl<T: Sample> HistogramPlan<T> {
         self.launched = true;
         // A plan with two sets counts into the one its last launch zeroed, and that one becomes
         // the spare, zeroed by this launch.
-        let spare = if self.n > 0 { self.spare.as_mut() } else { None };
-        let zeroed = spare.is_some_and(|spare| {
+        let zeroed = self.spare.as_mut().is_some_and(|spare| {
             std::mem::swap(&mut self.counts, &mut spare.counts);
             std::mem::swap(&mut self.outliers, &mut spare.outliers);
             std::mem::replace(&mut spare.zeroed, false)
@@ -418,25 +417,36 @@ impl<T: Sample> HistogramPlan<T> {
                     Some(spare) => (spare.counts.view_mut().ptr_mut(cu), spare.outliers.view_mut().ptr_mut(cu)),
                     None => Default::default(),
                 };
-                let base =
-                    HistParams { samples: samples_ptr, counts, outliers, clear_counts, clear_outliers, ..*params };
-                match &mut self.ticket {
-                    Some(ticket) if post => {
-                        let base = HistParams { ticket: ticket.view_mut().ptr_mut(cu), ..base };
-                        self.outliers_back.launch_posting(stream, |target| {
-                            let p = match target {
-                                Some(t) => HistParams { post: t.words, sequence: t.sequence, ..base },
-                                None => base,
-                            };
-                            stream.launch(kernel, *shape, &p)
-                        })?;
+                // Only plans of one pass have a ticket: their last block posts.
+                let ticket = match &mut self.ticket {
+                    Some(ticket) if post => Some(ticket.view_mut().ptr_mut(cu)),
+                    _ => None,
+                };
+                let base = HistParams {
+                    samples: samples_ptr,
+                    counts,
+                    outliers,
+                    clear_counts,
+                    clear_outliers,
+                    ticket: ticket.unwrap_or_default(),
+                    ..*params
+                };
+                let launch_passes = |base: HistParams| -> Result<()> {
+                    for (i, &(lo, keys)) in passes.iter().enumerate() {
+                        let p = HistParams { slice_lo: lo, slice_width: keys, first_pass: (i == 0) as u32, ..base };
+                        stream.launch(kernel, *shape, &p)?;
                     }
-                    _ => {
-                        for (i, &(lo, keys)) in passes.iter().enumerate() {
-                            let p = HistParams { slice_lo: lo, slice_width: keys, first_pass: (i == 0) as u32, ..base };
-                            stream.launch(kernel, *shape, &p)?;
-                        }
-                    }
+                    Ok(())
+                };
+                if ticket.is_some() {
+                    self.outliers_back.launch_posting(stream, |target| {
+                        launch_passes(match target {
+                            Some(t) => HistParams { post: t.words, sequence: t.sequence, ..base },
+                            None => base,
+                        })
+                    })?;
+                } else {
+                    launch_passes(base)?;
                 }
                 if let Some(spare) = &mut self.spare {
                     spare.zeroed = true;
