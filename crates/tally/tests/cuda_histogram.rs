@@ -51,11 +51,23 @@ fn mixed<T: Sample>(n: usize, seed: u64, gen: impl Fn(u64) -> T, specials: &[T])
         .collect()
 }
 
+/// The sizes `run_all` checks: TALLY_TEST_SIZES (a comma-separated list, for racecheck, whose cost
+/// is per launch) or SIZES, of which TALLY_SMALL=1 (under compute-sanitizer) keeps the ones that
+/// exercise tails and lanes.
+fn run_all_sizes() -> Vec<usize> {
+    if let Ok(list) = std::env::var("TALLY_TEST_SIZES") {
+        return list
+            .split(',')
+            .map(|n| n.trim().parse().expect("TALLY_TEST_SIZES: sizes separated by commas"))
+            .collect();
+    }
+    SIZES.into_iter().filter(|&n| !small() || n <= 1025).collect()
+}
+
 fn run_all<T: Sample>(dev: &Arc<CudaDevice>, specs: &[HistogramSpec], make: impl Fn(usize, u64) -> Vec<T>) {
+    let sizes = run_all_sizes();
     for (k, spec) in specs.iter().enumerate() {
-        // TALLY_SMALL=1 (under compute-sanitizer) keeps the sizes that exercise tails and lanes.
-        let small = std::env::var("TALLY_SMALL").as_deref() == Ok("1");
-        for &n in SIZES.iter().filter(|&&n| !small || n <= 1025) {
+        for &n in &sizes {
             let host = make(n, 17 + n as u64 * 31 + k as u64);
             for s in STRATEGIES {
                 check(dev, &host, spec, s, 0);
@@ -213,7 +225,7 @@ fn cuda_skewed_distributions_all_strategies() {
     let Some(dev) = gpu() else { return };
     for dist in Distribution::ALL {
         for bins in [256u32, 4096] {
-            let host: Vec<i32> = samples(dist, bins, (1 << 22) + 3, 5);
+            let host: Vec<i32> = samples(dist, bins, if small() { (1 << 16) + 3 } else { (1 << 22) + 3 }, 5);
             let spec = HistogramSpec::even(bins, 0.0, bins as f64);
             for s in STRATEGIES {
                 check(&dev, &host, &spec, s, 0);
