@@ -4,9 +4,12 @@
 // value), and folded into the 256 byte counts once per block: count[v] = sum_b P[v, b] +
 // sum_a P[a, v]. Half the shared atomics of one per byte, for uniform data; skewed data puts
 // many of a warp's atomics on one pair, which returning atomics serialise (the probe's job).
-// Beside them: one shared atomic per byte (tally's block-shared u8 kernel, in small), CUB's
-// HistogramEven, and a read-only pass for the bandwidth; every result checked against a count
-// on the host.
+// Beside them: one shared atomic per byte (`atoms`, a standalone stand-in for tally's
+// block-shared u8 kernel), CUB's HistogramEven, and a read-only pass for the bandwidth; the first
+// of each variant's 11 runs is checked against a count on the host. docs/PERF.md v30 has the
+// results: calls 1 and 3 of docs/runs/v30 ran subsets of this list (call 1 the first eight,
+// call 3 the pf16 rows with atoms and the two 1024x4 pairs16), in this order, so that their
+// profiles' launch counts (call2.sh, call3.sh) pick the same kernels.
 // Build and run on the GPU host:
 //   nvcc -O3 -std=c++17 -arch=sm_90 -o /tmp/u8p scripts/profile/u8_pairs.cu && /tmp/u8p [uniform]
 #include <cub/cub.cuh>
@@ -153,8 +156,9 @@ __global__ void __launch_bounds__(THREADS) pairs(const uint4* in, size_t nvec, u
 
 
 // The pair kernel with the next tile's loads in flight while this one is counted: at one
-// 1024-thread block a multiprocessor (128 KiB of counters), the plain kernel waited on its loads
-// (ncu, v30 call 2: long scoreboard stalls 36% of samples, DRAM 56%, L1/TEX 70%).
+// 1024-thread block a multiprocessor (128 KiB of counters), the kernel without the wrap check
+// waited on its loads (ncu, v30 call 2: long scoreboard 53% of its stall samples, DRAM 56%,
+// L1/TEX 70%); with the check, on its atomics' old values (short scoreboard 25%).
 template <int FIELD_BITS, bool CHECK>
 __device__ __forceinline__ void count_pairs(uint32_t* table, u64* out, uint4 b) {
   typedef PairTable<FIELD_BITS> T;
@@ -244,7 +248,12 @@ int main(int argc, char** argv) {
   std::vector<Variant> vs = {
       {"atoms 256x4", atoms<256, 4>, 256, 0},
       {"pairs16 1024x4", pairs<1024, 4, 16, true>, 1024, 131072},
+      {"pairs16 1024x2", pairs<1024, 2, 16, true>, 1024, 131072},
+      {"pairs16 512x4", pairs<512, 4, 16, true>, 512, 131072},
       {"pairs16 nochk 1024x4", pairs<1024, 4, 16, false>, 1024, 131072},
+      {"pairs8 1024x4", pairs<1024, 4, 8, true>, 1024, 65536},
+      {"pairs8 512x4", pairs<512, 4, 8, true>, 512, 65536},
+      {"pairs8 256x4", pairs<256, 4, 8, true>, 256, 65536},
       {"pf16 1024x2", pairs_prefetch<1024, 2, 16, true>, 1024, 131072},
       {"pf16 1024x3", pairs_prefetch<1024, 3, 16, true>, 1024, 131072},
       {"pf16 1024x4", pairs_prefetch<1024, 4, 16, true>, 1024, 131072},
