@@ -20,6 +20,7 @@ pub mod data;
 pub mod device;
 pub mod error;
 pub mod histogram;
+pub(crate) mod host_alloc;
 pub mod kernels;
 pub mod lab;
 pub mod multi;

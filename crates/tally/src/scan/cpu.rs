@@ -105,7 +105,8 @@ impl<O: ScanValue, K: ScanKey> ChunkPass<'_, O, K> {
     }
 
     /// Rescans the chunk: `get(j)` is element `j` of the chunk, `put(j, y)` writes its result
-    /// (get(j) is always called before put(j)). Returns whether a checked sum overflowed.
+    /// (get(j) is always called before put(j)), for every j below the chunk's length (`scan`
+    /// relies on that). Returns whether a checked sum overflowed.
     #[inline(always)]
     fn rescan(
         &self,
@@ -175,15 +176,27 @@ pub(crate) fn scan<T: ScanInto<O>, O: ScanValue, K: ScanKey>(
     options: &ScanOptions,
 ) -> Result<Vec<O>> {
     let carry = chunk_carries(xs, keys, &op);
-    let mut out = vec![O::default(); xs.len()];
-    let overflowed = out
+    // A fresh output (huge pages where large: its page faults cost more than the scan).
+    let mut out = crate::host_alloc::output_vec::<O>(xs.len());
+    let overflowed = out.spare_capacity_mut()[..xs.len()]
         .par_chunks_mut(CHUNK)
         .zip(xs.par_chunks(CHUNK))
         .enumerate()
         .map(|(c, (dst, src))| {
-            ChunkPass::new(c, src.len(), &carry, keys).rescan(&op, options, |j| src[j].convert(), |j, y| dst[j] = y)
+            ChunkPass::new(c, src.len(), &carry, keys).rescan(
+                &op,
+                options,
+                |j| src[j].convert(),
+                |j, y| {
+                    dst[j].write(y);
+                },
+            )
         })
         .reduce(|| false, |a, b| a | b);
+    // SAFETY: `rescan` puts every element of its chunk (`put(j)` for each j below the chunk's
+    // length), and the chunks tile the first `xs.len()` slots; a panic in a custom operation
+    // unwinds before this, leaving the vector empty.
+    unsafe { out.set_len(xs.len()) };
     if overflowed {
         return Err(overflow_error::<O>());
     }
