@@ -102,63 +102,8 @@ __device__ __noinline__ void wrapped(u64* out, uint32_t word_index, int field, u
   }
 }
 
-template <int THREADS, int VECS, int FIELD_BITS, bool CHECK>
-__global__ void __launch_bounds__(THREADS) pairs(const uint4* in, size_t nvec, u64* out) {
-  typedef PairTable<FIELD_BITS> T;
-  extern __shared__ uint32_t table[];
-  for (int i = threadIdx.x; i < T::WORDS; i += THREADS) table[i] = 0;
-  __syncthreads();
-  for (size_t v = (size_t)blockIdx.x * THREADS * VECS + threadIdx.x; v < nvec; v += (size_t)gridDim.x * THREADS * VECS) {
-    uint4 b[VECS];
-#pragma unroll
-    for (int k = 0; k < VECS; ++k) b[k] = v + k * THREADS < nvec ? in[v + k * THREADS] : make_uint4(0, 0, 0, 0);
-#pragma unroll
-    for (int k = 0; k < VECS; ++k) {
-      if (v + k * THREADS >= nvec) break;
-      const uint32_t w[4] = {b[k].x, b[k].y, b[k].z, b[k].w};
-#pragma unroll
-      for (int j = 0; j < 8; ++j) {
-        const uint32_t key = j & 1 ? w[j / 2] >> 16 : w[j / 2] & 0xffffu;
-        const uint32_t word = key / T::F;
-        const int field = key % T::F;
-        if (CHECK) {
-          const uint32_t old = atomicAdd(table + word, 1u << (field * FIELD_BITS));
-          if (((old >> (field * FIELD_BITS)) & T::MASK) == T::MASK) wrapped<FIELD_BITS>(out, word, field, old);
-        } else {
-          atomicAdd(table + word, 1u << (field * FIELD_BITS));
-        }
-      }
-    }
-  }
-  __syncthreads();
-  // The fold: thread t keeps one column of words (fixed a's) over rows t / ROW_WORDS, +
-  // THREADS / ROW_WORDS, ...; a warp's lanes share their row, so the row's total (the count of b
-  // as second byte) is one warp reduction.
-  static_assert(THREADS % T::ROW_WORDS == 0 && T::ROW_WORDS % 32 == 0, "columns must stay fixed");
-  uint32_t first[T::F] = {};
-  for (int w = threadIdx.x; w < T::WORDS; w += THREADS) {
-    const uint32_t x = table[w];
-    uint32_t row = 0;
-#pragma unroll
-    for (int i = 0; i < T::F; ++i) {
-      const uint32_t f = (x >> (i * FIELD_BITS)) & T::MASK;
-      first[i] += f;
-      row += f;
-    }
-    row = __reduce_add_sync(0xffffffffu, row);
-    if ((threadIdx.x & 31) == 0 && row) atomicAdd(out + w / T::ROW_WORDS, (u64)row);
-  }
-  const int a0 = (threadIdx.x % T::ROW_WORDS) * T::F;
-#pragma unroll
-  for (int i = 0; i < T::F; ++i)
-    if (first[i]) atomicAdd(out + a0 + i, (u64)first[i]);
-}
-
-
-// The pair kernel with the next tile's loads in flight while this one is counted: at one
-// 1024-thread block a multiprocessor (128 KiB of counters), the kernel without the wrap check
-// waited on its loads (ncu, v30 call 2: long scoreboard 53% of its stall samples, DRAM 56%,
-// L1/TEX 70%); with the check, on its atomics' old values (short scoreboard 25%).
+// One 16-byte load: its eight byte pairs counted in the table (the wrap of a packed counter seen
+// in the atomic's old value and corrected in global memory, with CHECK).
 template <int FIELD_BITS, bool CHECK>
 __device__ __forceinline__ void count_pairs(uint32_t* table, u64* out, uint4 b) {
   typedef PairTable<FIELD_BITS> T;
@@ -177,28 +122,19 @@ __device__ __forceinline__ void count_pairs(uint32_t* table, u64* out, uint4 b) 
   }
 }
 
-template <int THREADS, int VECS, int FIELD_BITS, bool CHECK>
-__global__ void __launch_bounds__(THREADS) pairs_prefetch(const uint4* in, size_t nvec, u64* out) {
-  typedef PairTable<FIELD_BITS> T;
-  extern __shared__ uint32_t table[];
-  for (int i = threadIdx.x; i < T::WORDS; i += THREADS) table[i] = 0;
+template <int THREADS, int FIELD_BITS>
+__device__ void zero_table(uint32_t* table) {
+  for (int i = threadIdx.x; i < PairTable<FIELD_BITS>::WORDS; i += THREADS) table[i] = 0;
   __syncthreads();
-  const size_t stride = (size_t)gridDim.x * THREADS * VECS;
-  size_t v = (size_t)blockIdx.x * THREADS * VECS + threadIdx.x;
-  uint4 cur[VECS];
-#pragma unroll
-  for (int k = 0; k < VECS; ++k) cur[k] = v + k * THREADS < nvec ? in[v + k * THREADS] : make_uint4(0, 0, 0, 0);
-  for (; v < nvec; v += stride) {
-    const size_t next = v + stride;
-    uint4 nxt[VECS];
-#pragma unroll
-    for (int k = 0; k < VECS; ++k) nxt[k] = next + k * THREADS < nvec ? in[next + k * THREADS] : make_uint4(0, 0, 0, 0);
-#pragma unroll
-    for (int k = 0; k < VECS; ++k)
-      if (v + k * THREADS < nvec) count_pairs<FIELD_BITS, CHECK>(table, out, cur[k]);
-#pragma unroll
-    for (int k = 0; k < VECS; ++k) cur[k] = nxt[k];
-  }
+}
+
+// The fold, after the block's counting: thread t keeps one column of words (fixed a's) over rows
+// t / ROW_WORDS, + THREADS / ROW_WORDS, ...; a warp's lanes share their row, so the row's total
+// (the count of b as second byte) is one warp reduction.
+template <int THREADS, int FIELD_BITS>
+__device__ void fold_table(const uint32_t* table, u64* out) {
+  typedef PairTable<FIELD_BITS> T;
+  static_assert(THREADS % T::ROW_WORDS == 0 && T::ROW_WORDS % 32 == 0, "columns must stay fixed");
   __syncthreads();
   uint32_t first[T::F] = {};
   for (int w = threadIdx.x; w < T::WORDS; w += THREADS) {
@@ -217,6 +153,48 @@ __global__ void __launch_bounds__(THREADS) pairs_prefetch(const uint4* in, size_
 #pragma unroll
   for (int i = 0; i < T::F; ++i)
     if (first[i]) atomicAdd(out + a0 + i, (u64)first[i]);
+}
+
+template <int THREADS, int VECS, int FIELD_BITS, bool CHECK>
+__global__ void __launch_bounds__(THREADS) pairs(const uint4* in, size_t nvec, u64* out) {
+  extern __shared__ uint32_t table[];
+  zero_table<THREADS, FIELD_BITS>(table);
+  for (size_t v = (size_t)blockIdx.x * THREADS * VECS + threadIdx.x; v < nvec; v += (size_t)gridDim.x * THREADS * VECS) {
+    uint4 b[VECS];
+#pragma unroll
+    for (int k = 0; k < VECS; ++k) b[k] = v + k * THREADS < nvec ? in[v + k * THREADS] : make_uint4(0, 0, 0, 0);
+#pragma unroll
+    for (int k = 0; k < VECS; ++k)
+      if (v + k * THREADS < nvec) count_pairs<FIELD_BITS, CHECK>(table, out, b[k]);
+  }
+  fold_table<THREADS, FIELD_BITS>(table, out);
+}
+
+// The pair kernel with the next tile's loads in flight while this one is counted: at one
+// 1024-thread block a multiprocessor (128 KiB of counters), the kernel without the wrap check
+// waited on its loads (ncu, v30 call 2: long scoreboard 53% of its stall samples, DRAM 56%,
+// L1/TEX 70%); with the check, on its atomics' old values (short scoreboard 25%).
+template <int THREADS, int VECS, int FIELD_BITS, bool CHECK>
+__global__ void __launch_bounds__(THREADS) pairs_prefetch(const uint4* in, size_t nvec, u64* out) {
+  extern __shared__ uint32_t table[];
+  zero_table<THREADS, FIELD_BITS>(table);
+  const size_t stride = (size_t)gridDim.x * THREADS * VECS;
+  size_t v = (size_t)blockIdx.x * THREADS * VECS + threadIdx.x;
+  uint4 cur[VECS];
+#pragma unroll
+  for (int k = 0; k < VECS; ++k) cur[k] = v + k * THREADS < nvec ? in[v + k * THREADS] : make_uint4(0, 0, 0, 0);
+  for (; v < nvec; v += stride) {
+    const size_t next = v + stride;
+    uint4 nxt[VECS];
+#pragma unroll
+    for (int k = 0; k < VECS; ++k) nxt[k] = next + k * THREADS < nvec ? in[next + k * THREADS] : make_uint4(0, 0, 0, 0);
+#pragma unroll
+    for (int k = 0; k < VECS; ++k)
+      if (v + k * THREADS < nvec) count_pairs<FIELD_BITS, CHECK>(table, out, cur[k]);
+#pragma unroll
+    for (int k = 0; k < VECS; ++k) cur[k] = nxt[k];
+  }
+  fold_table<THREADS, FIELD_BITS>(table, out);
 }
 
 #define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { printf("%s: %s\n", #x, cudaGetErrorString(e_)); return 1; } } while (0)
