@@ -466,6 +466,13 @@ mod tests {
         out
     }
 
+    /// The values of a destination whose every slot was initialised when it was made.
+    fn read<T: Copy>(dst: &[MaybeUninit<T>]) -> Vec<T> {
+        // SAFETY: the tests make each destination with `MaybeUninit::new` in every slot, and
+        // `put_word` only ever writes initialised values over them.
+        dst.iter().map(|d| unsafe { d.assume_init() }).collect()
+    }
+
     #[test]
     fn pack_gathers_every_byte() {
         for (word, width) in words() {
@@ -486,7 +493,7 @@ mod tests {
                 let mut dst = vec![MaybeUninit::new(-1.0f64); want.len() + 1];
                 let mut at = 0;
                 assert!(put_word(&values, 7, word, width, &mut dst, &mut at));
-                let got: Vec<f64> = dst.iter().map(|d| unsafe { d.assume_init() }).collect();
+                let got: Vec<f64> = read(&dst);
                 assert_eq!(&got[..want.len()], &want[..]);
                 assert_eq!(got[want.len()], -1.0, "nothing past the kept items");
             }
@@ -497,7 +504,7 @@ mod tests {
                 let compress = Values::new(&xs).compress && start != 5;
                 assert!(put_word(&Values { xs: &xs[..], compress }, start, word, width, &mut dst, &mut at));
                 assert_eq!(at, 2 + want.len());
-                let got: Vec<u32> = dst.iter().map(|d| unsafe { d.assume_init() }).collect();
+                let got: Vec<u32> = read(&dst);
                 assert_eq!(&got[2..2 + want.len()], &want[..], "word {word:#x} width {width}");
                 assert_eq!(
                     (got[0], got[1], got[2 + want.len()]),
@@ -509,7 +516,7 @@ mod tests {
                 let mut at = 0;
                 let indices = Indices { compress: Indices::new().compress && start != 5 };
                 assert!(put_word(&indices, start, word, width, &mut idx, &mut at));
-                let got: Vec<u64> = idx.iter().map(|d| unsafe { d.assume_init() }).collect();
+                let got: Vec<u64> = read(&idx);
                 let want_idx: Vec<u64> =
                     (0..width).filter(|i| word >> i & 1 == 1).map(|i| (start + i) as u64).collect();
                 assert_eq!(got, want_idx);
