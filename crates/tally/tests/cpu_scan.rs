@@ -90,6 +90,22 @@ fn custom_operations_need_not_commute() {
     assert_eq!(got, reference::scan_with(&xs, none, 0i64, true, |a, b| a ^ b));
 }
 
+/// A custom operation that panics part-way through a parallel scan: the panic reaches the
+/// caller (the scan's output, filled in place, is never handed out half-written).
+#[test]
+fn a_panicking_custom_operation_unwinds_to_the_caller() {
+    let xs: Vec<i64> = (0..3 * CHUNK as i64 + 9).collect();
+    let boom = CustomOp::new("a + b", "0", 0i64, |a: i64, b: i64| {
+        assert!(b != 2 * CHUNK as i64 + 5, "the caller's operation panicked");
+        a + b
+    });
+    let r = std::panic::catch_unwind(|| Backend::cpu().scan_custom_vec(&xs, &boom, ScanOptions::default()));
+    assert!(r.is_err());
+    // The same operation over elements it accepts still scans.
+    let ok = Backend::cpu().scan_custom_vec(&xs[..CHUNK + 3], &boom, ScanOptions::default()).unwrap();
+    assert_eq!(ok[CHUNK + 2], (CHUNK as i64 + 2) * (CHUNK as i64 + 3) / 2);
+}
+
 #[test]
 fn sixty_four_bit_overflow_is_an_error_not_a_wrap() {
     let cpu = Backend::cpu();

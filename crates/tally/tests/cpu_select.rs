@@ -13,7 +13,7 @@ use tally::select::cpu::CHUNK;
 use tally::select::reference;
 use tally::{Backend, Error, Predicate, SelectElement, SelectOptions};
 
-const SIZES: [usize; 9] = [0, 1, 31, 1023, 1025, CHUNK - 1, CHUNK, CHUNK + 1, 3 * CHUNK + 5];
+const SIZES: [usize; 13] = [0, 1, 31, 63, 64, 65, 1023, 1024, 1025, CHUNK - 1, CHUNK, CHUNK + 1, 3 * CHUNK + 5];
 
 /// Every predicate (a rotating few on the large sizes) and alternating inputs, every size.
 fn every_predicate_and_size<T: SelectElement>() {
@@ -31,7 +31,7 @@ fn every_predicate_and_size<T: SelectElement>() {
 }
 common::test_every_type!(every_predicate_and_size: u8_select: u8, i8_select: i8, u16_select: u16, i16_select: i16,
                          u32_select: u32, i32_select: i32, u64_select: u64, i64_select: i64, f32_select: f32,
-                         f64_select: f64);
+                         f64_select: f64, f16_select: half::f16, bf16_select: half::bf16);
 
 #[test]
 fn custom_predicates_and_errors() {

@@ -55,6 +55,8 @@ fn run_case(backend: &Backend, c: &Case, flags: &[u8], reps: usize) -> anyhow::R
             (v, k)
         }
     };
+    // The CPU's indices themselves, not only the values they point at, against the reference.
+    let mut indices_exact = true;
     let (ms, e2e, kept, got) = match backend {
         Backend::Cpu => {
             // Each call is timed alone: the previous result is dropped, and the indices mapped
@@ -87,6 +89,9 @@ fn run_case(backend: &Backend, c: &Case, flags: &[u8], reps: usize) -> anyhow::R
                     }
                 };
                 t.push(s.elapsed().as_secs_f64() * 1e3);
+                if c.mode == SelectMode::Indices {
+                    indices_exact = indices == reference::select_indices(c.xs, p);
+                }
                 last = match c.mode {
                     SelectMode::Indices => (kept, indices.iter().map(|&i| c.xs[i as usize]).collect()),
                     // A count has no items: it is checked by the count alone.
@@ -153,7 +158,8 @@ fn run_case(backend: &Backend, c: &Case, flags: &[u8], reps: usize) -> anyhow::R
             (ms, e2e, kept, got)
         }
     };
-    let verified = kept == want_kept
+    let verified = indices_exact
+        && kept == want_kept
         && if c.mode == SelectMode::Unordered { checksum(&got) == checksum(&want) } else { same(&got, &want) };
     Ok((ms, e2e, kept, verified))
 }

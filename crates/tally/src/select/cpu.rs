@@ -86,6 +86,7 @@ fn pack(mask: &[u8]) -> u64 {
     let mut eights = mask.chunks_exact(8);
     for (k, b) in eights.by_ref().enumerate() {
         let v = u64::from_le_bytes(b.try_into().expect("eight bytes"));
+        debug_assert_eq!(v & !0x0101_0101_0101_0101, 0, "mask bytes are 0 or 1");
         word |= (v.wrapping_mul(0x0102_0408_1020_4080) >> 56) << (8 * k);
     }
     let done = mask.len() - eights.remainder().len();
@@ -212,7 +213,9 @@ mod compress {
     /// set bits of `word` below `src.len()` (and `word` has none above it).
     #[target_feature(enable = "avx512f")]
     pub unsafe fn word<T: Copy>(src: &[T], word: u64, dst: &mut [MaybeUninit<T>]) {
-        debug_assert_eq!(dst.len(), word.count_ones() as usize);
+        // Checked in every build: the stores' bounds rest on it (one compare a word).
+        assert!(src.len() <= 64 && (src.len() == 64 || word >> src.len() == 0));
+        assert_eq!(dst.len(), word.count_ones() as usize);
         let (src_p, dst_p) = (src.as_ptr(), dst.as_mut_ptr());
         let lanes = 64 / size_of::<T>();
         let mut k = 0usize;
@@ -248,7 +251,9 @@ mod compress {
     /// `width`, which is at most 64).
     #[target_feature(enable = "avx512f")]
     pub unsafe fn indices(start: u64, word: u64, width: usize, dst: &mut [MaybeUninit<u64>]) {
-        debug_assert_eq!(dst.len(), word.count_ones() as usize);
+        // Checked in every build: the stores' bounds rest on it (one compare a word).
+        assert!(width <= 64 && (width == 64 || word >> width == 0));
+        assert_eq!(dst.len(), word.count_ones() as usize);
         let dst_p = dst.as_mut_ptr();
         let lanes = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
         let mut k = 0usize;
