@@ -439,9 +439,20 @@ pub fn partition<T: ReduceElement>(xs: &[T], bound: &Bound<T>, rejected_reversed
     let keep = ByPredicate { xs, bound };
     let (mut out, kept) = compact(xs.len(), &keep, &Values::new(xs), true)?;
     if rejected_reversed {
-        out[kept as usize..].reverse();
+        reverse_in_parallel(&mut out[kept as usize..]);
     }
     Ok((out, kept))
+}
+
+/// `v` reversed, its two halves swapped pairwise on every thread (a middle element stays).
+fn reverse_in_parallel<T: Send>(v: &mut [T]) {
+    let half = v.len() / 2;
+    let (front, back) = v.split_at_mut(v.len() - half);
+    front[..half]
+        .par_iter_mut()
+        .zip(back.par_iter_mut().rev())
+        .with_min_len(1 << 14)
+        .for_each(|(a, b)| std::mem::swap(a, b));
 }
 
 /// How many elements pass.
@@ -476,6 +487,17 @@ mod tests {
         // SAFETY: the tests make each destination with `MaybeUninit::new` in every slot, and
         // `put_word` only ever writes initialised values over them.
         dst.iter().map(|d| unsafe { d.assume_init() }).collect()
+    }
+
+    #[test]
+    fn reverses_in_parallel_like_reverse() {
+        for n in [0usize, 1, 2, 3, 64, 65, (1 << 15) + 1, 1 << 16] {
+            let mut got: Vec<u32> = (0..n as u32).collect();
+            let mut want = got.clone();
+            reverse_in_parallel(&mut got);
+            want.reverse();
+            assert_eq!(got, want, "n={n}");
+        }
     }
 
     #[test]
