@@ -150,14 +150,17 @@ struct Values<'a, T> {
     compress: bool,
 }
 
+/// Whether this CPU has AVX-512F (the `compress` module's instructions).
+fn has_avx512f() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    return std::arch::is_x86_feature_detected!("avx512f");
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
 impl<'a, T: Copy> Values<'a, T> {
     fn new(xs: &'a [T]) -> Self {
-        let wide = matches!(std::mem::size_of::<T>(), 4 | 8);
-        #[cfg(target_arch = "x86_64")]
-        let compress = wide && std::arch::is_x86_feature_detected!("avx512f");
-        #[cfg(not(target_arch = "x86_64"))]
-        let compress = wide && false;
-        Values { xs, compress }
+        Values { xs, compress: matches!(std::mem::size_of::<T>(), 4 | 8) && has_avx512f() }
     }
 }
 
@@ -282,11 +285,7 @@ struct Indices {
 
 impl Indices {
     fn new() -> Self {
-        #[cfg(target_arch = "x86_64")]
-        let compress = std::arch::is_x86_feature_detected!("avx512f");
-        #[cfg(not(target_arch = "x86_64"))]
-        let compress = false;
-        Indices { compress }
+        Indices { compress: has_avx512f() }
     }
 }
 
