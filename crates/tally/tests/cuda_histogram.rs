@@ -6,7 +6,7 @@ use std::sync::Arc;
 use tally::data::{samples, splitmix64, Distribution};
 use tally::device::CudaDevice;
 use tally::histogram::reference;
-use tally::histogram::SwitchOver;
+use tally::histogram::{HistogramPlan, SwitchOver, Tuning};
 use tally::{Backend, Channels, HistogramSpec, Sample, Strategy};
 
 mod common;
@@ -385,47 +385,78 @@ fn each_bin_once(bins: usize) -> Vec<i32> {
     (0..bins as i32).collect()
 }
 
-/// Just below and above every bin count where `auto` changes strategy on this device: each bin
-/// once, all samples in one bin, and Zipf data, every large-bin strategy, exact counts. Past the
-/// 16-bit block copy `auto` also looks at skew: all samples in one bin keep global-l2's hot-bin
-/// cache, the rest partition.
-#[test]
-fn cuda_large_bins_around_every_switch_over_point() {
-    let Some(dev) = gpu() else { return };
+/// Just below and above `limit`, a bin count where `auto` changes strategy on this device
+/// (`switches`) or where a strategy starts a second pass: each bin once, all samples in one
+/// bin, and Zipf data, every large-bin strategy, exact counts. Past the 16-bit block copy
+/// `auto` also looks at skew: all samples in one bin keep global-l2's hot-bin cache, the rest
+/// partition. One test per point, so that racecheck can run them side by side.
+fn around_switch_over(dev: &Arc<CudaDevice>, limit: usize, switches: bool) {
     let points = SwitchOver::for_device(dev.info());
-    eprintln!("switch-over points: {points:?}");
-    // (bins, whether auto switches there); the rest are where a strategy starts a second pass.
-    let mut limits = vec![(points.block_shared, true), (points.block_shared16, true)];
-    limits.extend(points.cluster_shared.map(|b| (b, false)));
-    limits.extend(points.cluster_shared16.map(|b| (b, false)));
-    for (limit, switches) in limits {
-        let mut chosen: [Vec<Strategy>; 2] = Default::default();
-        for (side, bins) in [limit, limit + 1].into_iter().enumerate() {
-            let spec = HistogramSpec::even(bins as u32, 0.0, bins as f64);
-            let mut inputs =
-                vec![samples::<i32>(Distribution::Zipf, bins as u32, if small() { 4099 } else { 1 << 21 }, 3)];
+    eprintln!("switch-over points: {points:?}; around {limit}");
+    let mut chosen: [Vec<Strategy>; 2] = Default::default();
+    for (side, bins) in [limit, limit + 1].into_iter().enumerate() {
+        let spec = HistogramSpec::even(bins as u32, 0.0, bins as f64);
+        let mut inputs = vec![samples::<i32>(Distribution::Zipf, bins as u32, if small() { 4099 } else { 1 << 21 }, 3)];
+        // Under racecheck (TALLY_RACECHECK=1, whose cost is per launch) the strategies' kernels
+        // at these bins run on the Zipf samples only.
+        if std::env::var("TALLY_RACECHECK").as_deref() != Ok("1") {
             inputs.push(samples(Distribution::Hot100, bins as u32, if small() { 4099 } else { 1 << 20 }, 3));
-            if !small() {
-                inputs.push(each_bin_once(bins));
-            }
-            for (k, host) in inputs.iter().enumerate() {
-                for s in LARGE {
-                    let ran = check(&dev, host, &spec, s, 0);
-                    if s != Strategy::Auto {
-                        continue;
-                    }
-                    if k == 1 && bins > points.block_shared16 {
-                        assert_eq!(ran, Strategy::GlobalL2, "all in one bin at {bins} bins");
-                    } else {
-                        chosen[side].push(ran);
-                    }
+        }
+        if !small() {
+            inputs.push(each_bin_once(bins));
+        }
+        for (k, host) in inputs.iter().enumerate() {
+            for s in LARGE {
+                let ran = check(dev, host, &spec, s, 0);
+                if s != Strategy::Auto {
+                    continue;
+                }
+                if k == 1 && bins > points.block_shared16 {
+                    assert_eq!(ran, Strategy::GlobalL2, "all in one bin at {bins} bins");
+                } else {
+                    chosen[side].push(ran);
                 }
             }
         }
-        // The point is a switch-over: auto runs one strategy at `limit` and another above it.
-        let [at, above] = &chosen;
-        assert!(at.iter().all(|&s| s == at[0]) && above.iter().all(|&s| s == above[0]), "{chosen:?}");
-        assert_eq!(at[0] != above[0], switches, "auto at {limit} and {} bins: {chosen:?}", limit + 1);
+    }
+    // The point is a switch-over: auto runs one strategy at `limit` and another above it.
+    let [at, above] = &chosen;
+    assert!(at.iter().all(|&s| s == at[0]) && above.iter().all(|&s| s == above[0]), "{chosen:?}");
+    assert_eq!(at[0] != above[0], switches, "auto at {limit} and {} bins: {chosen:?}", limit + 1);
+}
+
+/// Around the largest 32-bit block copy, where `auto` moves to 16-bit counters.
+#[test]
+fn cuda_large_bins_around_the_block_copy() {
+    let Some(dev) = gpu() else { return };
+    around_switch_over(&dev, SwitchOver::for_device(dev.info()).block_shared, true);
+}
+
+/// Around the largest 16-bit block copy, where `auto` moves to the partition.
+#[test]
+fn cuda_large_bins_around_the_16_bit_block_copy() {
+    let Some(dev) = gpu() else { return };
+    around_switch_over(&dev, SwitchOver::for_device(dev.info()).block_shared16, true);
+}
+
+/// Around the largest single-pass cluster copy (sm_90 and later), where cluster-shared starts a
+/// second pass.
+#[test]
+fn cuda_large_bins_around_the_cluster_copy() {
+    let Some(dev) = gpu() else { return };
+    match SwitchOver::for_device(dev.info()).cluster_shared {
+        Some(limit) => around_switch_over(&dev, limit, false),
+        None => eprintln!("skipping: no thread-block clusters on this device"),
+    }
+}
+
+/// Around the largest single-pass 16-bit cluster copy (sm_90 and later).
+#[test]
+fn cuda_large_bins_around_the_16_bit_cluster_copy() {
+    let Some(dev) = gpu() else { return };
+    match SwitchOver::for_device(dev.info()).cluster_shared16 {
+        Some(limit) => around_switch_over(&dev, limit, false),
+        None => eprintln!("skipping: no thread-block clusters on this device"),
     }
 }
 
@@ -509,6 +540,87 @@ fn cuda_16_bit_counters_spill_exactly() {
         let host = hot_few(n, bins, &[0, 2, 4, 1, 3], 3);
         check(&dev, &host, &HistogramSpec::even(bins as u32, 0.0, bins as f64), Strategy::ClusterShared16, 0);
     }
+}
+
+/// 72% of `n` samples on the values of `hot` (about 24% each for three), the rest `rest` of
+/// random bits.
+fn three_hot<T: Copy>(n: usize, hot: [T; 3], seed: u64, rest: impl Fn(u64) -> T) -> Vec<T> {
+    (0..n)
+        .map(|i| {
+            let r = splitmix64(seed ^ i as u64);
+            if (r >> 40) % 100 < 72 {
+                hot[(r % 3) as usize]
+            } else {
+                rest(r >> 8)
+            }
+        })
+        .collect()
+}
+
+/// Counts `host` with `strategy` on one block (one cluster for the cluster strategies), its
+/// counters poisoned first, and checks every count against the reference. One launch: the
+/// plans' relaunches are `check_plan`'s subject, and racecheck's cost is per shared access. The
+/// grid must be the one asked for, or the counters would not see the samples the test gives
+/// them.
+fn check_on_one_block<T: Sample>(dev: &Arc<CudaDevice>, host: &[T], spec: &HistogramSpec, strategy: Strategy) {
+    let tuning = Tuning { hist_grid: Some(1), ..Default::default() };
+    let stream = dev.stream();
+    let buf = stream.upload(host, "test samples").unwrap();
+    let mut plan = HistogramPlan::new(dev, &buf.view(), spec, strategy, &tuning).unwrap();
+    assert_eq!(plan.strategy(), strategy);
+    assert_eq!(plan.grid(), Some(plan.cluster_size().unwrap_or(1)), "{strategy}: one block or cluster");
+    plan.fill_outputs(stream, 0xA5).unwrap();
+    plan.launch(stream, &buf.view()).unwrap();
+    let got = plan.read(stream).unwrap();
+    let what = format!("{} n={} spec={spec:?} strategy={strategy} on one block", T::DTYPE, host.len());
+    common::assert_same_counts(&got, &reference::histogram(host, spec), &what);
+}
+
+/// Samples for the tests of 16-bit counters that wrap within one block: 300,007 of them (over
+/// two channels twice as many), about 72,000 in each of three keys.
+const WRAP_SAMPLES: usize = 300_007;
+
+/// The wrapping of `cuda_16_bit_counters_spill_exactly` at a size a sanitizer can afford: one
+/// block counts every sample, so that three of its 16-bit counters wrap.
+#[test]
+fn cuda_16_bit_counters_wrap_within_one_block() {
+    let Some(dev) = gpu() else { return };
+    let bins = 65536;
+    let host = three_hot(WRAP_SAMPLES, [0, 1, bins - 1], 5, |r| (r % (bins as u64 + 200)) as i32 - 100);
+    check_on_one_block(&dev, &host, &HistogramSpec::even(bins as u32, 0.0, bins as f64), Strategy::BlockShared16);
+}
+
+/// Narrow outlier counters that wrap within one block: NaN and below the range are two of the
+/// three hot values.
+#[test]
+fn cuda_16_bit_outlier_counters_wrap_within_one_block() {
+    let Some(dev) = gpu() else { return };
+    let host = three_hot(WRAP_SAMPLES, [f32::NAN, -1.0, 5.0], 6, |r| (r % 40_000) as f32 * 0.25 - 100.0);
+    check_on_one_block(&dev, &host, &HistogramSpec::even(30000, 0.0, 7500.0), Strategy::BlockShared16);
+}
+
+/// Two channels, each with about 72,000 samples in a hot key (and a dominant key, which the
+/// probe gives a 32-bit counter of its own), within one block.
+#[test]
+fn cuda_16_bit_channel_counters_wrap_within_one_block() {
+    let Some(dev) = gpu() else { return };
+    let host = three_hot(2 * WRAP_SAMPLES, [7, 7, 39_999], 7, |r| (r % 40_000) as i32);
+    let spec = HistogramSpec::even(40000, 0.0, 40000.0).with_channels(Channels { interleave: 2, selected: vec![1, 0] });
+    check_on_one_block(&dev, &host, &spec, Strategy::BlockShared16);
+}
+
+/// One cluster counts every sample into the largest single-pass cluster histogram: key r's
+/// neighbour is r + 16 (sm_90 and later).
+#[test]
+fn cuda_16_bit_cluster_counters_wrap_within_one_cluster() {
+    let Some(dev) = gpu() else { return };
+    if dev.info().compute_capability.0 < 9 {
+        eprintln!("skipping: thread-block clusters need sm_90");
+        return;
+    }
+    let bins = SwitchOver::for_device(dev.info()).cluster_shared16.unwrap() as i32;
+    let host = three_hot(WRAP_SAMPLES, [0, 16, bins - 1], 8, |r| (r % bins as u64) as i32);
+    check_on_one_block(&dev, &host, &HistogramSpec::even(bins as u32, 0.0, bins as f64), Strategy::ClusterShared16);
 }
 
 /// Several passes over the input: samples in no bin are counted once, not once per pass;

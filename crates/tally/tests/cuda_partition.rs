@@ -66,9 +66,25 @@ fn mixed_ints(n: usize, seed: u64, lo: i64, span: u64, specials: &[i64]) -> Vec<
         .collect()
 }
 
-/// Tile-edge sizes: 0, 1, a tile and its neighbours, and a few tiles with a tail.
+/// TALLY_RACECHECK=1: fewer launches of each kernel variant (racecheck's cost is per launch,
+/// and its hazards do not depend on where a tail ends): fewer sizes, misalignments and
+/// distributions. memcheck keeps every size (TALLY_SMALL).
+fn racecheck() -> bool {
+    std::env::var("TALLY_RACECHECK").as_deref() == Ok("1")
+}
+
+/// Tile-edge sizes: 0, 1, a tile and its neighbours, and a few tiles with a tail; under
+/// TALLY_RACECHECK one sample, a tile and one, and a few tiles with a tail.
 fn sizes() -> Vec<usize> {
+    if racecheck() {
+        return vec![1, PARTITION_TILE + 1, 3 * PARTITION_TILE + 17];
+    }
     vec![0, 1, 31, PARTITION_TILE - 1, PARTITION_TILE, PARTITION_TILE + 1, 3 * PARTITION_TILE + 17]
+}
+
+/// The misalignments each size is counted at besides 0: one under TALLY_RACECHECK.
+fn offsets() -> std::ops::RangeInclusive<usize> {
+    1..=if racecheck() { 1 } else { 3 }
 }
 
 /// Bins just below, at and above one and two chunks and `auto`'s switch to the partition; every
@@ -90,7 +106,7 @@ fn partition_around_chunks_and_the_switch_point() {
                 .map(|v| v as i32)
                 .collect();
             assert_eq!(partitioned(&dev, &host, &spec, 0, &t), usize::from(n > 0));
-            for offset in 1..=3 {
+            for offset in offsets() {
                 if n > offset {
                     partitioned(&dev, &host, &spec, offset, &t);
                 }
@@ -286,8 +302,8 @@ fn partition_every_sample_type() {
 
 /// `bins` even bins over `[0, bins)`, partitioned with `tuning`: integers around the range (one
 /// in seven from `specials`) at each of `sizes`, aligned and misaligned by 3, seeded by
-/// `seeds.0 ^ n`; then every distribution at `dist_n` samples misaligned by 1, seeded by
-/// `bins ^ seeds.1`.
+/// `seeds.0 ^ n`; then every distribution (under TALLY_RACECHECK uniform and 90% in one bin) at
+/// `dist_n` samples misaligned by 1, seeded by `bins ^ seeds.1`.
 fn partitioned_sizes_and_distributions(
     dev: &Arc<CudaDevice>,
     bins: u32,
@@ -308,7 +324,8 @@ fn partitioned_sizes_and_distributions(
             partitioned(dev, &host, &spec, 3, tuning);
         }
     }
-    for dist in Distribution::ALL {
+    let dists = if racecheck() { &Distribution::ALL[..2] } else { &Distribution::ALL[..] };
+    for &dist in dists {
         let host: Vec<i32> = samples(dist, bins, dist_n, u64::from(bins) ^ seeds.1);
         partitioned(dev, &host, &spec, 1, tuning);
     }
@@ -335,7 +352,11 @@ fn partition_tuned_shapes_and_ranking() {
         let tile = PartitionShape::new(&t, tally::DType::I32).tile();
         assert_eq!(tile, (threads * items) as usize);
         for bins in [100_000u32, 1 << 20] {
-            let sizes = [0, 1, tile - 1, tile, tile + 1, 5 * tile + 7];
+            let sizes = if racecheck() {
+                vec![1, tile + 1, 5 * tile + 7]
+            } else {
+                vec![0, 1, tile - 1, tile, tile + 1, 5 * tile + 7]
+            };
             let seeds = (u64::from(threads + items), u64::from(threads));
             partitioned_sizes_and_distributions(&dev, bins, &sizes, 9 * tile + 5, seeds, &specials, &t);
         }

@@ -254,7 +254,9 @@ impl<T: Sample> HistogramPlan<T> {
                         });
                     }
                     // 32-bit cluster counters: no cluster may count 2^32 samples into one.
-                    let blocks = (active * c.cluster) as u64;
+                    let resident = (active * c.cluster) as u64;
+                    let cap_blocks = |g: u32| resident.min((g as u64).next_multiple_of(c.cluster as u64));
+                    let blocks = tuning.hist_grid.map_or(resident, cap_blocks);
                     let safe = if strategy.narrow() { 0 } else { (n as u64 * c.cluster as u64).div_ceil(1 << 31) };
                     let grid = blocks.max(safe.next_multiple_of(c.cluster as u64));
                     shape =
@@ -267,7 +269,8 @@ impl<T: Sample> HistogramPlan<T> {
                 edges_shared = if num_edges > 0 && cap.fits(strategy, width, num_edges) { num_edges } else { 0 };
                 let smem = cap.layout(strategy, width, edges_shared, 0).bytes();
                 kernel = load(smem)?;
-                let max_grid = info.multiprocessors as u64 * kernel.blocks_per_sm(threads, smem)? as u64;
+                let resident = info.multiprocessors as u64 * kernel.blocks_per_sm(threads, smem)? as u64;
+                let max_grid = tuning.hist_grid.map_or(resident, |g| resident.min(g as u64));
                 let grid = policy::grid(n as u64, policy::tile_samples(T::DTYPE, threads), max_grid);
                 shape = LaunchShape::new(grid as u32, threads, smem);
                 slice = cap.pass_keys(info, strategy, width, counter_size);
@@ -336,6 +339,15 @@ impl<T: Sample> HistogramPlan<T> {
         match &self.engine {
             Engine::Direct { passes, .. } => passes.len(),
             Engine::Partition(_) => 1,
+        }
+    }
+
+    /// Blocks of each launch of a strategy that counts samples directly; `None` for the
+    /// partition, which launches several kernels of their own shapes.
+    pub fn grid(&self) -> Option<u32> {
+        match &self.engine {
+            Engine::Direct { shape, .. } => Some(shape.grid),
+            Engine::Partition(_) => None,
         }
     }
 

@@ -77,6 +77,11 @@ pub struct Tuning {
     /// Counter bytes up to which a histogram plan keeps a second set of counters that each
     /// launch zeroes for the next (0: never); default [`SPARE_COUNTERS_MAX_BYTES`].
     pub spare_counters_max_bytes: Option<usize>,
+    /// The most blocks of a histogram launch that counts samples directly (not the partition;
+    /// a cluster launch rounds up to whole clusters, and no block counts 2^31 samples); default
+    /// as many as are resident at once. Fewer blocks each count more samples: this is how a
+    /// test drives 16-bit shared counters to wrap at a size a sanitizer can afford.
+    pub hist_grid: Option<u32>,
 }
 
 impl Tuning {
