@@ -13,8 +13,11 @@
 //              with R threads pinning ahead of the copies.
 //   cached / write-combined: the fills into page-locked memory allocated either way (cudarc's
 //              `alloc_pinned` asks for write-combined memory).
-// The first word of every chunk that reached the device is compared with the file's, so a
-// path that copies nothing cannot look fast.
+// After each timed run (not within it) the last chunks it left on the device, or in the pinned
+// buffer for the fill alone, are compared byte for byte with the file, so that a path that
+// copies nothing, or only part of each chunk, cannot look fast. The pool's idle threads spin
+// (yield), so its rows at twice the hardware threads oversubscribe the host (tally's rayon
+// threads sleep instead).
 // Build and run on the GPU host (the driver is loaded at run time; no CUDA headers needed):
 //   g++ -O2 -std=c++17 -pthread -o /tmp/sf scripts/profile/stream_fill.cpp -ldl
 //   /tmp/sf FILE [register]
@@ -44,6 +47,7 @@ static CUresult (*cuDeviceGet)(int*, int);
 static CUresult (*cuDevicePrimaryCtxRetain)(CUcontext*, int);
 static CUresult (*cuCtxSetCurrent)(CUcontext);
 static CUresult (*cuMemAlloc)(CUdeviceptr*, size_t);
+static CUresult (*cuMemFree)(CUdeviceptr);
 static CUresult (*cuMemAllocHost)(void**, size_t);
 static CUresult (*cuMemHostAlloc)(void**, size_t, unsigned);
 static CUresult (*cuMemHostRegister)(void*, size_t, unsigned);
@@ -53,6 +57,7 @@ static CUresult (*cuMemcpyDtoH)(void*, CUdeviceptr, size_t);
 static CUresult (*cuStreamCreate)(CUstream*, unsigned);
 static CUresult (*cuStreamSynchronize)(CUstream);
 static CUresult (*cuEventCreate)(CUevent*, unsigned);
+static CUresult (*cuEventDestroy)(CUevent);
 static CUresult (*cuEventRecord)(CUevent, CUstream);
 static CUresult (*cuEventSynchronize)(CUevent);
 static CUresult (*cuGetErrorString)(CUresult, const char**);
@@ -155,7 +160,7 @@ static void fill(Pool& pool, int fd, char* dst, size_t offset, size_t bytes, siz
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: %s FILE\n", argv[0]);
+    fprintf(stderr, "usage: %s FILE [register]\n", argv[0]);
     return 2;
   }
   void* lib = dlopen("libcuda.so.1", RTLD_NOW);
@@ -168,6 +173,7 @@ int main(int argc, char** argv) {
   load(cuDevicePrimaryCtxRetain, lib, "cuDevicePrimaryCtxRetain");
   load(cuCtxSetCurrent, lib, "cuCtxSetCurrent");
   load(cuMemAlloc, lib, "cuMemAlloc_v2");
+  load(cuMemFree, lib, "cuMemFree_v2");
   load(cuMemAllocHost, lib, "cuMemAllocHost_v2");
   load(cuMemHostAlloc, lib, "cuMemHostAlloc");
   load(cuMemHostRegister, lib, "cuMemHostRegister_v2");
@@ -177,6 +183,7 @@ int main(int argc, char** argv) {
   load(cuStreamCreate, lib, "cuStreamCreate");
   load(cuStreamSynchronize, lib, "cuStreamSynchronize");
   load(cuEventCreate, lib, "cuEventCreate");
+  load(cuEventDestroy, lib, "cuEventDestroy_v2");
   load(cuEventRecord, lib, "cuEventRecord");
   load(cuEventSynchronize, lib, "cuEventSynchronize");
   load(cuGetErrorString, lib, "cuGetErrorString");
@@ -196,7 +203,10 @@ int main(int argc, char** argv) {
     return 1;
   }
   struct stat st;
-  fstat(fd, &st);
+  if (fstat(fd, &st) != 0) {
+    perror(argv[1]);
+    return 1;
+  }
   size_t file_bytes = (size_t)st.st_size / CHUNK * CHUNK;
   size_t chunks = file_bytes / CHUNK;
   double gb = file_bytes / 1e9;
@@ -212,22 +222,22 @@ int main(int argc, char** argv) {
     check(cuMemAlloc(&device[s], CHUNK), "cuMemAlloc");
     check(cuEventCreate(&copied[s], EVENT_DISABLE_TIMING), "cuEventCreate");
   }
-  // The first word of each chunk as the device received it, checked against the file.
-  std::vector<uint64_t> first_words(chunks);
-  for (size_t k = 0; k < chunks; k++) {
-    if (pread(fd, &first_words[k], 8, k * CHUNK) != 8) {
+  // Whether `bytes` at `got` (host memory) are the file's from chunk k on.
+  std::vector<char> want(4 * CHUNK), seen(4 * CHUNK);
+  auto same_as_file = [&](const char* got, size_t k, size_t bytes, const char* what) {
+    if (pread(fd, want.data(), bytes, k * CHUNK) != (ssize_t)bytes) {
       perror("pread");
-      return 1;
-    }
-  }
-  auto check_device_word = [&](int slot, size_t k, const char* what) {
-    uint64_t w = 0;
-    check(cuMemcpyDtoH(&w, device[slot], 8), "cuMemcpyDtoH");
-    if (w != first_words[k]) {
-      printf("  %s: chunk %zu reached the device wrong (%llx, file %llx)\n", what, k, (unsigned long long)w,
-             (unsigned long long)first_words[k]);
       exit(1);
     }
+    if (memcmp(got, want.data(), bytes) != 0) {
+      printf("  %s: chunk %zu is not the file's\n", what, k);
+      exit(1);
+    }
+  };
+  // The same for `bytes` of device memory.
+  auto device_same_as_file = [&](CUdeviceptr d, size_t k, size_t bytes, const char* what) {
+    check(cuMemcpyDtoH(seen.data(), d, bytes), "cuMemcpyDtoH");
+    same_as_file(seen.data(), k, bytes, what);
   };
 
   // h2d: the bound.
@@ -264,19 +274,20 @@ int main(int argc, char** argv) {
       double t0 = now();
       for (size_t k = 0; k < chunks; k++) fill(pool, fd, pinned[k & 1], k * CHUNK, CHUNK, piece);
       double t_fill = now() - t0;
+      same_as_file(pinned[(chunks - 1) & 1], chunks - 1, CHUNK, "fill alone");
       // pipeline: fill slot k % 2 once its previous copy is done, then copy it.
       t0 = now();
       for (size_t k = 0; k < chunks; k++) {
         int s = k & 1;
         check(cuEventSynchronize(copied[s]), "event sync");
-        if (k >= 2) check_device_word(s, k - 2, "pipeline");
         fill(pool, fd, pinned[s], k * CHUNK, CHUNK, piece);
         check(cuMemcpyHtoDAsync(device[s], pinned[s], CHUNK, copy), "copy");
         check(cuEventRecord(copied[s], copy), "event record");
       }
       check(cuStreamSynchronize(copy), "sync");
       double t_pipe = now() - t0;
-      check_device_word((chunks - 1) & 1, chunks - 1, "pipeline");
+      device_same_as_file(device[(chunks - 2) & 1], chunks - 2, CHUNK, "pipeline");
+      device_same_as_file(device[(chunks - 1) & 1], chunks - 1, CHUNK, "pipeline");
       printf("fill %-14s %3d threads %zu MiB pieces: alone %.1f GB/s, pipeline %.1f GB/s\n",
              wc ? "write-combined" : "cached", threads, piece / MIB, gb / t_fill, gb / t_pipe);
     }
@@ -312,9 +323,12 @@ int main(int argc, char** argv) {
       double t3 = now();
       reg += t1 - t0, cp += t2 - t1, unreg += t3 - t2;
     }
-    if (ok)
+    if (ok) {
+      device_same_as_file(big, (units - 1) * (unit / CHUNK), unit, "register");
       printf("register %zu MiB units, one at a time: pin %.1f GB/s, copy %.1f GB/s, unpin %.1f GB/s, all %.1f GB/s\n",
              unit / MIB, gb / reg, gb / cp, gb / unreg, gb / (reg + cp + unreg));
+    }
+    check(cuMemFree(big), "cuMemFree");
   }
 
   // register, pipelined: R threads pin chunks ahead (at most `ahead` chunks pinned and not yet
@@ -376,7 +390,9 @@ int main(int argc, char** argv) {
         printf("register pipelined: pinning failed\n");
         break;
       }
-      check_device_word(slot_of_last, chunks - 1, "register pipelined");
+      device_same_as_file(device[slot_of_last ^ 1], chunks - 2, CHUNK, "register pipelined");
+      device_same_as_file(device[slot_of_last], chunks - 1, CHUNK, "register pipelined");
+      for (size_t i = 0; i < ahead; i++) check(cuEventDestroy(done[i]), "cuEventDestroy");
       printf("register pipelined, %d pinning threads, %zu ahead: %.1f GB/s\n", pinners, ahead, gb / t);
     }
   }

@@ -390,28 +390,30 @@ fn each_bin_once(bins: usize) -> Vec<i32> {
 /// bin, and Zipf data, every large-bin strategy, exact counts. Past the 16-bit block copy
 /// `auto` also looks at skew: all samples in one bin keep global-l2's hot-bin cache, the rest
 /// partition. One test per point, so that racecheck can run them side by side.
-fn around_switch_over(dev: &Arc<CudaDevice>, limit: usize, switches: bool) {
+fn around_switch_over(dev: &Arc<CudaDevice>, limit: usize, auto_switches: bool) {
     let points = SwitchOver::for_device(dev.info());
     eprintln!("switch-over points: {points:?}; around {limit}");
     let mut chosen: [Vec<Strategy>; 2] = Default::default();
     for (side, bins) in [limit, limit + 1].into_iter().enumerate() {
         let spec = HistogramSpec::even(bins as u32, 0.0, bins as f64);
-        let mut inputs = vec![samples::<i32>(Distribution::Zipf, bins as u32, if small() { 4099 } else { 1 << 21 }, 3)];
+        // (samples, whether all are in one bin)
+        let mut inputs =
+            vec![(samples::<i32>(Distribution::Zipf, bins as u32, if small() { 4099 } else { 1 << 21 }, 3), false)];
         // Under racecheck (TALLY_RACECHECK=1, whose cost is per launch) the strategies' kernels
         // at these bins run on the Zipf samples only.
         if std::env::var("TALLY_RACECHECK").as_deref() != Ok("1") {
-            inputs.push(samples(Distribution::Hot100, bins as u32, if small() { 4099 } else { 1 << 20 }, 3));
+            inputs.push((samples(Distribution::Hot100, bins as u32, if small() { 4099 } else { 1 << 20 }, 3), true));
         }
         if !small() {
-            inputs.push(each_bin_once(bins));
+            inputs.push((each_bin_once(bins), false));
         }
-        for (k, host) in inputs.iter().enumerate() {
+        for (host, one_bin) in &inputs {
             for s in LARGE {
                 let ran = check(dev, host, &spec, s, 0);
                 if s != Strategy::Auto {
                     continue;
                 }
-                if k == 1 && bins > points.block_shared16 {
+                if *one_bin && bins > points.block_shared16 {
                     assert_eq!(ran, Strategy::GlobalL2, "all in one bin at {bins} bins");
                 } else {
                     chosen[side].push(ran);
@@ -422,21 +424,26 @@ fn around_switch_over(dev: &Arc<CudaDevice>, limit: usize, switches: bool) {
     // The point is a switch-over: auto runs one strategy at `limit` and another above it.
     let [at, above] = &chosen;
     assert!(at.iter().all(|&s| s == at[0]) && above.iter().all(|&s| s == above[0]), "{chosen:?}");
-    assert_eq!(at[0] != above[0], switches, "auto at {limit} and {} bins: {chosen:?}", limit + 1);
+    assert_eq!(at[0] != above[0], auto_switches, "auto at {limit} and {} bins: {chosen:?}", limit + 1);
 }
+
+/// `around_switch_over`'s last argument: `auto` changes strategy at the point ...
+const AUTO_SWITCHES: bool = true;
+/// ... or only a strategy starts a second pass there.
+const SECOND_PASS_ONLY: bool = false;
 
 /// Around the largest 32-bit block copy, where `auto` moves to 16-bit counters.
 #[test]
 fn cuda_large_bins_around_the_block_copy() {
     let Some(dev) = gpu() else { return };
-    around_switch_over(&dev, SwitchOver::for_device(dev.info()).block_shared, true);
+    around_switch_over(&dev, SwitchOver::for_device(dev.info()).block_shared, AUTO_SWITCHES);
 }
 
 /// Around the largest 16-bit block copy, where `auto` moves to the partition.
 #[test]
 fn cuda_large_bins_around_the_16_bit_block_copy() {
     let Some(dev) = gpu() else { return };
-    around_switch_over(&dev, SwitchOver::for_device(dev.info()).block_shared16, true);
+    around_switch_over(&dev, SwitchOver::for_device(dev.info()).block_shared16, AUTO_SWITCHES);
 }
 
 /// Around the largest single-pass cluster copy (sm_90 and later), where cluster-shared starts a
@@ -445,7 +452,7 @@ fn cuda_large_bins_around_the_16_bit_block_copy() {
 fn cuda_large_bins_around_the_cluster_copy() {
     let Some(dev) = gpu() else { return };
     match SwitchOver::for_device(dev.info()).cluster_shared {
-        Some(limit) => around_switch_over(&dev, limit, false),
+        Some(limit) => around_switch_over(&dev, limit, SECOND_PASS_ONLY),
         None => eprintln!("skipping: no thread-block clusters on this device"),
     }
 }
@@ -455,7 +462,7 @@ fn cuda_large_bins_around_the_cluster_copy() {
 fn cuda_large_bins_around_the_16_bit_cluster_copy() {
     let Some(dev) = gpu() else { return };
     match SwitchOver::for_device(dev.info()).cluster_shared16 {
-        Some(limit) => around_switch_over(&dev, limit, false),
+        Some(limit) => around_switch_over(&dev, limit, SECOND_PASS_ONLY),
         None => eprintln!("skipping: no thread-block clusters on this device"),
     }
 }
@@ -542,14 +549,16 @@ fn cuda_16_bit_counters_spill_exactly() {
     }
 }
 
-/// 72% of `n` samples on the values of `hot` (about 24% each for three), the rest `rest` of
+/// `n` samples, 80% of them spread evenly over the values of `hot` (20% each for four: far from
+/// the 25% at which the skew probe gives a key a 32-bit counter of its own), the rest `rest` of
 /// random bits.
-fn three_hot<T: Copy>(n: usize, hot: [T; 3], seed: u64, rest: impl Fn(u64) -> T) -> Vec<T> {
+fn mostly_hot<T: Copy>(n: usize, hot: &[T], seed: u64, rest: impl Fn(u64) -> T) -> Vec<T> {
+    let seed = splitmix64(seed);
     (0..n)
         .map(|i| {
             let r = splitmix64(seed ^ i as u64);
-            if (r >> 40) % 100 < 72 {
-                hot[(r % 3) as usize]
+            if (r >> 40) % 100 < 80 {
+                hot[(r % hot.len() as u64) as usize]
             } else {
                 rest(r >> 8)
             }
@@ -559,16 +568,27 @@ fn three_hot<T: Copy>(n: usize, hot: [T; 3], seed: u64, rest: impl Fn(u64) -> T)
 
 /// Counts `host` with `strategy` on one block (one cluster for the cluster strategies), its
 /// counters poisoned first, and checks every count against the reference. One launch: the
-/// plans' relaunches are `check_plan`'s subject, and racecheck's cost is per shared access. The
-/// grid must be the one asked for, or the counters would not see the samples the test gives
-/// them.
-fn check_on_one_block<T: Sample>(dev: &Arc<CudaDevice>, host: &[T], spec: &HistogramSpec, strategy: Strategy) {
+/// plans' relaunches are `check_plan`'s subject, and racecheck's cost grows with launches. The
+/// plan must have the shape the test's samples were made for, or the counters would not see
+/// them: a grid of one block (or cluster), one pass, clusters of `cluster` blocks, and a 32-bit
+/// counter for a dominant key where `hot_key`.
+fn check_on_one_block<T: Sample>(
+    dev: &Arc<CudaDevice>,
+    host: &[T],
+    spec: &HistogramSpec,
+    strategy: Strategy,
+    hot_key: bool,
+    cluster: Option<u32>,
+) {
     let tuning = Tuning { hist_grid: Some(1), ..Default::default() };
     let stream = dev.stream();
     let buf = stream.upload(host, "test samples").unwrap();
     let mut plan = HistogramPlan::new(dev, &buf.view(), spec, strategy, &tuning).unwrap();
     assert_eq!(plan.strategy(), strategy);
-    assert_eq!(plan.grid(), Some(plan.cluster_size().unwrap_or(1)), "{strategy}: one block or cluster");
+    assert_eq!(plan.cluster_size(), cluster, "{strategy}: blocks per cluster");
+    assert_eq!(plan.grid(), Some(cluster.unwrap_or(1)), "{strategy}: one block or cluster");
+    assert_eq!(plan.passes(), 1, "{strategy}: one pass");
+    assert_eq!(plan.variant().hot_key, hot_key, "{strategy}: a dominant key's own counter");
     plan.fill_outputs(stream, 0xA5).unwrap();
     plan.launch(stream, &buf.view()).unwrap();
     let got = plan.read(stream).unwrap();
@@ -576,41 +596,43 @@ fn check_on_one_block<T: Sample>(dev: &Arc<CudaDevice>, host: &[T], spec: &Histo
     common::assert_same_counts(&got, &reference::histogram(host, spec), &what);
 }
 
-/// Samples for the tests of 16-bit counters that wrap within one block: 300,007 of them (over
-/// two channels twice as many), about 72,000 in each of three keys.
-const WRAP_SAMPLES: usize = 300_007;
+/// Samples (per channel) for the tests of 16-bit counters that wrap within one block: about
+/// 72,000 in each of four keys.
+const WRAP_SAMPLES: usize = 360_007;
 
 /// The wrapping of `cuda_16_bit_counters_spill_exactly` at a size a sanitizer can afford: one
-/// block counts every sample, so that three of its 16-bit counters wrap.
+/// block counts every sample, so that four of its 16-bit counters wrap.
 #[test]
 fn cuda_16_bit_counters_wrap_within_one_block() {
     let Some(dev) = gpu() else { return };
     let bins = 65536;
-    let host = three_hot(WRAP_SAMPLES, [0, 1, bins - 1], 5, |r| (r % (bins as u64 + 200)) as i32 - 100);
-    check_on_one_block(&dev, &host, &HistogramSpec::even(bins as u32, 0.0, bins as f64), Strategy::BlockShared16);
+    let host = mostly_hot(WRAP_SAMPLES, &[0, 1, 2, bins - 1], 5, |r| (r % (bins as u64 + 200)) as i32 - 100);
+    let spec = HistogramSpec::even(bins as u32, 0.0, bins as f64);
+    check_on_one_block(&dev, &host, &spec, Strategy::BlockShared16, false, None);
 }
 
-/// Narrow outlier counters that wrap within one block: NaN and below the range are two of the
-/// three hot values.
+/// Narrow outlier counters that wrap within one block: NaN, below and above the range are three
+/// of the four hot values.
 #[test]
 fn cuda_16_bit_outlier_counters_wrap_within_one_block() {
     let Some(dev) = gpu() else { return };
-    let host = three_hot(WRAP_SAMPLES, [f32::NAN, -1.0, 5.0], 6, |r| (r % 40_000) as f32 * 0.25 - 100.0);
-    check_on_one_block(&dev, &host, &HistogramSpec::even(30000, 0.0, 7500.0), Strategy::BlockShared16);
+    let host = mostly_hot(WRAP_SAMPLES, &[f32::NAN, -1.0, 1e9, 5.0], 6, |r| (r % 40_000) as f32 * 0.25 - 100.0);
+    check_on_one_block(&dev, &host, &HistogramSpec::even(30000, 0.0, 7500.0), Strategy::BlockShared16, false, None);
 }
 
-/// Two channels, each with about 72,000 samples in a hot key (and a dominant key, which the
-/// probe gives a 32-bit counter of its own), within one block.
+/// Two channels within one block: in one, four keys of about 72,000 samples each wrap; the
+/// other is all one key, which the probe gives a 32-bit counter of its own.
 #[test]
 fn cuda_16_bit_channel_counters_wrap_within_one_block() {
     let Some(dev) = gpu() else { return };
-    let host = three_hot(2 * WRAP_SAMPLES, [7, 7, 39_999], 7, |r| (r % 40_000) as i32);
+    let odd = mostly_hot(WRAP_SAMPLES, &[7, 8, 20_000, 39_999], 7, |r| (r % 40_000) as i32);
+    let host: Vec<i32> = odd.iter().flat_map(|&v| [7, v]).collect();
     let spec = HistogramSpec::even(40000, 0.0, 40000.0).with_channels(Channels { interleave: 2, selected: vec![1, 0] });
-    check_on_one_block(&dev, &host, &spec, Strategy::BlockShared16);
+    check_on_one_block(&dev, &host, &spec, Strategy::BlockShared16, true, None);
 }
 
-/// One cluster counts every sample into the largest single-pass cluster histogram: key r's
-/// neighbour is r + 16 (sm_90 and later).
+/// One cluster of 16 blocks counts every sample into the largest single-pass cluster histogram:
+/// key r's neighbour is r + 16 (sm_90 and later).
 #[test]
 fn cuda_16_bit_cluster_counters_wrap_within_one_cluster() {
     let Some(dev) = gpu() else { return };
@@ -619,8 +641,9 @@ fn cuda_16_bit_cluster_counters_wrap_within_one_cluster() {
         return;
     }
     let bins = SwitchOver::for_device(dev.info()).cluster_shared16.unwrap() as i32;
-    let host = three_hot(WRAP_SAMPLES, [0, 16, bins - 1], 8, |r| (r % bins as u64) as i32);
-    check_on_one_block(&dev, &host, &HistogramSpec::even(bins as u32, 0.0, bins as f64), Strategy::ClusterShared16);
+    let host = mostly_hot(WRAP_SAMPLES, &[0, 16, 17, bins - 1], 8, |r| (r % bins as u64) as i32);
+    let spec = HistogramSpec::even(bins as u32, 0.0, bins as f64);
+    check_on_one_block(&dev, &host, &spec, Strategy::ClusterShared16, false, Some(16));
 }
 
 /// Several passes over the input: samples in no bin are counted once, not once per pass;

@@ -66,9 +66,9 @@ fn mixed_ints(n: usize, seed: u64, lo: i64, span: u64, specials: &[i64]) -> Vec<
         .collect()
 }
 
-/// TALLY_RACECHECK=1: fewer launches of each kernel variant (racecheck's cost is per launch,
-/// and its hazards do not depend on where a tail ends): fewer sizes, misalignments and
-/// distributions. memcheck keeps every size (TALLY_SMALL).
+/// TALLY_RACECHECK=1: fewer launches of each kernel variant, for racecheck, whose cost grows
+/// with launches: fewer sizes, misalignments and distributions, one tail still. The tails'
+/// bounds are memcheck's subject, which runs every size (TALLY_SMALL).
 fn racecheck() -> bool {
     std::env::var("TALLY_RACECHECK").as_deref() == Ok("1")
 }

@@ -219,12 +219,11 @@ impl CudaDevice {
                 return Ok(kept.swap_remove(i));
             }
         }
-        // Cached, not write-combined (cudarc's `alloc_pinned`): filling these buffers from a
-        // file or a slice ran as fast into either kind on an H100 host (docs/PERF.md, v31), and
-        // a read by the CPU of write-combined memory is uncached, so nothing is gained by it and
-        // a slow path is avoided.
+        // Write-combined (cudarc's `alloc_pinned`): the CPU only writes these buffers, and
+        // streaming a file through them ran 5-12% faster than through cached ones, from host
+        // memory within about 5% either way (an H100 host, docs/PERF.md v31, call 6).
         // SAFETY: the memory is zeroed below before anything reads it.
-        let mut host = unsafe { self.ctx.alloc_pinned_with_flags::<u8>(bytes.max(1), 0) }
+        let mut host = unsafe { self.ctx.alloc_pinned::<u8>(bytes.max(1)) }
             .map_err(|e| oom_or(e, "cuMemHostAlloc", bytes, "pinned staging buffer"))?;
         host.as_mut_slice().map_err(driver("cuEventSynchronize"))?.fill(0);
         Ok(host)

@@ -253,12 +253,12 @@ impl<T: Sample> HistogramPlan<T> {
                             why: "not even a single block fits".into(),
                         });
                     }
-                    // 32-bit cluster counters: no cluster may count 2^32 samples into one.
-                    let resident = (active * c.cluster) as u64;
-                    let cap_blocks = |g: u32| resident.min((g as u64).next_multiple_of(c.cluster as u64));
-                    let blocks = tuning.hist_grid.map_or(resident, cap_blocks);
-                    let safe = if strategy.narrow() { 0 } else { (n as u64 * c.cluster as u64).div_ceil(1 << 31) };
-                    let grid = blocks.max(safe.next_multiple_of(c.cluster as u64));
+                    let cluster = c.cluster as u64;
+                    let blocks = policy::capped_blocks((active * c.cluster) as u64, tuning.hist_grid, cluster);
+                    // No block counts 2^31 samples, and with 32-bit counters no cluster counts 2^32
+                    // into one.
+                    let safe = if strategy.narrow() { n as u64 } else { n as u64 * cluster }.div_ceil(1 << 31);
+                    let grid = blocks.max(safe.next_multiple_of(cluster));
                     shape =
                         LaunchShape { grid: grid as u32, block: threads, smem: smem as u32, cluster: Some(c.cluster) };
                     (kernel, edges_shared, slice, rank_counters) = (k, e, c.slice, c.rank_counters);
@@ -270,7 +270,7 @@ impl<T: Sample> HistogramPlan<T> {
                 let smem = cap.layout(strategy, width, edges_shared, 0).bytes();
                 kernel = load(smem)?;
                 let resident = info.multiprocessors as u64 * kernel.blocks_per_sm(threads, smem)? as u64;
-                let max_grid = tuning.hist_grid.map_or(resident, |g| resident.min(g as u64));
+                let max_grid = policy::capped_blocks(resident, tuning.hist_grid, 1);
                 let grid = policy::grid(n as u64, policy::tile_samples(T::DTYPE, threads), max_grid);
                 shape = LaunchShape::new(grid as u32, threads, smem);
                 slice = cap.pass_keys(info, strategy, width, counter_size);

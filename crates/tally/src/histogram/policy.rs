@@ -77,10 +77,11 @@ pub struct Tuning {
     /// Counter bytes up to which a histogram plan keeps a second set of counters that each
     /// launch zeroes for the next (0: never); default [`SPARE_COUNTERS_MAX_BYTES`].
     pub spare_counters_max_bytes: Option<usize>,
-    /// The most blocks of a histogram launch that counts samples directly (not the partition;
-    /// a cluster launch rounds up to whole clusters, and no block counts 2^31 samples); default
-    /// as many as are resident at once. Fewer blocks each count more samples: this is how a
-    /// test drives 16-bit shared counters to wrap at a size a sanitizer can afford.
+    /// The most blocks of a `HistogramPlan` launch that counts samples directly (not the
+    /// partition, the image or the general plans; a cluster launch rounds up to whole clusters,
+    /// and a launch keeps the blocks that no block counts 2^31 samples); default as many as are
+    /// resident at once. Fewer blocks each count more samples: this is how a test drives 16-bit
+    /// shared counters to wrap at a size a sanitizer can afford.
     pub hist_grid: Option<u32>,
 }
 
@@ -522,6 +523,13 @@ impl Capacity {
 /// (first key, keys) of each pass over `width` keys, `slice` at a time.
 pub fn passes(width: usize, slice: usize) -> Vec<(u32, u32)> {
     (0..width.max(1)).step_by(slice.max(1)).map(|lo| (lo as u32, slice.min(width - lo) as u32)).collect()
+}
+
+/// The most blocks a launch may take: the `resident` ones (a whole number of `cluster`s),
+/// or fewer where the tuning caps them (`Tuning::hist_grid`, rounded up to whole clusters, at
+/// least one). The launch's own floor for its counters' safety applies after this.
+pub fn capped_blocks(resident: u64, cap: Option<u32>, cluster: u64) -> u64 {
+    cap.map_or(resident, |g| resident.min(u64::from(g.max(1)).next_multiple_of(cluster.max(1))))
 }
 
 /// Blocks of a plain launch: enough to fill the device (`max_grid` resident), no more than

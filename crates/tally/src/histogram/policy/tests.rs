@@ -116,4 +116,14 @@ fn strategies_that_cannot_run_degrade() {
     assert_eq!(passes(10, 4), vec![(0, 4), (4, 4), (8, 2)]);
     assert_eq!(grid(0, 4096, 264), 1);
     assert_eq!(grid(1 << 40, 4096, 264), 512);
+    // A cap: fewer than resident, whole clusters, at least one block, never above resident.
+    assert_eq!(capped_blocks(264, None, 1), 264);
+    assert_eq!(capped_blocks(264, Some(1), 1), 1);
+    assert_eq!(capped_blocks(264, Some(0), 1), 1);
+    assert_eq!(capped_blocks(264, Some(1000), 1), 264);
+    assert_eq!(capped_blocks(128, Some(1), 16), 16);
+    assert_eq!(capped_blocks(128, Some(17), 16), 32);
+    assert_eq!(capped_blocks(128, Some(200), 16), 128);
+    // The plain launch's floor still applies under a cap of one block.
+    assert_eq!(grid(1 << 33, 4096, capped_blocks(264, Some(1), 1)), 4);
 }
