@@ -13,9 +13,10 @@
 //              with R threads pinning ahead of the copies.
 //   cached / write-combined: the fills into page-locked memory allocated either way (cudarc's
 //              `alloc_pinned` asks for write-combined memory).
-// After each timed run (not within it) the last chunks it left on the device, or in the pinned
-// buffer for the fill alone, are compared byte for byte with the file, so that a path that
-// copies nothing, or only part of each chunk, cannot look fast. The pool's idle threads spin
+// Before each timed run the buffers it writes are poisoned, and after it (not within it) the
+// last chunks it left on the device, or in the pinned buffer for the fill alone, are compared
+// byte for byte with the file, so that a path that copies nothing, or only part of each chunk,
+// cannot look fast. The pool's idle threads spin
 // (yield), so its rows at twice the hardware threads oversubscribe the host (tally's rayon
 // threads sleep instead).
 // Build and run on the GPU host (the driver is loaded at run time; no CUDA headers needed):
@@ -54,6 +55,7 @@ static CUresult (*cuMemHostRegister)(void*, size_t, unsigned);
 static CUresult (*cuMemHostUnregister)(void*);
 static CUresult (*cuMemcpyHtoDAsync)(CUdeviceptr, const void*, size_t, CUstream);
 static CUresult (*cuMemcpyDtoH)(void*, CUdeviceptr, size_t);
+static CUresult (*cuMemsetD8)(CUdeviceptr, unsigned char, size_t);
 static CUresult (*cuStreamCreate)(CUstream*, unsigned);
 static CUresult (*cuStreamSynchronize)(CUstream);
 static CUresult (*cuEventCreate)(CUevent*, unsigned);
@@ -180,6 +182,7 @@ int main(int argc, char** argv) {
   load(cuMemHostUnregister, lib, "cuMemHostUnregister");
   load(cuMemcpyHtoDAsync, lib, "cuMemcpyHtoDAsync_v2");
   load(cuMemcpyDtoH, lib, "cuMemcpyDtoH_v2");
+  load(cuMemsetD8, lib, "cuMemsetD8_v2");
   load(cuStreamCreate, lib, "cuStreamCreate");
   load(cuStreamSynchronize, lib, "cuStreamSynchronize");
   load(cuEventCreate, lib, "cuEventCreate");
@@ -209,6 +212,10 @@ int main(int argc, char** argv) {
   }
   size_t file_bytes = (size_t)st.st_size / CHUNK * CHUNK;
   size_t chunks = file_bytes / CHUNK;
+  if (chunks < 4) {
+    fprintf(stderr, "%s: at least 256 MiB of data needed\n", argv[1]);
+    return 1;
+  }
   double gb = file_bytes / 1e9;
   printf("file %s: %.2f GB in %zu chunks of 64 MiB; %u hardware threads\n", argv[1], gb, chunks,
          std::thread::hardware_concurrency());
@@ -238,6 +245,16 @@ int main(int argc, char** argv) {
   auto device_same_as_file = [&](CUdeviceptr d, size_t k, size_t bytes, const char* what) {
     check(cuMemcpyDtoH(seen.data(), d, bytes), "cuMemcpyDtoH");
     same_as_file(seen.data(), k, bytes, what);
+  };
+
+  // The pinned buffers in use and the device chunks overwritten with a pattern no file chunk
+  // here has (random data), outside the timed runs.
+  auto poison = [&]() {
+    for (int s = 0; s < 2; s++) {
+      memset(pinned[s], 0xA5, CHUNK);
+      check(cuMemsetD8(device[s], 0x5A, CHUNK), "cuMemsetD8");
+    }
+    check(cuStreamSynchronize(nullptr), "sync");
   };
 
   // h2d: the bound.
@@ -271,11 +288,13 @@ int main(int argc, char** argv) {
     Pool pool(threads);
     for (size_t piece : {1 * MIB, 4 * MIB}) {
       // fill alone: every chunk of the file into the two pinned buffers in turn.
+      poison();
       double t0 = now();
       for (size_t k = 0; k < chunks; k++) fill(pool, fd, pinned[k & 1], k * CHUNK, CHUNK, piece);
       double t_fill = now() - t0;
       same_as_file(pinned[(chunks - 1) & 1], chunks - 1, CHUNK, "fill alone");
       // pipeline: fill slot k % 2 once its previous copy is done, then copy it.
+      poison();
       t0 = now();
       for (size_t k = 0; k < chunks; k++) {
         int s = k & 1;
@@ -308,6 +327,7 @@ int main(int argc, char** argv) {
     size_t units = file_bytes / unit;
     CUdeviceptr big;
     check(cuMemAlloc(&big, unit), "cuMemAlloc");
+    check(cuMemsetD8(big, 0x5A, unit), "cuMemsetD8");
     double reg = 0, cp = 0, unreg = 0;
     bool ok = true;
     for (size_t k = 0; k < units && ok; k++) {
@@ -340,6 +360,7 @@ int main(int argc, char** argv) {
       std::atomic<size_t> copied_up_to{0};  // chunks unpinned by the main thread
       std::atomic<size_t> next{0};
       std::vector<std::thread> workers;
+      poison();
       double t0 = now();
       for (int w = 0; w < pinners; w++)
         workers.emplace_back([&] {
@@ -386,13 +407,13 @@ int main(int argc, char** argv) {
       double t = now() - t0;
       for (size_t k = launched; k < chunks; k++)
         if (state[k].load() == 1) cuMemHostUnregister(map + k * CHUNK);
+      for (size_t i = 0; i < ahead; i++) check(cuEventDestroy(done[i]), "cuEventDestroy");
       if (!ok) {
         printf("register pipelined: pinning failed\n");
         break;
       }
       device_same_as_file(device[slot_of_last ^ 1], chunks - 2, CHUNK, "register pipelined");
       device_same_as_file(device[slot_of_last], chunks - 1, CHUNK, "register pipelined");
-      for (size_t i = 0; i < ahead; i++) check(cuEventDestroy(done[i]), "cuEventDestroy");
       printf("register pipelined, %d pinning threads, %zu ahead: %.1f GB/s\n", pinners, ahead, gb / t);
     }
   }

@@ -386,7 +386,7 @@ fn each_bin_once(bins: usize) -> Vec<i32> {
 }
 
 /// Just below and above `limit`, a bin count where `auto` changes strategy on this device
-/// (`switches`) or where a strategy starts a second pass: each bin once, all samples in one
+/// (`auto_switches`) or where a strategy starts a second pass: each bin once, all samples in one
 /// bin, and Zipf data, every large-bin strategy, exact counts. Past the 16-bit block copy
 /// `auto` also looks at skew: all samples in one bin keep global-l2's hot-bin cache, the rest
 /// partition. One test per point, so that racecheck can run them side by side.
@@ -399,7 +399,7 @@ fn around_switch_over(dev: &Arc<CudaDevice>, limit: usize, auto_switches: bool) 
         // (samples, whether all are in one bin)
         let mut inputs =
             vec![(samples::<i32>(Distribution::Zipf, bins as u32, if small() { 4099 } else { 1 << 21 }, 3), false)];
-        // Under racecheck (TALLY_RACECHECK=1, whose cost is per launch) the strategies' kernels
+        // Under racecheck (TALLY_RACECHECK=1, whose cost grows with launches) the strategies' kernels
         // at these bins run on the Zipf samples only.
         if std::env::var("TALLY_RACECHECK").as_deref() != Ok("1") {
             inputs.push((samples(Distribution::Hot100, bins as u32, if small() { 4099 } else { 1 << 20 }, 3), true));

@@ -79,7 +79,7 @@ pub struct Tuning {
     pub spare_counters_max_bytes: Option<usize>,
     /// The most blocks of a `HistogramPlan` launch that counts samples directly (not the
     /// partition, the image or the general plans; a cluster launch rounds up to whole clusters,
-    /// and a launch keeps the blocks that no block counts 2^31 samples); default as many as are
+    /// and a launch takes at least enough blocks that none counts 2^31 samples); default as many as are
     /// resident at once. Fewer blocks each count more samples: this is how a test drives 16-bit
     /// shared counters to wrap at a size a sanitizer can afford.
     pub hist_grid: Option<u32>,

@@ -48,7 +48,9 @@ pub trait ChunkSource<T>: Send {
     fn remaining(&self) -> Option<u64>;
 
     /// Fills `out` from the front with the next elements and returns how many it wrote: all of
-    /// `out` unless the source ends first, 0 once it has ended.
+    /// `out` unless the source ends first, 0 once it has ended. On a device `out` is a pinned
+    /// staging buffer in write-combined memory: write it, do not read it (a CPU read of it is
+    /// uncached and slow).
     fn fill(&mut self, out: &mut [T]) -> Result<usize>;
 }
 
