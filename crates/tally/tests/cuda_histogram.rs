@@ -401,7 +401,7 @@ fn around_switch_over(dev: &Arc<CudaDevice>, limit: usize, auto_switches: bool) 
             vec![(samples::<i32>(Distribution::Zipf, bins as u32, if small() { 4099 } else { 1 << 21 }, 3), false)];
         // Under racecheck (TALLY_RACECHECK=1, whose cost grows with launches) the strategies' kernels
         // at these bins run on the Zipf samples only.
-        if std::env::var("TALLY_RACECHECK").as_deref() != Ok("1") {
+        if !common::racecheck() {
             inputs.push((samples(Distribution::Hot100, bins as u32, if small() { 4099 } else { 1 << 20 }, 3), true));
         }
         if !small() {

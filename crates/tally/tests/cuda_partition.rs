@@ -16,7 +16,9 @@ use tally::{
 };
 
 mod common;
-use common::{assert_same_counts, check_plan, gpu};
+// Under TALLY_RACECHECK (`racecheck()`): fewer sizes, misalignments and distributions, one tail
+// still. The tails' bounds are memcheck's subject, which runs every size (TALLY_SMALL).
+use common::{assert_same_counts, check_plan, gpu, racecheck};
 
 /// TALLY_SMALL=1 (under compute-sanitizer): the sizes that exercise tails, lanes and slices.
 fn small() -> bool {
@@ -64,13 +66,6 @@ fn mixed_ints(n: usize, seed: u64, lo: i64, span: u64, specials: &[i64]) -> Vec<
             }
         })
         .collect()
-}
-
-/// TALLY_RACECHECK=1: fewer launches of each kernel variant, for racecheck, whose cost grows
-/// with launches: fewer sizes, misalignments and distributions, one tail still. The tails'
-/// bounds are memcheck's subject, which runs every size (TALLY_SMALL).
-fn racecheck() -> bool {
-    std::env::var("TALLY_RACECHECK").as_deref() == Ok("1")
 }
 
 /// Tile-edge sizes: 0, 1, a tile and its neighbours, and a few tiles with a tail; under

@@ -35,7 +35,7 @@ pub fn check_plan<T: Sample>(
     plan.launch(stream, &samples).unwrap();
     let got = plan.read(stream).unwrap();
     assert_same_counts(&got, &want, &what);
-    let launches = if std::env::var("TALLY_RACECHECK").as_deref() == Ok("1") { 2 } else { 3 };
+    let launches = if racecheck() { 2 } else { 3 };
     for again in 1..launches {
         if again == 1 {
             // Before the second set exists: the second launch's kernel zeroes this poison.
@@ -47,6 +47,12 @@ pub fn check_plan<T: Sample>(
     }
     assert_eq!(got.backend, "cuda");
     (got, plan.partition_scratch())
+}
+
+/// TALLY_RACECHECK=1 (set by the racecheck runs): the tests launch each kernel variant fewer
+/// times, racecheck's cost growing with launches (fewer sizes, misalignments, inputs).
+pub fn racecheck() -> bool {
+    std::env::var("TALLY_RACECHECK").as_deref() == Ok("1")
 }
 
 /// Panics with the outlier counts and the first differing bins where `got` and `want` differ.

@@ -11,9 +11,9 @@ use std::marker::PhantomData;
 use std::path::Path;
 
 /// Bytes each thread copies or reads at a time when one chunk is filled in parallel: 64 of
-/// them to a default chunk, so that a thread that starts late holds up its chunk by little. Reading a
-/// file in the page cache into pinned memory on 16 threads of an H100 host in a two-slot
-/// pipeline (docs/PERF.md, v31): 1 MiB pieces 39.7-47.1 GB/s, 4 MiB 32.9-43.1.
+/// them to a default chunk, so that a thread that starts late holds up its chunk by little.
+/// Reading a file in the page cache into pinned memory on 16 threads of an H100 host in a
+/// two-slot pipeline (docs/PERF.md, v31): 1 MiB pieces 39.7-47.1 GB/s, 4 MiB 32.9-43.1.
 const PIECE_BYTES: usize = 1 << 20;
 
 mod sealed {
