@@ -321,6 +321,10 @@ fn cuda_more_than_2_pow_32_samples() {
         plan.copy_counts_u64(stream, &mut wide.view_mut()).unwrap();
         assert_eq!(stream.download(&wide.view()).unwrap(), want.counts[0], "{len} samples, widened counts");
         stream.copy_to_device(&vec![u64::MAX; 200], &mut wide.view_mut()).unwrap();
+        // The counters, 32- or 64-bit, posted with the outliers and read from the post.
+        assert!(plan.posts_counts(), "{len} samples: 200 counters fit a post");
+        plan.launch(stream, &view).unwrap();
+        assert!(plan.read(stream).unwrap().same_counts(want), "{len} samples, posted counts");
     }
     assert!(want_part.counts[0][0] > 1 << 31, "the 32-bit counter's top bit is in use");
     let backend = Backend::Cuda(dev);
@@ -690,6 +694,33 @@ fn cuda_hundred_million_bins() {
     }
 }
 
+/// A one-pass plan posts its counters with its outlier counters where they fit a kept read-back
+/// (511 words: 1,016 32-bit counters and one channel's 3 outlier words; 334 bins of three
+/// channels), and copies them after the launch beyond that. Each side of both lines counts
+/// exactly on poisoned counters, launch after launch.
+#[test]
+fn cuda_small_plans_post_their_counters() {
+    let Some(dev) = gpu() else { return };
+    let n = if small() { 3001 } else { (1 << 20) + 5 };
+    let rgb = |bins: u32| {
+        HistogramSpec::even(bins, 0.0, bins as f64).with_channels(Channels { interleave: 3, selected: vec![2, 0, 1] })
+    };
+    for (spec, posts) in [
+        (HistogramSpec::even(1016, 0.0, 1016.0), true),
+        (HistogramSpec::even(1017, 0.0, 1017.0), false),
+        (rgb(334), true),
+        (rgb(335), false),
+    ] {
+        let bins = spec.bins.count() as i64;
+        let host: Vec<i32> = common::draw(n, bins as u64, |r| (r.next() % (bins as u64 + 20)) as i32 - 10);
+        let buf = dev.stream().upload(&host, "samples").unwrap();
+        let plan = tally::HistogramPlan::new(&dev, &buf.view(), &spec, Strategy::Auto, &Default::default()).unwrap();
+        assert_eq!(plan.passes(), 1, "{spec:?}");
+        assert_eq!(plan.posts_counts(), posts, "{spec:?}");
+        check_plan(&dev, &host, &spec, Strategy::Auto, 0, &Default::default());
+    }
+}
+
 /// A plan of one launch counts into the set of counters its last launch zeroed and posts its
 /// outlier counters to the host (unless launched unposted); a plan of several passes copies
 /// them. Both give the reference's counts and outliers launch after launch, on different
@@ -713,6 +744,7 @@ fn cuda_plans_post_outliers_and_count_afresh() {
         let bufs: Vec<_> = inputs.iter().map(|h| stream.upload(h, "samples").unwrap()).collect();
         let mut plan = tally::HistogramPlan::new(&dev, &bufs[0].view(), &spec, strategy, &tuning).unwrap();
         assert_eq!(plan.passes() > 1, !posts, "{strategy}");
+        assert_eq!(plan.posts_counts(), posts, "{strategy}: 256 counters ride with the outliers");
         plan.fill_outputs(stream, 0xA5).unwrap();
         for round in 0..7 {
             let k = round % 3;

@@ -96,15 +96,19 @@ fn check_every_primitive(set: &DeviceSet, n: usize, seed: u64) {
 
 fn check_uneven_local_shards(set: &DeviceSet, n: usize, seed: u64) {
     let ints: Vec<u32> = draw(n, seed, |r| (r.next() % 1000) as u32);
-    let spec = HistogramSpec::even(1000, 0.0, 1000.0);
-    let want = tally::histogram::reference::histogram(&ints, &spec);
+    // 1,000 bins: each device's counts posted to the host and added there; 5,000 (some values
+    // below and above): too many to post, combined by the all-reduce.
+    let specs = [HistogramSpec::even(1000, 0.0, 1000.0), HistogramSpec::even(5000, 100.0, 900.0)];
+    let wants: Vec<_> = specs.iter().map(|spec| tally::histogram::reference::histogram(&ints, spec)).collect();
     let sum: i128 = ints.iter().map(|&x| x as i128).sum();
     for (a, _) in uneven(n) {
         let dev = set.devices()[1].clone();
         let second = dev.stream().upload(&ints[a..], "second shard").unwrap();
         let shards = || Shards::Local(vec![Input::Host(&ints[..a]), Input::Device(second.view())]);
-        let h = set.histogram(shards(), &spec, Strategy::Auto).unwrap();
-        assert!(h.same_counts(&want), "histogram split at {a} of {n}");
+        for (spec, want) in specs.iter().zip(&wants) {
+            let h = set.histogram(shards(), spec, Strategy::Auto).unwrap();
+            assert!(h.same_counts(want), "histogram of {} bins split at {a} of {n}", spec.bins.count());
+        }
         let r = set.reduce(shards(), ReduceOp::Sum, ReduceOptions::default()).unwrap();
         assert_eq!(r.exact, Some(sum), "sum split at {a} of {n}");
         let s: Vec<u64> = set.scan(shards(), ScanOp::Sum, ScanOptions::inclusive()).unwrap();

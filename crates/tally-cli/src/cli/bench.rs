@@ -94,6 +94,13 @@ pub struct Row {
     /// counts read back (the counts stay on the device, as a binding's caller keeps them).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub e2e_ms: Option<f64>,
+    /// The same with the whole histogram read to the host (median).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_ms: Option<f64>,
+    /// The library's one-off call (`Backend::histogram` on resident samples): a new plan, its
+    /// launch and the whole histogram read to the host (median).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub call_ms: Option<f64>,
     pub gbs: f64,
     pub fraction_of_read_bandwidth: f64,
     /// Counts equal the CPU backend's exactly.
@@ -115,6 +122,8 @@ impl BenchRow for Row {
         Column::left("ran", 17),
         Column::right("ms", 10),
         Column::right("e2e ms", 10),
+        Column::right("read ms", 10),
+        Column::right("call ms", 10),
         Column::right("GB/s", 9),
         Column::right("%read", 7),
         Column::right("ok", 3),
@@ -130,6 +139,8 @@ impl BenchRow for Row {
             self.ran.name().into(),
             format!("{:.4}", self.ms),
             self.e2e_ms.map(|ms| format!("{ms:.4}")).unwrap_or_default(),
+            self.read_ms.map(|ms| format!("{ms:.4}")).unwrap_or_default(),
+            self.call_ms.map(|ms| format!("{ms:.4}")).unwrap_or_default(),
             format!("{:.1}", self.gbs),
             percent_cell(self.fraction_of_read_bandwidth),
             ok_cell(self.verified),
@@ -286,6 +297,9 @@ fn layout(r: &Row) -> String {
     parts.join(", ")
 }
 
+/// A row's times: the kernel, then the host-clock figures of a GPU row (see [`Row`]).
+type HostTimes = (f64, Option<f64>, Option<f64>, Option<f64>);
+
 impl Sweep<'_> {
     fn case<T: Sample + FromBin>(&mut self, dist: Distribution, bins: u32) -> anyhow::Result<()> {
         self.bar.set_message(format!("{} {} {} bins: generating", T::DTYPE, dist.name(), bins));
@@ -293,28 +307,31 @@ impl Sweep<'_> {
         let spec = HistogramSpec::even(bins, 0.0, bins as f64);
         let reference = cpu::histogram(&host, &spec)?;
         let bytes = (self.n * std::mem::size_of::<T>()) as f64;
-        let mut push = |strategy, ran, (ms, e2e_ms): (f64, Option<f64>), verified, passes, cluster, partition| {
-            let gbs = gbs(bytes, ms);
-            self.rows.push(Row {
-                dtype: T::DTYPE,
-                distribution: dist.name(),
-                bins,
-                strategy,
-                ran,
-                ms,
-                e2e_ms,
-                gbs,
-                fraction_of_read_bandwidth: gbs / self.read_gbs,
-                verified,
-                passes,
-                cluster,
-                partition,
-            });
-        };
+        let mut push =
+            |strategy, ran, (ms, e2e_ms, read_ms, call_ms): HostTimes, verified, passes, cluster, partition| {
+                let gbs = gbs(bytes, ms);
+                self.rows.push(Row {
+                    dtype: T::DTYPE,
+                    distribution: dist.name(),
+                    bins,
+                    strategy,
+                    ran,
+                    ms,
+                    e2e_ms,
+                    read_ms,
+                    call_ms,
+                    gbs,
+                    fraction_of_read_bandwidth: gbs / self.read_gbs,
+                    verified,
+                    passes,
+                    cluster,
+                    partition,
+                });
+            };
         match self.backend {
             Backend::Cpu => {
                 let (ms, _) = host_median_ms(self.reps.min(5), || Ok(cpu::histogram(&host, &spec)?))?;
-                push(Strategy::ThreadPrivate, Strategy::ThreadPrivate, (ms, None), true, 1, None, None);
+                push(Strategy::ThreadPrivate, Strategy::ThreadPrivate, (ms, None, None, None), true, 1, None, None);
                 self.bar.inc(1);
             }
             Backend::Cuda(dev) => {
@@ -324,7 +341,8 @@ impl Sweep<'_> {
                     self.bar.set_message(format!("{} {} {} bins: {}", T::DTYPE, dist.name(), bins, s));
                     let t = time_plan::<T>(dev, &buf.view(), &spec, s, self.reps)?;
                     let verified = t.histogram.same_counts(&reference);
-                    push(s, t.ran, (t.ms, Some(t.e2e_ms)), verified, t.passes, t.cluster, t.partition);
+                    let times = (t.ms, Some(t.e2e_ms), Some(t.read_ms), Some(t.call_ms));
+                    push(s, t.ran, times, verified, t.passes, t.cluster, t.partition);
                     self.bar.inc(1);
                 }
             }
@@ -338,6 +356,10 @@ pub(crate) struct Timed {
     pub ms: f64,
     /// Launch, wait and read the outlier counts, on the host clock (median).
     pub e2e_ms: f64,
+    /// Launch and read the whole histogram to the host, the plan kept (median).
+    pub read_ms: f64,
+    /// `Backend::histogram`'s work: a new plan, its launch and the whole histogram read (median).
+    pub call_ms: f64,
     pub ran: Strategy,
     pub histogram: tally::Histogram,
     pub passes: usize,
@@ -368,10 +390,33 @@ pub(crate) fn time_plan<T: Sample>(
         e2e.push(start.elapsed().as_secs_f64() * 1e3);
     }
     let e2e_ms = super::bench_report::median(e2e);
+    // The two host-side figures a caller who wants the counts on the host pays; fewer
+    // repetitions where one launch takes long (they add nothing but time there).
+    let host_reps = if once > 1.0 { 3 } else { reps.max(3) };
+    let host_ms = |f: &mut dyn FnMut() -> tally::Result<tally::Histogram>| -> tally::Result<f64> {
+        let mut times = Vec::with_capacity(host_reps);
+        for _ in 0..host_reps {
+            let start = std::time::Instant::now();
+            std::hint::black_box(f()?);
+            times.push(start.elapsed().as_secs_f64() * 1e3);
+        }
+        Ok(super::bench_report::median(times))
+    };
+    let read_ms = host_ms(&mut || {
+        plan.launch(stream, samples)?;
+        plan.read(stream)
+    })?;
+    let call_ms = host_ms(&mut || {
+        let mut fresh = HistogramPlan::new(dev, samples, spec, s, dev.tuning())?;
+        fresh.launch(stream, samples)?;
+        fresh.read(stream)
+    })?;
     let histogram = plan.read(stream)?;
     Ok(Timed {
         ms,
         e2e_ms,
+        read_ms,
+        call_ms,
         ran: plan.strategy(),
         histogram,
         passes: plan.passes(),

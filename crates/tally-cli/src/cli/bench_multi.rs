@@ -1,7 +1,8 @@
 //! `tally bench multi --devices all`: each case on one GPU and on the device set, timed end to
 //! end in the same run (the set's time includes the combine), with the scaling; for the 16M-bin
 //! histogram, whose counts stay on the devices, also the set's counting alone, the combine (the
-//! difference) and the NCCL all-reduce of its counters alone.
+//! difference) and the NCCL all-reduce of its counters alone; the 256-bin histogram also through
+//! the all-reduce (beside the NCCL all-reduce of its counters alone).
 
 use super::bench_report::{host_median_ms, ok_cell, BenchOutputArgs, BenchReport, BenchRow, Column, Yardstick};
 use super::devices::{open_set, DeviceList, DevicesArg};
@@ -46,7 +47,7 @@ pub struct MultiRow {
     pub compute_ms: Option<f64>,
     /// The combine: `set_ms - compute_ms` (large-bin rows).
     pub combine_ms: Option<f64>,
-    /// The NCCL all-reduce of the histogram's counters alone (large-bin rows).
+    /// The NCCL all-reduce of the histogram's counters alone (the 16M-bin and all-reduce rows).
     pub all_reduce_ms: Option<f64>,
     /// The set's result equals one GPU's (counts exactly; float sums and scans to 1e-5).
     pub verified: bool,
@@ -143,6 +144,14 @@ pub fn run(a: BenchMultiArgs) -> anyhow::Result<()> {
         let (one_ms, h1) = host_median_ms(reps, || Ok(one.histogram(data.whole.view(), &spec, Strategy::Auto)?))?;
         let (set_ms, hk) = host_median_ms(reps, || Ok(set.histogram(data.shards(), &spec, Strategy::Auto)?))?;
         rows.push(row("hist256 i32 resident", one_ms, set_ms, h1.counts == hk.counts));
+        // The same counted and combined by the NCCL all-reduce on the devices, then read: what
+        // `histogram` does where it cannot read each device's posted counts (and did before).
+        let (set_ms, hk) =
+            host_median_ms(reps, || Ok(set.histogram_on_devices(data.shards(), &spec, Strategy::Auto)?.read()?))?;
+        rows.push(MultiRow {
+            all_reduce_ms: Some(set.time_counter_all_reduce(256, reps)?),
+            ..row("hist256 i32 all-reduce", one_ms, set_ms, h1.counts == hk.counts)
+        });
     }
     // 16M bins: the counts (64 MiB) stay on the devices; checked once, on the host.
     {

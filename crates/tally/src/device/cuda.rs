@@ -26,8 +26,8 @@ mod fixtures;
 mod readback;
 mod timer;
 pub use external::{CallerStreamOrder, ExternalBuffer};
-pub(crate) use readback::PlanReadBack;
 pub use readback::ReadBack;
+pub(crate) use readback::{PlanReadBack, POSTED_WORDS_MAX};
 pub use timer::EventTimer;
 
 /// What `tally info` reports about the device, and what policies decide from.
@@ -654,6 +654,8 @@ impl Stream {
         if words == 0 {
             return Ok(());
         }
+        // Raw driver calls: in this stream's context (another device's may be current).
+        self.inner.context().bind_to_thread().map_err(driver("cuCtxSetCurrent"))?;
         let stream = self.inner.cu_stream();
         if counter_bytes == 8 {
             // SAFETY: copies `8 * words` bytes from `from` to `to`, inside the views the caller

@@ -13,11 +13,11 @@ pub mod registry;
 pub mod staging;
 pub mod workspace;
 
-pub(crate) use cuda::PlanReadBack;
 pub use cuda::{
     CallerStreamOrder, CudaDevice, DeviceInfo, DeviceOptions, EventTimer, ExternalBuffer, Kernel, LaunchShape,
     ReadBack, Stream, KEPT_PINNED_BYTES,
 };
+pub(crate) use cuda::{PlanReadBack, POSTED_WORDS_MAX};
 pub use memory::{DevPtr, DeviceBuffer, DeviceView, DeviceViewMut, Input};
 pub use staging::{ChunkLayout, ChunkPipeline, ChunkSource, FileSource, PlainData, ReadSource, SliceSource};
 
@@ -37,7 +37,8 @@ impl DeviceOptions {
     /// `TALLY_PARTITION_CHUNK_SHIFT`,
     /// `TALLY_STREAM_CHUNK`, `TALLY_STREAM_BUFFERS`, `TALLY_STREAM_THRESHOLD` (bytes),
     /// `TALLY_COMPACT_THREADS`, `TALLY_COMPACT_VECS`, `TALLY_COMPACT_MIN_BLOCKS`,
-    /// `TALLY_SPARE_COUNTERS` (bytes), `TALLY_HIST_GRID`. Empty or unparsable values are ignored.
+    /// `TALLY_SPARE_COUNTERS` (bytes), `TALLY_POSTED_COUNTS` (bytes), `TALLY_HIST_GRID`. Empty or
+    /// unparsable values are ignored.
     pub fn from_env() -> DeviceOptions {
         let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
         let number = |name: &str| var(name).and_then(|v| v.parse::<u64>().ok());
@@ -72,6 +73,7 @@ impl DeviceOptions {
             compact_vecs: number("TALLY_COMPACT_VECS").map(|v| v.min(u32::MAX as u64) as u32),
             compact_min_blocks: number("TALLY_COMPACT_MIN_BLOCKS").map(|v| v.min(u32::MAX as u64) as u32),
             spare_counters_max_bytes: number("TALLY_SPARE_COUNTERS").map(|v| v as usize),
+            posted_counts_max_bytes: number("TALLY_POSTED_COUNTS").map(|v| v as usize),
             hist_grid: number("TALLY_HIST_GRID").map(|v| v.clamp(1, u32::MAX as u64) as u32),
         };
         options

@@ -10,6 +10,7 @@ use crate::device::params::KernelParams;
 use crate::device::registry::KernelFamily;
 use crate::device::{
     CudaDevice, DevPtr, DeviceBuffer, DeviceView, DeviceViewMut, Kernel, LaunchShape, PlanReadBack, Stream,
+    POSTED_WORDS_MAX,
 };
 use crate::error::{Error, Result};
 use crate::sample::Sample;
@@ -46,6 +47,8 @@ crate::kernel_params! {
         ticket: DevPtr<u32>,
         post: DevPtr<u64>,
         sequence: u64,
+        /// Nonzero: the post carries the counters too, after the outlier counters.
+        post_counts: u32,
     }
 }
 
@@ -108,6 +111,8 @@ pub struct HistogramPlan<T> {
     launched: bool,
     /// Plans of one launch: the ticket that finds the last block, which posts the outliers.
     ticket: Option<DeviceBuffer<u32>>,
+    /// Whether that post carries the counters too ([`posts_counts`]).
+    posts_counts: bool,
     /// The outlier counters' page-locked copy on the host (one stream at a time uses a plan).
     outliers_back: PlanReadBack,
     _axis: DeviceAxis,
@@ -304,6 +309,10 @@ impl<T: Sample> HistogramPlan<T> {
             _ => None,
         };
         let spare_wanted = direct && counts.len() <= tuning.spare_counters_max_bytes();
+        let posts_counts = ticket.is_some()
+            && counts_fit_a_post(outliers.len(), counts.len())
+            && counts.len() <= tuning.posted_counts_max_bytes();
+        let post_words = outliers.len() + if posts_counts { counts.len().div_ceil(8) } else { 0 };
         Ok(HistogramPlan {
             dev: dev.clone(),
             engine,
@@ -312,7 +321,8 @@ impl<T: Sample> HistogramPlan<T> {
             spare_wanted,
             launched: false,
             ticket,
-            outliers_back: PlanReadBack::new(stream, outliers.len())?,
+            posts_counts,
+            outliers_back: PlanReadBack::new(stream, post_words)?,
             outliers,
             _axis: axis,
             spec: spec.clone(),
@@ -453,7 +463,12 @@ impl<T: Sample> HistogramPlan<T> {
                 if ticket.is_some() {
                     self.outliers_back.launch_posting(stream, |target| {
                         launch_passes(match target {
-                            Some(t) => HistParams { post: t.words, sequence: t.sequence, ..base },
+                            Some(t) => HistParams {
+                                post: t.words,
+                                sequence: t.sequence,
+                                post_counts: self.posts_counts as u32,
+                                ..base
+                            },
                             None => base,
                         })
                     })?;
@@ -471,11 +486,22 @@ impl<T: Sample> HistogramPlan<T> {
         }
     }
 
-    /// Waits for `stream` and reads the counts back.
+    /// Waits for `stream` and reads the counts back: from the last launch's post where it
+    /// carried them (a small one-pass plan launched by [`HistogramPlan::launch`]), else by a
+    /// copy behind the work queued on `stream`.
     pub fn read(&self, stream: &Stream) -> Result<Histogram> {
-        // The outliers first: posted ones arrive without a copy.
-        let outliers = self.read_outliers(stream)?;
-        let raw = stream.download(&self.counts.view())?;
+        // The outliers first: posted ones arrive without a copy, and the counters after them
+        // where the post carries them.
+        let mut words = self.outliers_back.read(stream, &self.outliers.view())?;
+        let posted_counts = words.split_off(self.outliers.len());
+        let outliers = words;
+        let raw = if posted_counts.is_empty() {
+            stream.download(&self.counts.view())?
+        } else {
+            let mut bytes: Vec<u8> = posted_counts.iter().flat_map(|w| w.to_le_bytes()).collect();
+            bytes.truncate(self.counts.len());
+            bytes
+        };
         let flat: Vec<u64> = if self.variant.wide_counters {
             raw.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))).collect()
         } else {
@@ -541,7 +567,16 @@ impl<T: Sample> HistogramPlan<T> {
     /// launch (a [`HistogramPlan::copy_counts`]) may not have run. Otherwise it copies them
     /// behind everything queued on `stream` so far and waits for that copy.
     pub fn read_outliers(&self, stream: &Stream) -> Result<Vec<u64>> {
-        self.outliers_back.read(stream, &self.outliers.view())
+        let mut words = self.outliers_back.read(stream, &self.outliers.view())?;
+        words.truncate(self.outliers.len());
+        Ok(words)
+    }
+
+    /// Whether a posted launch ([`HistogramPlan::launch`]) carries the counters too, so that
+    /// [`HistogramPlan::read`] copies nothing (tests: the posted counts are checked).
+    #[doc(hidden)]
+    pub fn posts_counts(&self) -> bool {
+        self.posts_counts
     }
 
     /// Fills the counters with `byte`: tests poison them before a launch, so that counters the
@@ -574,6 +609,14 @@ impl<T: Sample> HistogramPlan<T> {
         self.launch(dev.stream(), samples)?;
         self.read(dev.stream())
     }
+}
+
+/// Whether a one-pass plan's post can carry its counters (`counter_bytes` of them) after its
+/// `outlier_words` outlier counters: where both fit a read-back that the stream keeps (about a
+/// thousand 32-bit counters: one to three channels of 256 bins), so that a small histogram costs
+/// one launch and one poll, no copy (unless `Tuning::posted_counts_max_bytes` says otherwise).
+pub(crate) fn counts_fit_a_post(outlier_words: usize, counter_bytes: usize) -> bool {
+    outlier_words + counter_bytes.div_ceil(8) <= POSTED_WORDS_MAX
 }
 
 /// What a strided probe of the input says about its most frequent key.
@@ -630,4 +673,22 @@ fn probe_skew<T: Sample>(dev: &CudaDevice, samples: &DeviceView<'_, T>, spec: &H
     // The most frequent key; ties go to the smallest, so the choice is reproducible.
     let top = freq.into_iter().max_by_key(|&(key, count)| (count, std::cmp::Reverse(key)));
     Ok(Skew { top_fraction: top.map_or(0.0, |(_, c)| c as f64 / k as f64), top_key: top.map(|(key, _)| key) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::counts_fit_a_post as posts_counts;
+
+    #[test]
+    fn counters_ride_with_the_outliers_up_to_a_kept_read_back() {
+        // One channel: 3 outlier words, then 32-bit counters two to a word.
+        assert!(posts_counts(3, 1016 * 4));
+        assert!(!posts_counts(3, 1017 * 4));
+        // 64-bit counters (2^32 samples or more): one to a word.
+        assert!(posts_counts(3, 508 * 8));
+        assert!(!posts_counts(3, 509 * 8));
+        // Three channels of 334 bins, and of 335.
+        assert!(posts_counts(9, 3 * 334 * 4));
+        assert!(!posts_counts(9, 3 * 335 * 4));
+    }
 }

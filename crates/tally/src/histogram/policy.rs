@@ -77,6 +77,10 @@ pub struct Tuning {
     /// Counter bytes up to which a histogram plan keeps a second set of counters that each
     /// launch zeroes for the next (0: never); default [`SPARE_COUNTERS_MAX_BYTES`].
     pub spare_counters_max_bytes: Option<usize>,
+    /// Counter bytes up to which a one-pass plan's last block posts the counters to the host
+    /// beside its outlier counters (0: never; never more than a kept read-back holds); default
+    /// whatever fits.
+    pub posted_counts_max_bytes: Option<usize>,
     /// The most blocks of a `HistogramPlan` launch that counts samples directly (not the
     /// partition, the image or the general plans; a cluster launch rounds up to whole clusters,
     /// and a launch takes at least enough blocks that none counts 2^31 samples); default as many as are
@@ -89,6 +93,11 @@ impl Tuning {
     /// Counter bytes up to which a histogram plan keeps a second set of counters.
     pub fn spare_counters_max_bytes(&self) -> usize {
         self.spare_counters_max_bytes.unwrap_or(SPARE_COUNTERS_MAX_BYTES)
+    }
+
+    /// Counter bytes up to which a one-pass plan posts its counters with its outliers.
+    pub fn posted_counts_max_bytes(&self) -> usize {
+        self.posted_counts_max_bytes.unwrap_or(usize::MAX)
     }
 
     /// Slots of global-l2's hot-bin cache: the kernel's TALLY_HOT_SLOTS, a power of two.

@@ -124,6 +124,41 @@ TALLY_DEVICE u64 load_relaxed(const u64* p) { return load_relaxed64(p); }
 TALLY_DEVICE void store_relaxed(Word128* p, Word128 v) { store_relaxed128(p, v); }
 TALLY_DEVICE Word128 load_relaxed(const Word128* p) { return load_relaxed128(p); }
 
+// The two halves of a post (`post_to_host`, below), for callers that post words of more than
+// one array or of another width: `post_words` stores `count` words of `words` side by side (the
+// warp's lanes, at system scope) into the host words after word 0, starting `at` bytes in
+// (a multiple of the word's size); `post_sequence` then fences and stores the number. Every
+// `post_words` of a post comes before its `post_sequence`, from the same warp.
+// The loads go out in batches of eight a lane before the stores: a store to the host may alias
+// the words as far as the compiler knows, so one load after each store would wait for L2 (and
+// the post take a round trip per 32 words).
+template <typename W>
+TALLY_DEVICE void post_words(u64* host, u32 at, const W* words, u32 count) {
+  constexpr u32 BATCH = 8;
+  volatile W* h = reinterpret_cast<volatile W*>(reinterpret_cast<char*>(host + 1) + at);
+  for (u32 base = 0; base < count; base += 32 * BATCH) {
+    W v[BATCH];
+#pragma unroll
+    for (u32 j = 0; j < BATCH; ++j) {
+      const u32 k = base + j * 32 + lane_id();
+      v[j] = k < count ? __ldcg(words + k) : W(0);
+    }
+#pragma unroll
+    for (u32 j = 0; j < BATCH; ++j) {
+      const u32 k = base + j * 32 + lane_id();
+      if (k < count) h[k] = v[j];
+    }
+  }
+}
+TALLY_DEVICE void post_sequence(u64* host, u64 sequence) {
+  __threadfence_system();
+  __syncwarp();
+  if (lane_id() == 0) {
+    __threadfence_system();
+    *reinterpret_cast<volatile u64*>(host) = sequence;
+  }
+}
+
 // A result posted to the host: `count` result words copied into mapped page-locked host memory
 // after its word 0, then the launch's sequence number into word 0, so that a host that reads
 // the number reads the words (`ReadBack::wait_posted`). The host then learns the result from
@@ -137,14 +172,8 @@ TALLY_DEVICE Word128 load_relaxed(const Word128* p) { return load_relaxed128(p);
 // `host` posts nothing.
 TALLY_DEVICE void post_to_host(u64* host, u64 sequence, const u64* words, u32 count) {
   if (host == nullptr) return;
-  volatile u64* h = host;
-  for (u32 k = lane_id(); k < count; k += 32) h[1 + k] = __ldcg(words + k);
-  __threadfence_system();
-  __syncwarp();
-  if (lane_id() == 0) {
-    __threadfence_system();
-    h[0] = sequence;
-  }
+  post_words(host, 0, words, count);
+  post_sequence(host, sequence);
 }
 
 // The bits of a value of up to 8 bytes in a 64-bit word (zero above it), and back.

@@ -75,10 +75,12 @@ struct HistParams {
   Counter* clear_counts;  // the other set's nslots * bins counters
   u64* clear_outliers;    // its nslots * 3 outlier counters
   // One-pass plans read by the host: the last block to finish posts the outlier counters to
-  // the host (`post_to_host`, block.cuh); null: no post.
+  // the host (`post_words`, block.cuh), and the counters after them where they are few; null:
+  // no post.
   u32* ticket;            // zero between launches (the last block resets it)
   u64* post;
   u64 sequence;
+  u32 post_counts;        // nonzero: the counters (every key: one pass) follow the outliers in the post
 };
 
 
@@ -565,10 +567,14 @@ tally_histogram(const HistParams p) {
     __syncthreads();
     if (!last) return;
     if (threadIdx.x == 0) *p.ticket = 0;
-    // Last: the host may go on once the post is seen (nothing is stored after it).
+    // Last: the host may go on once the post is seen (nothing is stored after it). Small
+    // histograms post their counters too, so that the host reads them without a copy queued
+    // after the grid retires (one launch and one poll a call).
     if (warp_id() == 0) {
       __syncwarp();
-      post_to_host(p.post, p.sequence, p.outliers, 3 * p.nslots);
+      post_words(p.post, 0, p.outliers, 3 * p.nslots);
+      if (p.post_counts) post_words(p.post, 3 * p.nslots * 8, p.counts, p.slice_width);  // one pass: every key
+      post_sequence(p.post, p.sequence);
     }
   }
 }

@@ -9,6 +9,7 @@ use super::{device_input, uploads, DeviceSet, Shards};
 use crate::device::staging::streams_host_input;
 use crate::device::{Backend, CudaDevice, DevPtr, DeviceBuffer, DeviceView, Input, SliceSource};
 use crate::error::{Error, Result};
+use crate::histogram::cuda::counts_fit_a_post;
 use crate::histogram::cuda_general::{GeneralInput, GeneralPlan, GeneralSpec};
 use crate::histogram::stream::add_histogram;
 use crate::histogram::weighted::{FixedScale, ValueKind, Weight};
@@ -97,13 +98,60 @@ impl<T: Sample> SetHistogram<T> {
 impl DeviceSet {
     /// Counts the sharded `samples` into the bins of `spec` (see [`crate::Backend::histogram`]);
     /// the counts equal one GPU's over the whole input.
+    ///
+    /// Where this process holds every device and the counters are few enough for a plan to post
+    /// them to the host (`HistogramPlan::posts_counts`), and no shard streams from the host,
+    /// each device's counts are read as its counting ends and added on the host: no
+    /// collective. Otherwise as [`DeviceSet::histogram_on_devices`], then read.
     pub fn histogram<'a, T: Sample>(
         &self,
         samples: impl Into<Shards<'a, T>>,
         spec: &HistogramSpec,
         strategy: Strategy,
     ) -> Result<Histogram> {
-        self.histogram_on_devices(samples, spec, strategy)?.read()
+        spec.validate()?;
+        let shards = samples.into();
+        if !self.holds_every_rank() {
+            return self.histogram_on_devices(shards, spec, strategy)?.read();
+        }
+        let split = shards.split_len();
+        let inputs = self.local_inputs(shards)?;
+        let lengths = self.shard_lengths(&inputs, split)?;
+        let width = spec.bins.count() * spec.channels.selected.len();
+        let posted = lengths.iter().all(|&l| {
+            let counter_bytes = if l >= 1 << 32 { 8 } else { 4 };
+            counts_fit_a_post(3 * spec.channels.selected.len(), width * counter_bytes)
+        });
+        let devices = self.devices();
+        let streamed = inputs.iter().zip(&devices).any(|(input, dev)| match input {
+            Input::Host(s) => streams_host_input(dev.info().total_memory, std::mem::size_of_val(*s), dev.tuning()),
+            Input::Device(_) => false,
+        });
+        if !posted || streamed {
+            return self.histogram_on_devices(Shards::Local(inputs), spec, strategy)?.read();
+        }
+        // Each device's counting queued (posting), then each read in rank order. Resident shards
+        // are queued from this thread: plans made on pool threads, one a device, measured slower
+        // and less steady on two H200s (1.27-1.77x against 1.84-1.87x, docs/PERF.md v32).
+        let (_data, plans): (Vec<_>, Vec<_>) = self
+            .per_device(uploads(&inputs), inputs, |dev, input| {
+                let data = device_input(dev, input, "samples")?;
+                let view = data.view();
+                let mut plan = HistogramPlan::<T>::new(dev, &view, spec, strategy, dev.tuning())?;
+                plan.launch(dev.stream(), &view)?;
+                Ok((data, plan))
+            })?
+            .into_iter()
+            .unzip();
+        let mut total: Option<Histogram> = None;
+        for (plan, dev) in plans.iter().zip(&devices) {
+            let h = plan.read(dev.stream())?;
+            match &mut total {
+                None => total = Some(h),
+                Some(t) => add_histogram(t, &h)?,
+            }
+        }
+        Ok(total.expect("a device set has a device"))
     }
 
     /// [`DeviceSet::histogram`], the combined counters left on the devices: returns once the

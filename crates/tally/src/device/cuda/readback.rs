@@ -29,9 +29,10 @@ use cudarc::driver::{result, CudaContext, CudaEvent};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-/// Words a pooled read-back holds at least: enough for every plan's result (the exact f64 sum's
-/// 136 words are the most), so any kept one serves any plan.
-const POOLED_WORDS: usize = 256;
+/// Words a pooled read-back holds at least (one 4 KiB page): enough for every plan's result (a
+/// small histogram's posted counters, at most [`POSTED_WORDS_MAX`], are the most), so any kept
+/// one serves any plan.
+const POOLED_WORDS: usize = 512;
 
 /// Read-backs a stream keeps for later plans at most.
 const POOL_SIZE: usize = 64;
@@ -41,6 +42,9 @@ pub(crate) type ReadBackPool = Arc<Mutex<Vec<Words>>>;
 
 /// Word 0 of the host words: the sequence number of the last post. The result words follow.
 const FIRST_WORD: usize = 1;
+
+/// The most result words a plan's read-back should hold, so that a kept one always serves it.
+pub(crate) const POSTED_WORDS_MAX: usize = POOLED_WORDS - FIRST_WORD;
 
 /// How long a wait polls a posted result before it blocks on the launch's event instead (a
 /// long kernel should not keep a core busy).
@@ -117,6 +121,9 @@ impl Drop for Words {
 pub struct ReadBack {
     words: Option<Words>,
     len: usize,
+    /// The result words the last copy or post wrote (`len` until one lands: zeros): `len`, or
+    /// fewer for a plan's copy of the words it does not post (`ReadBack::queue_prefix`).
+    filled: usize,
     pool: ReadBackPool,
 }
 
@@ -144,7 +151,7 @@ impl Stream {
         // was, so no post of an earlier owner matches a number this one waits for.
         unsafe { std::ptr::write_bytes(w.host, 0, w.capacity) };
         w.last_stream = None;
-        Ok(ReadBack { words: Some(w), len: words, pool: self.read_backs.clone() })
+        Ok(ReadBack { words: Some(w), len: words, filled: words, pool: self.read_backs.clone() })
     }
 }
 
@@ -172,12 +179,26 @@ impl ReadBack {
         if from.len() != self.len {
             return Err(Error::invalid(format!("{} words do not fit a read-back of {}", from.len(), self.len)));
         }
-        if self.len == 0 {
+        self.queue_prefix(stream, from)
+    }
+
+    /// [`ReadBack::queue`] of fewer words than this holds, into the first ones: for a plan
+    /// whose posts carry more words than it copies (a histogram's counters beside its
+    /// outliers); the next [`ReadBack::wait`] returns `from.len()` words.
+    pub(crate) fn queue_prefix(&mut self, stream: &Stream, from: &DeviceView<'_, u64>) -> Result<()> {
+        if from.len() > self.len {
+            return Err(Error::invalid(format!("{} words do not fit a read-back of {}", from.len(), self.len)));
+        }
+        self.filled = from.len();
+        if from.is_empty() {
             return Ok(());
         }
-        let len = self.len;
+        let len = from.len();
         let w = self.words.as_mut().expect("a read-back holds its words until it goes");
         let cu = &stream.inner;
+        // The raw copy runs in the thread's current context: the stream's, which another
+        // device's work (a device set's) may have replaced.
+        cu.context().bind_to_thread().map_err(driver("cuCtxSetCurrent"))?;
         let handle = cu.cu_stream() as usize;
         if w.last_stream.is_some_and(|s| s != handle) {
             w.synchronize()?;
@@ -211,7 +232,7 @@ impl ReadBack {
     }
 
     /// Waits for the last queued copy (and so for the work queued before it) and returns the
-    /// words. An error here is a fault in that work.
+    /// words it copied. An error here is a fault in that work.
     pub fn wait(&mut self) -> Result<&[u64]> {
         let w = self.words.as_mut().expect("a read-back holds its words until it goes");
         w.synchronize()?;
@@ -219,13 +240,13 @@ impl ReadBack {
         Ok(self.result_words())
     }
 
-    /// The result words after word 0.
+    /// The result words after word 0 that the last copy or post wrote.
     fn result_words(&self) -> &[u64] {
         let w = self.words();
-        // SAFETY: `FIRST_WORD + len <= capacity` initialised u64s (zeroed when lent), no longer
-        // written: the copy or post that writes them completed (the callers waited for it), and
-        // the next one needs `&mut self`.
-        unsafe { std::slice::from_raw_parts(w.host.add(FIRST_WORD), self.len) }
+        // SAFETY: `FIRST_WORD + filled <= FIRST_WORD + len <= capacity` initialised u64s (zeroed
+        // when lent), no longer written: the copy or post that writes them completed (the
+        // callers waited for it), and the next one needs `&mut self`.
+        unsafe { std::slice::from_raw_parts(w.host.add(FIRST_WORD), self.filled) }
     }
 
     /// Where the next launch may post its result words ([`PostTarget`]), or None where the
@@ -240,6 +261,8 @@ impl ReadBack {
             w.synchronize()?;
         }
         w.sequence += 1;
+        // A post writes every word.
+        self.filled = self.len;
         Ok(Some(PostTarget { words: DevPtr::mapped_host(device), sequence: w.sequence }))
     }
 
@@ -358,14 +381,16 @@ impl PlanReadBack {
     }
 
     /// The words of the last launch: its post where it made one (and it was not read yet),
-    /// which may come before the launch has retired; otherwise [`ReadBack::read`] of `from`
-    /// after the work queued on `stream` so far.
+    /// which may come before the launch has retired: every word the read-back holds;
+    /// otherwise [`ReadBack::read`] of `from` after the work queued on `stream` so far: the
+    /// words of `from` alone.
     pub(crate) fn read(&self, stream: &Stream, from: &DeviceView<'_, u64>) -> Result<Vec<u64>> {
         let mut plan = self.lock();
         if let Some(target) = plan.pending.take() {
             return Ok(plan.back.wait_posted(target)?.to_vec());
         }
-        Ok(plan.back.read(stream, from)?.to_vec())
+        plan.back.queue_prefix(stream, from)?;
+        Ok(plan.back.wait()?.to_vec())
     }
 }
 
