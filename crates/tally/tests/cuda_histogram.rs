@@ -324,6 +324,7 @@ fn cuda_more_than_2_pow_32_samples() {
         // The counters, 32- or 64-bit, posted with the outliers and read from the post.
         assert!(plan.posts_counts(), "{len} samples: 200 counters fit a post");
         plan.launch(stream, &view).unwrap();
+        assert!(plan.result_posted(), "{len} samples: the launch posts");
         assert!(plan.read(stream).unwrap().same_counts(want), "{len} samples, posted counts");
     }
     assert!(want_part.counts[0][0] > 1 << 31, "the 32-bit counter's top bit is in use");
@@ -711,13 +712,28 @@ fn cuda_small_plans_post_their_counters() {
         (rgb(334), true),
         (rgb(335), false),
     ] {
-        let bins = spec.bins.count() as i64;
-        let host: Vec<i32> = common::draw(n, bins as u64, |r| (r.next() % (bins as u64 + 20)) as i32 - 10);
-        let buf = dev.stream().upload(&host, "samples").unwrap();
-        let plan = tally::HistogramPlan::new(&dev, &buf.view(), &spec, Strategy::Auto, &Default::default()).unwrap();
+        let bins = spec.bins.count() as u64;
+        let stream = dev.stream();
+        let inputs: Vec<Vec<i32>> =
+            (0..2).map(|k| common::draw(n, bins + k, |r| (r.next() % (bins + 20)) as i32 - 10)).collect();
+        let bufs: Vec<_> = inputs.iter().map(|h| stream.upload(h, "samples").unwrap()).collect();
+        let mut plan =
+            tally::HistogramPlan::new(&dev, &bufs[0].view(), &spec, Strategy::Auto, &Default::default()).unwrap();
         assert_eq!(plan.passes(), 1, "{spec:?}");
         assert_eq!(plan.posts_counts(), posts, "{spec:?}");
-        check_plan(&dev, &host, &spec, Strategy::Auto, 0, &Default::default());
+        // Inputs alternating on one plan: a read that took an earlier launch's post would show.
+        plan.fill_outputs(stream, 0xA5).unwrap();
+        for round in 0..4 {
+            let k = round % 2;
+            plan.launch(stream, &bufs[k].view()).unwrap();
+            let got = plan.read(stream).unwrap();
+            common::assert_same_counts(
+                &got,
+                &reference::histogram(&inputs[k], &spec),
+                &format!("{spec:?} round {round}"),
+            );
+        }
+        check_plan(&dev, &inputs[0], &spec, Strategy::Auto, 0, &Default::default());
     }
 }
 

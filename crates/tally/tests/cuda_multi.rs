@@ -105,6 +105,9 @@ fn check_uneven_local_shards(set: &DeviceSet, n: usize, seed: u64) {
         let dev = set.devices()[1].clone();
         let second = dev.stream().upload(&ints[a..], "second shard").unwrap();
         let shards = || Shards::Local(vec![Input::Host(&ints[..a]), Input::Device(second.view())]);
+        let lengths = [a as u64, (n - a) as u64];
+        assert!(set.histogram_combines_on_host(&lengths, &specs[0]), "1,000 counters are posted and added");
+        assert!(!set.histogram_combines_on_host(&lengths, &specs[1]), "5,000 counters are all-reduced");
         for (spec, want) in specs.iter().zip(&wants) {
             let h = set.histogram(shards(), spec, Strategy::Auto).unwrap();
             assert!(h.same_counts(want), "histogram of {} bins split at {a} of {n}", spec.bins.count());

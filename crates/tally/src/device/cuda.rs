@@ -432,12 +432,13 @@ impl<P: KernelParams> Kernel<P> {
     /// Clusters of `cluster` blocks (each `block` threads, `smem` bytes) that can be resident at
     /// once; 0 when such a cluster does not fit.
     pub fn max_active_clusters(&self, stream: &Stream, block: u32, smem: usize, cluster: u32) -> Result<u32> {
+        // Bound first: `allow_cluster` sets a function attribute, which cudarc does not bind for.
+        stream.inner.context().bind_to_thread().map_err(driver("cuCtxSetCurrent"))?;
         self.allow_cluster(cluster)?;
         let shape = LaunchShape { grid: cluster, block, smem: smem as u32, cluster: Some(cluster) };
         let mut attr = cluster_attribute(cluster);
         let config = launch_config(&shape, stream, &mut attr);
         let mut count: std::ffi::c_int = 0;
-        stream.inner.context().bind_to_thread().map_err(driver("cuCtxSetCurrent"))?;
         // SAFETY: `config` and the attribute it points to live until the call returns; the
         // function belongs to the stream's context, which is current on this thread.
         unsafe { sys::cuOccupancyMaxActiveClusters(&mut count, self.function.cu_function(), &config) }
@@ -562,13 +563,14 @@ impl Stream {
         if shape.grid == 0 {
             return Ok(());
         }
+        // Bound first: `allow_cluster` sets a function attribute, which cudarc does not bind for.
+        self.inner.context().bind_to_thread().map_err(driver("cuCtxSetCurrent"))?;
         if let Some(c) = shape.cluster {
             kernel.allow_cluster(c)?;
         }
         let mut attr = cluster_attribute(shape.cluster.unwrap_or(1));
         let config = launch_config(&shape, self, &mut attr);
         let mut args = [params as *const P as *mut std::ffi::c_void];
-        self.inner.context().bind_to_thread().map_err(driver("cuCtxSetCurrent"))?;
         // SAFETY: the kernel was loaded for parameter struct `P` (`CudaDevice::kernel` checks that
         // the registry lists P's layout for this family, and the family's generated
         // static_asserts pin the C++ struct to that layout), so the one argument the driver

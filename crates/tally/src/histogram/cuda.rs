@@ -309,10 +309,8 @@ impl<T: Sample> HistogramPlan<T> {
             _ => None,
         };
         let spare_wanted = direct && counts.len() <= tuning.spare_counters_max_bytes();
-        let posts_counts = ticket.is_some()
-            && counts_fit_a_post(outliers.len(), counts.len())
-            && counts.len() <= tuning.posted_counts_max_bytes();
-        let post_words = outliers.len() + if posts_counts { counts.len().div_ceil(8) } else { 0 };
+        let posts_counts = ticket.is_some() && posts_counts_under(tuning, outliers.len(), counts.len());
+        let posted_words = if posts_counts { counts.len().div_ceil(8) } else { 0 };
         Ok(HistogramPlan {
             dev: dev.clone(),
             engine,
@@ -322,7 +320,7 @@ impl<T: Sample> HistogramPlan<T> {
             launched: false,
             ticket,
             posts_counts,
-            outliers_back: PlanReadBack::new(stream, post_words)?,
+            outliers_back: PlanReadBack::with_posted(stream, outliers.len(), posted_words)?,
             outliers,
             _axis: axis,
             spec: spec.clone(),
@@ -385,7 +383,10 @@ impl<T: Sample> HistogramPlan<T> {
     ///
     /// The last block of a one-launch plan also posts the outlier counters into the plan's
     /// page-locked host words, where [`HistogramPlan::read_outliers`] and
-    /// [`HistogramPlan::read`] wait for them without a copy.
+    /// [`HistogramPlan::read`] wait for them without a copy, and the counters after them where
+    /// they fit ([`HistogramPlan::posts_counts`]), so that `read` copies nothing. A caller that
+    /// reads only the outliers pays for that post (about 2.5 us at 1,000 counters on an H200,
+    /// docs/PERF.md v32); a `Tuning::posted_counts_max_bytes` of 0 turns it off.
     pub fn launch(&mut self, stream: &Stream, samples: &DeviceView<'_, T>) -> Result<()> {
         self.queue(stream, samples, true)
     }
@@ -617,6 +618,12 @@ impl<T: Sample> HistogramPlan<T> {
 /// one launch and one poll, no copy (unless `Tuning::posted_counts_max_bytes` says otherwise).
 pub(crate) fn counts_fit_a_post(outlier_words: usize, counter_bytes: usize) -> bool {
     outlier_words + counter_bytes.div_ceil(8) <= POSTED_WORDS_MAX
+}
+
+/// Whether a one-pass plan of `counter_bytes` of counters posts them, under `tuning`: they fit
+/// ([`counts_fit_a_post`]) and the tuning does not hold them back.
+pub(crate) fn posts_counts_under(tuning: &Tuning, outlier_words: usize, counter_bytes: usize) -> bool {
+    counts_fit_a_post(outlier_words, counter_bytes) && counter_bytes <= tuning.posted_counts_max_bytes()
 }
 
 /// What a strided probe of the input says about its most frequent key.

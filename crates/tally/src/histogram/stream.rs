@@ -97,7 +97,7 @@ impl<T: Sample + PlainData> ChunkPipeline<T> {
 
 /// Adds `b`'s counts into `a`'s (the same spec); an error where a total would overflow.
 pub(crate) fn add_histogram(a: &mut Histogram, b: &Histogram) -> Result<()> {
-    let overflow = || Error::Overflow("a streamed histogram's count passed 2^64".into());
+    let overflow = || Error::Overflow("a count passed 2^64 where parts of a histogram were added".into());
     let add = |x: &mut u64, y: u64| x.checked_add(y).map(|s| *x = s).ok_or_else(overflow);
     for (ca, cb) in a.counts.iter_mut().zip(&b.counts) {
         for (x, &y) in ca.iter_mut().zip(cb) {

@@ -9,7 +9,7 @@ use super::{device_input, uploads, DeviceSet, Shards};
 use crate::device::staging::streams_host_input;
 use crate::device::{Backend, CudaDevice, DevPtr, DeviceBuffer, DeviceView, Input, SliceSource};
 use crate::error::{Error, Result};
-use crate::histogram::cuda::counts_fit_a_post;
+use crate::histogram::cuda::posts_counts_under;
 use crate::histogram::cuda_general::{GeneralInput, GeneralPlan, GeneralSpec};
 use crate::histogram::stream::add_histogram;
 use crate::histogram::weighted::{FixedScale, ValueKind, Weight};
@@ -24,6 +24,9 @@ use std::sync::Arc;
 fn address<T>(dev: &CudaDevice, b: &mut DeviceBuffer<T>) -> DevPtr<u8> {
     b.view_mut().ptr_mut(dev.stream().cuda_stream()).cast()
 }
+
+/// Each device's copy of its shard (kept until the counting has read it) and its plan, queued.
+type CountedShards<'a, T> = (Vec<crate::device::DeviceInput<'a, T>>, Vec<HistogramPlan<T>>);
 
 /// How a sharded histogram's counters are combined.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -99,8 +102,8 @@ impl DeviceSet {
     /// Counts the sharded `samples` into the bins of `spec` (see [`crate::Backend::histogram`]);
     /// the counts equal one GPU's over the whole input.
     ///
-    /// Where this process holds every device and the counters are few enough for a plan to post
-    /// them to the host (`HistogramPlan::posts_counts`), and no shard streams from the host,
+    /// Where this process holds every device and each device's plan posts its counters to the
+    /// host ([`DeviceSet::histogram_combines_on_host`]), and no shard streams from the host,
     /// each device's counts are read as its counting ends and added on the host: no
     /// collective. Otherwise as [`DeviceSet::histogram_on_devices`], then read.
     pub fn histogram<'a, T: Sample>(
@@ -117,32 +120,14 @@ impl DeviceSet {
         let split = shards.split_len();
         let inputs = self.local_inputs(shards)?;
         let lengths = self.shard_lengths(&inputs, split)?;
-        let width = spec.bins.count() * spec.channels.selected.len();
-        let posted = lengths.iter().all(|&l| {
-            let counter_bytes = if l >= 1 << 32 { 8 } else { 4 };
-            counts_fit_a_post(3 * spec.channels.selected.len(), width * counter_bytes)
-        });
         let devices = self.devices();
-        let streamed = inputs.iter().zip(&devices).any(|(input, dev)| match input {
-            Input::Host(s) => streams_host_input(dev.info().total_memory, std::mem::size_of_val(*s), dev.tuning()),
-            Input::Device(_) => false,
-        });
-        if !posted || streamed {
+        if !self.histogram_combines_on_host(&lengths, spec) || self.any_streamed(&inputs) {
             return self.histogram_on_devices(Shards::Local(inputs), spec, strategy)?.read();
         }
         // Each device's counting queued (posting), then each read in rank order. Resident shards
         // are queued from this thread: plans made on pool threads, one a device, measured slower
         // and less steady on two H200s (1.27-1.77x against 1.84-1.87x, docs/PERF.md v32).
-        let (_data, plans): (Vec<_>, Vec<_>) = self
-            .per_device(uploads(&inputs), inputs, |dev, input| {
-                let data = device_input(dev, input, "samples")?;
-                let view = data.view();
-                let mut plan = HistogramPlan::<T>::new(dev, &view, spec, strategy, dev.tuning())?;
-                plan.launch(dev.stream(), &view)?;
-                Ok((data, plan))
-            })?
-            .into_iter()
-            .unzip();
+        let (_data, plans) = self.count_shards(inputs, spec, strategy, true)?;
         let mut total: Option<Histogram> = None;
         for (plan, dev) in plans.iter().zip(&devices) {
             let h = plan.read(dev.stream())?;
@@ -172,11 +157,7 @@ impl DeviceSet {
         // Host shards that one device would stream (above its tuned threshold) stream here too,
         // each device through pinned buffers of its own, and the counts add on the host. Only
         // where this process holds every rank: every process must choose the same combine.
-        let streamed = |dev: &CudaDevice, input: &Input<'_, T>| match input {
-            Input::Host(s) => streams_host_input(dev.info().total_memory, std::mem::size_of_val(*s), dev.tuning()),
-            Input::Device(_) => false,
-        };
-        if self.holds_every_rank() && inputs.iter().zip(&devices).any(|(i, d)| streamed(d, i)) {
+        if self.holds_every_rank() && self.any_streamed(&inputs) {
             let parts = self.per_device(true, inputs, |dev, input| match input {
                 Input::Host(s) => Backend::Cuda(dev.clone()).histogram_stream(&mut SliceSource::new(s), spec, strategy),
                 input => {
@@ -193,16 +174,7 @@ impl DeviceSet {
         }
         // Each device counts its shard; only queued (a plan's skew probe waits for its own
         // device alone), so that the devices count at the same time.
-        let (data, mut plans): (Vec<_>, Vec<_>) = self
-            .per_device(uploads(&inputs), inputs, |dev, input| {
-                let data = device_input(dev, input, "samples")?;
-                let view = data.view();
-                let mut plan = HistogramPlan::<T>::new(dev, &view, spec, strategy, dev.tuning())?;
-                plan.launch_unposted(dev.stream(), &view)?;
-                Ok((data, plan))
-            })?
-            .into_iter()
-            .unzip();
+        let (data, mut plans) = self.count_shards(inputs, spec, strategy, false)?;
         let (word, width) = match combine {
             CounterCombine::Host => {
                 let h = self.histogram_on_host(&plans)?;
@@ -228,6 +200,57 @@ impl DeviceSet {
         // The shards' device copies are freed in stream order, after the counting has read them.
         drop(data);
         Ok(SetHistogram { plans, devices, on_host: None })
+    }
+
+    /// Whether [`DeviceSet::histogram`] of resident shards of these lengths (every rank's, in
+    /// rank order) into the bins of `spec` adds the devices' counts on the host rather than
+    /// all-reducing them: in a process that holds every rank, where every device's plan posts
+    /// its counters (`HistogramPlan::posts_counts`: they fit a read-back and the device's
+    /// tuning lets them). The counter width follows each shard's length, as the plan's does.
+    #[doc(hidden)]
+    pub fn histogram_combines_on_host(&self, lengths: &[u64], spec: &HistogramSpec) -> bool {
+        let slots = spec.channels.selected.len();
+        let width = spec.bins.count() * slots;
+        let devices = self.devices();
+        self.holds_every_rank()
+            && lengths.len() == devices.len()
+            && lengths.iter().zip(devices).all(|(&len, dev)| {
+                let counter_bytes = if len >= 1 << 32 { 8 } else { 4 };
+                posts_counts_under(dev.tuning(), 3 * slots, width * counter_bytes)
+            })
+    }
+
+    /// Whether any of this process's host shards is above its device's streaming threshold.
+    fn any_streamed<T>(&self, inputs: &[Input<'_, T>]) -> bool {
+        inputs.iter().zip(self.devices()).any(|(input, dev)| match input {
+            Input::Host(s) => streams_host_input(dev.info().total_memory, std::mem::size_of_val(*s), dev.tuning()),
+            Input::Device(_) => false,
+        })
+    }
+
+    /// Each device's plan for its shard, queued (a plan's skew probe waits for its own device
+    /// alone), with the shard's device copy, which must outlive the counting: `post` launches
+    /// the plans that post their result to the host, for a read of each; otherwise unposted,
+    /// for a combine on the devices.
+    fn count_shards<'a, T: Sample>(
+        &self,
+        inputs: Vec<Input<'a, T>>,
+        spec: &HistogramSpec,
+        strategy: Strategy,
+        post: bool,
+    ) -> Result<CountedShards<'a, T>> {
+        let made = self.per_device(uploads(&inputs), inputs, |dev, input| {
+            let data = device_input(dev, input, "samples")?;
+            let view = data.view();
+            let mut plan = HistogramPlan::<T>::new(dev, &view, spec, strategy, dev.tuning())?;
+            if post {
+                plan.launch(dev.stream(), &view)?;
+            } else {
+                plan.launch_unposted(dev.stream(), &view)?;
+            }
+            Ok((data, plan))
+        })?;
+        Ok(made.into_iter().unzip())
     }
 
     /// Milliseconds of the all-reduce that combines `counters` 32-bit histogram counters across

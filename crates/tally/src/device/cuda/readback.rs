@@ -336,14 +336,24 @@ pub(crate) struct PlanReadBack(Mutex<PlanWords>);
 #[derive(Debug)]
 struct PlanWords {
     back: ReadBack,
+    /// The words a read copies where the launch did not post (the first ones; a post may carry
+    /// more).
+    copied: usize,
     /// The post of the last launch, until it is read.
     pending: Option<PostTarget>,
 }
 
 impl PlanReadBack {
-    /// `words` result words lent by `stream`'s pool.
+    /// `words` result words lent by `stream`'s pool, posted or copied alike.
     pub(crate) fn new(stream: &Stream, words: usize) -> Result<PlanReadBack> {
-        Ok(PlanReadBack(Mutex::new(PlanWords { back: stream.read_back(words)?, pending: None })))
+        PlanReadBack::with_posted(stream, words, 0)
+    }
+
+    /// `copied` result words, and `posted` more that only a post carries (a histogram's
+    /// counters beside its outlier counters).
+    pub(crate) fn with_posted(stream: &Stream, copied: usize, posted: usize) -> Result<PlanReadBack> {
+        let back = stream.read_back(copied + posted)?;
+        Ok(PlanReadBack(Mutex::new(PlanWords { back, copied, pending: None })))
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, PlanWords> {
@@ -382,12 +392,19 @@ impl PlanReadBack {
 
     /// The words of the last launch: its post where it made one (and it was not read yet),
     /// which may come before the launch has retired: every word the read-back holds;
-    /// otherwise [`ReadBack::read`] of `from` after the work queued on `stream` so far: the
-    /// words of `from` alone.
+    /// otherwise a copy of `from` (the copied words, exactly) after the work queued on
+    /// `stream` so far: those words alone.
     pub(crate) fn read(&self, stream: &Stream, from: &DeviceView<'_, u64>) -> Result<Vec<u64>> {
         let mut plan = self.lock();
         if let Some(target) = plan.pending.take() {
             return Ok(plan.back.wait_posted(target)?.to_vec());
+        }
+        if from.len() != plan.copied {
+            return Err(Error::invalid(format!(
+                "{} words read into a plan's {} copied words",
+                from.len(),
+                plan.copied
+            )));
         }
         plan.back.queue_prefix(stream, from)?;
         Ok(plan.back.wait()?.to_vec())
