@@ -726,6 +726,7 @@ fn cuda_small_plans_post_their_counters() {
         for round in 0..4 {
             let k = round % 2;
             plan.launch(stream, &bufs[k].view()).unwrap();
+            assert!(plan.result_posted(), "{spec:?} round {round}: a one-pass launch posts");
             let got = plan.read(stream).unwrap();
             common::assert_same_counts(
                 &got,

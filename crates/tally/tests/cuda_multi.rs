@@ -106,7 +106,9 @@ fn check_uneven_local_shards(set: &DeviceSet, n: usize, seed: u64) {
         let second = dev.stream().upload(&ints[a..], "second shard").unwrap();
         let shards = || Shards::Local(vec![Input::Host(&ints[..a]), Input::Device(second.view())]);
         let lengths = [a as u64, (n - a) as u64];
-        assert!(set.histogram_combines_on_host(&lengths, &specs[0]), "1,000 counters are posted and added");
+        // By the devices' tuning (TALLY_POSTED_COUNTS may hold the post back).
+        let limit = set.devices()[0].tuning().posted_counts_max_bytes();
+        assert_eq!(set.histogram_combines_on_host(&lengths, &specs[0]), 4000 <= limit, "1,000 counters: posted, added");
         assert!(!set.histogram_combines_on_host(&lengths, &specs[1]), "5,000 counters are all-reduced");
         for (spec, want) in specs.iter().zip(&wants) {
             let h = set.histogram(shards(), spec, Strategy::Auto).unwrap();
@@ -239,6 +241,25 @@ fn streamed_host_shards_count_as_one_device() {
         let on = set.histogram_on_devices(shards, &spec, Strategy::Auto).unwrap();
         assert!(on.read().unwrap().same_counts(&want), "host and device shards of {n}");
     }
+}
+
+/// With the counters' post held back (a tuning of 0 bytes, `TALLY_POSTED_COUNTS=0`), a set
+/// chooses the all-reduce even for 256 counters, and counts the same.
+#[test]
+fn a_set_that_posts_no_counters_all_reduces_them() {
+    if set_of(2).is_none() {
+        return;
+    }
+    let env = tally::device::DeviceOptions::from_env();
+    let tuning = tally::histogram::Tuning { posted_counts_max_bytes: Some(0), ..env.tuning.clone() };
+    let set = DeviceSet::with_options(&[0, 1], &tally::device::DeviceOptions { tuning, ..env }).unwrap();
+    let n = (1 << 20) + 3;
+    let ints: Vec<i32> = draw(n, 900, |r| (r.next() % 300) as i32 - 20);
+    let spec = HistogramSpec::even(256, 0.0, 256.0);
+    let half = (n / 2) as u64;
+    assert!(!set.histogram_combines_on_host(&[half, n as u64 - half], &spec), "the tuning holds the post back");
+    let want = tally::histogram::reference::histogram(&ints, &spec);
+    assert!(set.histogram(&ints, &spec, Strategy::Auto).unwrap().same_counts(&want));
 }
 
 #[test]

@@ -284,6 +284,9 @@ impl CudaDevice {
             layout.cpp_name
         );
         let module = self.module(family, defines)?;
+        // A module found in the cache was loaded in this device's context, which another
+        // device's work (a device set's) may have replaced on this thread.
+        self.ctx.bind_to_thread().map_err(driver("cuCtxSetCurrent"))?;
         let function = module.load_function(entry).map_err(driver("cuModuleGetFunction"))?;
         // A block's static and dynamic shared memory together may not pass 48 KiB unless the
         // limit is raised (48 KiB of dynamic memory beside a few hundred static bytes was refused

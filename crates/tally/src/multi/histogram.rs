@@ -204,9 +204,11 @@ impl DeviceSet {
 
     /// Whether [`DeviceSet::histogram`] of resident shards of these lengths (every rank's, in
     /// rank order) into the bins of `spec` adds the devices' counts on the host rather than
-    /// all-reducing them: in a process that holds every rank, where every device's plan posts
-    /// its counters (`HistogramPlan::posts_counts`: they fit a read-back and the device's
-    /// tuning lets them). The counter width follows each shard's length, as the plan's does.
+    /// all-reducing them: in a process that holds every rank, where every device's plan would
+    /// post its counters if it is one-pass (`HistogramPlan::posts_counts`: they fit a read-back
+    /// and the device's tuning lets them; a plan of several passes or the partition copies them
+    /// instead, still added on the host). The counter width follows each shard's length, as the
+    /// plan's does.
     #[doc(hidden)]
     pub fn histogram_combines_on_host(&self, lengths: &[u64], spec: &HistogramSpec) -> bool {
         let slots = spec.channels.selected.len();

@@ -396,15 +396,15 @@ impl PlanReadBack {
     /// `stream` so far: those words alone.
     pub(crate) fn read(&self, stream: &Stream, from: &DeviceView<'_, u64>) -> Result<Vec<u64>> {
         let mut plan = self.lock();
-        if let Some(target) = plan.pending.take() {
-            return Ok(plan.back.wait_posted(target)?.to_vec());
-        }
         if from.len() != plan.copied {
             return Err(Error::invalid(format!(
                 "{} words read into a plan's {} copied words",
                 from.len(),
                 plan.copied
             )));
+        }
+        if let Some(target) = plan.pending.take() {
+            return Ok(plan.back.wait_posted(target)?.to_vec());
         }
         plan.back.queue_prefix(stream, from)?;
         Ok(plan.back.wait()?.to_vec())
