@@ -368,6 +368,18 @@ pub(crate) struct Timed {
     pub partition: Option<(usize, usize)>,
 }
 
+/// Median milliseconds of `f` on the host clock over `reps` runs: `host_median_ms` for the
+/// library's errors, inside a function that returns them.
+fn host_clock_median_ms<R>(reps: usize, mut f: impl FnMut() -> tally::Result<R>) -> tally::Result<f64> {
+    let mut times = Vec::with_capacity(reps);
+    for _ in 0..reps {
+        let start = std::time::Instant::now();
+        std::hint::black_box(f()?);
+        times.push(start.elapsed().as_secs_f64() * 1e3);
+    }
+    Ok(super::bench_report::median(times))
+}
+
 /// Median milliseconds of zeroing the counters plus the kernel, with the result of the last run.
 pub(crate) fn time_plan<T: Sample>(
     dev: &Arc<CudaDevice>,
@@ -382,31 +394,18 @@ pub(crate) fn time_plan<T: Sample>(
     let once = timer.time_ms(|| plan.launch(stream, samples))?;
     let reps = if once > 20.0 { reps.min(5) } else { reps };
     let ms = timer.median_ms(reps, || plan.launch(stream, samples))?;
-    let mut e2e = Vec::new();
-    for _ in 0..reps.max(3) {
-        let start = std::time::Instant::now();
+    let e2e_ms = host_clock_median_ms(reps.max(3), || {
         plan.launch(stream, samples)?;
-        std::hint::black_box(plan.read_outliers(stream)?);
-        e2e.push(start.elapsed().as_secs_f64() * 1e3);
-    }
-    let e2e_ms = super::bench_report::median(e2e);
+        plan.read_outliers(stream)
+    })?;
     // The two host-side figures a caller who wants the counts on the host pays; fewer
     // repetitions where one launch takes long (they add nothing but time there).
     let host_reps = if once > 1.0 { 3 } else { reps.max(3) };
-    let host_ms = |f: &mut dyn FnMut() -> tally::Result<tally::Histogram>| -> tally::Result<f64> {
-        let mut times = Vec::with_capacity(host_reps);
-        for _ in 0..host_reps {
-            let start = std::time::Instant::now();
-            std::hint::black_box(f()?);
-            times.push(start.elapsed().as_secs_f64() * 1e3);
-        }
-        Ok(super::bench_report::median(times))
-    };
-    let read_ms = host_ms(&mut || {
+    let read_ms = host_clock_median_ms(host_reps, || {
         plan.launch(stream, samples)?;
         plan.read(stream)
     })?;
-    let call_ms = host_ms(&mut || {
+    let call_ms = host_clock_median_ms(host_reps, || {
         let mut fresh = HistogramPlan::new(dev, samples, spec, s, dev.tuning())?;
         fresh.launch(stream, samples)?;
         fresh.read(stream)

@@ -142,8 +142,8 @@ impl<T: Sample> HistogramPlan<T> {
         let width = bins * nslots;
         let binning = binning_for(T::DTYPE, &spec.bins);
         let num_edges = if let Bins::Edges(e) = &spec.bins { e.len() } else { 0 };
-        let wide = n as u64 >= 1u64 << 32;
-        let counter_size = if wide { 8 } else { 4 };
+        let counter_size = counter_bytes_for(n as u64);
+        let wide = counter_size == 8;
         let cap = Capacity::new(info, binning, nslots, tuning);
 
         // The most frequent key of a strided probe of the input, where it decides something.
@@ -609,6 +609,16 @@ impl<T: Sample> HistogramPlan<T> {
         let dev = self.dev.clone();
         self.launch(dev.stream(), samples)?;
         self.read(dev.stream())
+    }
+}
+
+/// Bytes of one counter of a plan of `n` samples: 8 from 2^32 samples on, where a 32-bit
+/// counter could wrap, else 4. Device sets decide their combine by the same rule.
+pub(crate) fn counter_bytes_for(n: u64) -> usize {
+    if n >= 1 << 32 {
+        8
+    } else {
+        4
     }
 }
 

@@ -9,7 +9,7 @@ use super::{device_input, uploads, DeviceSet, Shards};
 use crate::device::staging::streams_host_input;
 use crate::device::{Backend, CudaDevice, DevPtr, DeviceBuffer, DeviceView, Input, SliceSource};
 use crate::error::{Error, Result};
-use crate::histogram::cuda::posts_counts_under;
+use crate::histogram::cuda::{counter_bytes_for, posts_counts_under};
 use crate::histogram::cuda_general::{GeneralInput, GeneralPlan, GeneralSpec};
 use crate::histogram::stream::add_histogram;
 use crate::histogram::weighted::{FixedScale, ValueKind, Weight};
@@ -43,7 +43,7 @@ enum CounterCombine {
 /// one in 32-bit words. All wide: a 64-bit all-reduce; all narrow and fewer than 2^32 samples in
 /// all: a 32-bit one; otherwise (mixed widths, or 32-bit sums that could overflow) the host.
 fn counter_combine(lengths: &[u64]) -> CounterCombine {
-    let wide = |&l: &u64| l >= 1 << 32;
+    let wide = |&l: &u64| counter_bytes_for(l) == 8;
     let total = lengths.iter().try_fold(0u64, |t, &l| t.checked_add(l));
     if lengths.iter().all(wide) {
         CounterCombine::AllReduce(Word::U64)
@@ -216,10 +216,10 @@ impl DeviceSet {
         let devices = self.devices();
         self.holds_every_rank()
             && lengths.len() == devices.len()
-            && lengths.iter().zip(devices).all(|(&len, dev)| {
-                let counter_bytes = if len >= 1 << 32 { 8 } else { 4 };
-                posts_counts_under(dev.tuning(), 3 * slots, width * counter_bytes)
-            })
+            && lengths
+                .iter()
+                .zip(devices)
+                .all(|(&len, dev)| posts_counts_under(dev.tuning(), 3 * slots, width * counter_bytes_for(len)))
     }
 
     /// Whether any of this process's host shards is above its device's streaming threshold.
