@@ -262,6 +262,119 @@ fn a_set_that_posts_no_counters_all_reduces_them() {
     assert!(set.histogram(&ints, &spec, Strategy::Auto).unwrap().same_counts(&want));
 }
 
+/// A set's plan, kept: run on the shards it was made from, on other data of the same lengths
+/// (stale counts would show), on the first again, and refused on other lengths; for 256 bins
+/// (the posted counts added on the host, or all-reduced where the tuning holds the post
+/// back) and 4,096 (all-reduced), shards resident on the devices and on the host, uneven and
+/// (two devices) one of them empty.
+fn check_kept_set_plans(set: &DeviceSet, posts: bool) {
+    let n = (1 << 20) + 5;
+    let inputs: Vec<Vec<i32>> =
+        vec![draw(n, 1000, |r| (r.next() % 5000) as i32 - 300), draw(n, 1001, |r| (r.next() % 300) as i32)];
+    let devs = set.devices();
+    let k = devs.len();
+    // Each device's part of `data`: up to `cut` on the first, the rest on the second.
+    fn parts(data: &[i32], cut: usize, k: usize) -> Vec<&[i32]> {
+        if k == 1 {
+            vec![data]
+        } else {
+            vec![&data[..cut], &data[cut..]]
+        }
+    }
+    // The same parts as host shards.
+    fn host(data: &[i32], cut: usize, k: usize) -> Vec<Input<'_, i32>> {
+        parts(data, cut, k).into_iter().map(Input::Host).collect()
+    }
+    let cuts = if k == 1 { vec![n] } else { vec![n / 3, 0] };
+    for cut in cuts {
+        for bins in [256u32, 4096] {
+            let spec = HistogramSpec::even(bins, 0.0, bins as f64);
+            let mut plan = set.histogram_plan(Shards::Local(host(&inputs[0], cut, k)), &spec, Strategy::Auto).unwrap();
+            assert_eq!(plan.combines_posted_counts(), posts && bins == 256, "{bins} bins");
+            for (round, data) in [&inputs[0], &inputs[1], &inputs[0]].into_iter().enumerate() {
+                let want = tally::histogram::reference::histogram(data, &spec);
+                let what = format!("{bins} bins, cut {cut}, round {round}");
+                let got = plan.run(Shards::Local(host(data, cut, k))).unwrap();
+                assert!(got.same_counts(&want), "{what}, host shards");
+                // The same shards resident, each on its device.
+                let resident: Vec<_> = parts(data, cut, k)
+                    .into_iter()
+                    .zip(&devs)
+                    .map(|(part, dev)| dev.stream().upload(part, "shard").unwrap())
+                    .collect();
+                let shards = Shards::Local(resident.iter().map(|b| Input::Device(b.view())).collect());
+                assert!(plan.run(shards).unwrap().same_counts(&want), "{what}, resident shards");
+                // An even split: the plan's one shard, or (two devices) halves it was not made for.
+                match plan.run(Shards::Split(data)) {
+                    Ok(got) if k == 1 => assert!(got.same_counts(&want), "{what}, one shard"),
+                    Ok(_) => panic!("{what}: shards of other lengths were counted"),
+                    Err(e) if k > 1 => assert!(e.to_string().contains("this plan counts shards of"), "{what}: {e}"),
+                    Err(e) => panic!("{what}, one shard: {e}"),
+                }
+            }
+        }
+    }
+}
+
+/// A set's reduction plan, kept: the exact f64 sum bit for bit and argmin (ties across the
+/// shards' boundary go to the first index) equal one GPU's, run after run on new data, with an
+/// empty shard on two devices; other lengths refused.
+fn check_kept_reduce_plans(set: &DeviceSet) {
+    let one = Backend::cuda().unwrap();
+    let n = (1 << 20) + 7;
+    let k = set.devices().len();
+    let cuts: Vec<usize> = if k == 1 { vec![n] } else { vec![n / 3, 0] };
+    for cut in cuts {
+        fn cut_at(data: &[f64], cut: usize, k: usize) -> Shards<'_, f64> {
+            Shards::Local(if k == 1 {
+                vec![Input::Host(data)]
+            } else {
+                vec![Input::Host(&data[..cut]), Input::Host(&data[cut..])]
+            })
+        }
+        let inputs: Vec<Vec<f64>> = (0..3u64)
+            .map(|seed| draw(n, 1100 + seed, |r| ((r.next() >> 11) as f64 / (1u64 << 53) as f64 - 0.5) * 1e6))
+            .collect();
+        let mut sum = set.reduce_plan(cut_at(&inputs[0], cut, k), ReduceOp::Sum, ReduceOptions::exact()).unwrap();
+        let mut argmin =
+            set.reduce_plan(cut_at(&inputs[0], cut, k), ReduceOp::ArgMin, ReduceOptions::default()).unwrap();
+        for (round, data) in inputs.iter().chain([&inputs[0]]).enumerate() {
+            // The least value twice, either side of the cut: the first index wins.
+            let mut data = data.clone();
+            let at = cut.saturating_sub(2).min(n - 3);
+            data[at] = -1e9;
+            data[at + 2] = -1e9;
+            let want = one.reduce(&data, ReduceOp::Sum, ReduceOptions::exact()).unwrap();
+            let got = sum.run(cut_at(&data, cut, k)).unwrap();
+            assert_eq!(got.value.to_bits(), want.value.to_bits(), "exact sum, cut {cut}, round {round}");
+            let want = one.reduce(&data, ReduceOp::ArgMin, ReduceOptions::default()).unwrap();
+            let got = argmin.run(cut_at(&data, cut, k)).unwrap();
+            assert!(got.same_result(&want), "argmin, cut {cut}, round {round}: {got:?} vs {want:?}");
+            assert_eq!(got.index, Some(at as u64), "argmin, cut {cut}, round {round}");
+        }
+        if k > 1 {
+            let wrong = Shards::Local(vec![Input::Host(&inputs[0][..cut + 1]), Input::Host(&inputs[0][cut + 1..])]);
+            let err = sum.run(wrong).unwrap_err();
+            assert!(err.to_string().contains("this plan reduces shards of"), "{err}");
+        }
+    }
+}
+
+#[test]
+fn kept_set_plans_count_again() {
+    for devices in [1, 2] {
+        let Some(set) = set_of(devices) else { continue };
+        check_kept_set_plans(&set, true);
+        check_kept_reduce_plans(&set);
+        if devices == 2 {
+            let env = tally::device::DeviceOptions::from_env();
+            let tuning = tally::histogram::Tuning { posted_counts_max_bytes: Some(0), ..env.tuning.clone() };
+            let held = DeviceSet::with_options(&[0, 1], &tally::device::DeviceOptions { tuning, ..env }).unwrap();
+            check_kept_set_plans(&held, false);
+        }
+    }
+}
+
 #[test]
 fn a_set_of_one_device_equals_the_device() {
     let Some(set) = set_of(1) else { return };

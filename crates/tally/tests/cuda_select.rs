@@ -166,6 +166,54 @@ fn gpu_plans_run_many_times_and_refuse_what_they_were_not_made_for() {
     assert_eq!(gpu.select_vec(&xs, &custom, SelectOptions::default()).unwrap(), evens);
 }
 
+/// The in-order partition of 2^24 + 3 and + 4 elements keeping about one in a hundred (the
+/// rejected ranges odd and even in length), 4- and 8-byte elements, in the default blocks and in
+/// blocks of 512 (whose reversal takes fewer pairs a thread): the rejected half spans more
+/// chunks than the reversal's grid, so its blocks take several rounds. Poisoned outputs, three
+/// launches of each plan.
+#[test]
+fn gpu_in_order_partitions_reverse_in_many_rounds() {
+    let Some(_) = cuda() else { return };
+    fn check<T: SelectElement>(dev: &std::sync::Arc<tally::CudaDevice>, poison: T) {
+        let stream = dev.stream();
+        let few = Predicate::parse("x > 48").unwrap();
+        let longest = (1 << 24) + 4;
+        let mut xs: Vec<T> = data(longest, 77);
+        xs[longest - 1] = element(0); // rejected: the two lengths' rejected ranges differ by one
+        let input = stream.upload(&xs, "input").unwrap();
+        let mut rejected = Vec::new();
+        for n in [longest - 1, longest] {
+            let ys = &xs[..n];
+            let (parted, kept) = reference::partition(ys, &few);
+            let mut plan = SelectPlan::<T>::new(dev, &few, SelectMode::Partition, n).unwrap();
+            let threads = plan.policy().block_threads as u64;
+            // Chunks of at most eight pairs a thread, against blocks for 2,048 threads a
+            // multiprocessor.
+            let chunks = ((n as u64 - kept) / 2).div_ceil(threads * 8);
+            let grid = dev.info().multiprocessors as u64 * (2048 / threads);
+            assert!(chunks > grid, "{} rejected: {chunks} chunks for {grid} blocks", n as u64 - kept);
+            rejected.push(n as u64 - kept);
+            let view = input.view();
+            let view = view.slice(..n).unwrap();
+            let mut out = stream.upload(&vec![poison; n], "poisoned").unwrap();
+            for round in 0..3 {
+                plan.launch(stream, &view, &mut out.view_mut()).unwrap();
+                assert_eq!(plan.read(stream).unwrap(), kept, "n {n}, round {round}");
+                let got = stream.download(&out.view()).unwrap();
+                assert!(same_bits(&got, &parted), "n {n}, round {round}, {threads} threads");
+                stream.copy_to_device(&vec![poison; n], &mut out.view_mut()).unwrap();
+            }
+        }
+        assert_eq!(rejected[1], rejected[0] + 1, "rejected ranges of both parities");
+    }
+    for threads in [None, Some(512)] {
+        let tuning = tally::Tuning { compact_block_threads: threads, ..DeviceOptions::from_env().tuning };
+        let dev = tally::CudaDevice::with_options(DeviceOptions { tuning, ..DeviceOptions::from_env() }).unwrap();
+        check::<i32>(&dev, i32::MIN + 5);
+        check::<f64>(&dev, -7.25e300);
+    }
+}
+
 /// More than 2^31 elements (u8: n bytes in, n out, 8n for the indices of a sparse selection):
 /// only where memory allows, and not under compute-sanitizer (TALLY_SKIP_HUGE=1).
 #[test]

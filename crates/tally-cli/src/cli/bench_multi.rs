@@ -2,7 +2,8 @@
 //! end in the same run (the set's time includes the combine), with the scaling; for the 16M-bin
 //! histogram, whose counts stay on the devices, also the set's counting alone, the combine (the
 //! difference) and the NCCL all-reduce of its counters alone; the 256-bin histogram also through
-//! the all-reduce (beside the NCCL all-reduce of its counters alone).
+//! the all-reduce (beside the NCCL all-reduce of its counters alone); the 256-bin histogram and
+//! the sum also with the plans kept from call to call on both sides.
 
 use super::bench_report::{host_median_ms, ok_cell, BenchOutputArgs, BenchReport, BenchRow, Column, Yardstick};
 use super::devices::{open_set, DeviceList, DevicesArg};
@@ -144,6 +145,17 @@ pub fn run(a: BenchMultiArgs) -> anyhow::Result<()> {
         let (one_ms, h1) = host_median_ms(reps, || Ok(one.histogram(data.whole.view(), &spec, Strategy::Auto)?))?;
         let (set_ms, hk) = host_median_ms(reps, || Ok(set.histogram(data.shards(), &spec, Strategy::Auto)?))?;
         rows.push(row("hist256 i32 resident", one_ms, set_ms, h1.counts == hk.counts));
+        // The same with the plans kept from call to call (one GPU's `HistogramPlan`, the set's
+        // `SetHistogramPlan`), each run once before the timing: a call is a launch per device
+        // and the combine.
+        let whole = data.whole.view();
+        let mut one_plan = HistogramPlan::<i32>::new(&dev0, &whole, &spec, Strategy::Auto, dev0.tuning())?;
+        let mut set_plan = set.histogram_plan(data.shards(), &spec, Strategy::Auto)?;
+        one_plan.run(&whole)?;
+        set_plan.run(data.shards())?;
+        let (one_ms, h1k) = host_median_ms(reps, || Ok(one_plan.run(&whole)?))?;
+        let (set_ms, hk) = host_median_ms(reps, || Ok(set_plan.run(data.shards())?))?;
+        rows.push(row("hist256 i32 plans kept", one_ms, set_ms, h1k.counts == h1.counts && hk.counts == h1.counts));
         // The same counted and combined by the NCCL all-reduce on the devices, then read: what
         // `histogram` does where it cannot read each device's posted counts (and did before).
         let (set_ms, hk) =
@@ -204,6 +216,16 @@ pub fn run(a: BenchMultiArgs) -> anyhow::Result<()> {
         let (one_ms, r1) = host_median_ms(reps, || Ok(one.reduce(data.whole.view(), sum.0, sum.1)?))?;
         let (set_ms, rk) = host_median_ms(reps, || Ok(set.reduce(data.shards(), sum.0, sum.1)?))?;
         rows.push(row("sum f32 resident", one_ms, set_ms, close(r1.value, rk.value)));
+        // The same with the plans kept (one GPU's `ReducePlan`, the set's `SetReducePlan`).
+        let whole = data.whole.view();
+        let mut one_plan = tally::reduce::ReducePlan::<f32>::new(&dev0, sum.0, sum.1, n)?;
+        let mut set_plan = set.reduce_plan(data.shards(), sum.0, sum.1)?;
+        let (one_ms, r1k) = host_median_ms(reps, || {
+            one_plan.launch(dev0.stream(), &whole)?;
+            Ok(one_plan.read(dev0.stream())?)
+        })?;
+        let (set_ms, rkk) = host_median_ms(reps, || Ok(set_plan.run(data.shards())?))?;
+        rows.push(row("sum f32 plans kept", one_ms, set_ms, close(r1.value, r1k.value) && close(r1.value, rkk.value)));
         // The scan's output stays on the devices too (4 GiB at 2^30).
         let opts = ScanOptions::default();
         let mut whole_out = dev0.stream().alloc::<f32>(n, "scan output")?;

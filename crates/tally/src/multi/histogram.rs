@@ -73,9 +73,7 @@ impl<T: Sample> SetHistogram<T> {
         if let Some(h) = &self.on_host {
             return Ok(h.clone());
         }
-        let h = self.plans[0].read(self.devices[0].stream())?;
-        self.synchronize()?;
-        Ok(h)
+        read_all_reduced(&self.plans, &self.devices)
     }
 
     /// Device `i`'s combined counters in place (this process's devices in rank order): one
@@ -95,6 +93,94 @@ impl<T: Sample> SetHistogram<T> {
     /// Waits for the counting and the combine on every device of this process.
     pub fn synchronize(&self) -> Result<()> {
         self.devices.iter().try_for_each(|d| d.stream().synchronize("the device set's histogram"))
+    }
+}
+
+/// The counts once every device's counters hold the whole set's (all-reduced): the first
+/// device's, read, after which every device of this process is waited for.
+fn read_all_reduced<T: Sample, D: AsRef<CudaDevice>>(plans: &[HistogramPlan<T>], devices: &[D]) -> Result<Histogram> {
+    let h = plans[0].read(devices[0].as_ref().stream())?;
+    devices.iter().try_for_each(|d| d.as_ref().stream().synchronize("the device set's histogram"))?;
+    Ok(h)
+}
+
+/// Queues `plan`'s counting of `samples` on its device's stream: posting its counts to the host
+/// for a read of each device, or not, for a combine on the devices.
+fn queue_counting<T: Sample>(
+    plan: &mut HistogramPlan<T>,
+    dev: &CudaDevice,
+    samples: &DeviceView<'_, T>,
+    post: bool,
+) -> Result<()> {
+    if post {
+        plan.launch(dev.stream(), samples)
+    } else {
+        plan.launch_unposted(dev.stream(), samples)
+    }
+}
+
+/// How a set's plan combines its devices' counts, chosen when it is made.
+#[derive(Clone, Copy, Debug)]
+enum SetCombine {
+    /// Each device posts its counts with its outliers; they are read and added on the host (one
+    /// process holds every rank: [`DeviceSet::histogram_combines_on_host`]).
+    Posted,
+    /// As [`DeviceSet::histogram_on_devices`] combines them.
+    Counters(CounterCombine),
+}
+
+/// A sharded histogram made once and run on shards of the same lengths as often as the caller
+/// likes ([`DeviceSet::histogram_plan`]), as one GPU's caller keeps a [`HistogramPlan`]: each
+/// device keeps its plan (kernel, counters, read-back), so that a call costs each device its
+/// launch and the set its combine, and no device waits while the host makes the next one's
+/// plan. The counts equal [`DeviceSet::histogram`]'s.
+///
+/// The plan borrows its set (a one-GPU plan holds its device by `Arc`): keep the set where the
+/// plan can see it.
+pub struct SetHistogramPlan<'s, T: Sample> {
+    set: &'s DeviceSet,
+    plans: Vec<HistogramPlan<T>>,
+    /// Every rank's shard length, in rank order.
+    lengths: Vec<u64>,
+    combine: SetCombine,
+}
+
+impl<T: Sample> SetHistogramPlan<'_, T> {
+    /// Counts `samples`, shards of the lengths the plan was made for, and combines the counts
+    /// (every process of the set calls it with its shards, as for [`DeviceSet::histogram`]:
+    /// where the ranks span processes their shards' lengths are gathered again, so that every
+    /// process refuses shards of other lengths alike).
+    pub fn run<'a>(&mut self, samples: impl Into<Shards<'a, T>>) -> Result<Histogram> {
+        let set = self.set;
+        let shards = samples.into();
+        let split = shards.split_len();
+        let inputs = set.local_inputs(shards)?;
+        check_lengths(&set.shard_lengths(&inputs, split)?, &self.lengths, "counts", "samples")?;
+        let post = matches!(self.combine, SetCombine::Posted);
+        let threads = uploads(&inputs);
+        let work: Vec<_> = inputs.into_iter().zip(self.plans.iter_mut()).collect();
+        let data = set.per_device(threads, work, |dev, (input, plan)| {
+            let data = device_input(dev, input, "samples")?;
+            queue_counting(plan, dev, &data.view(), post)?;
+            Ok(data)
+        })?;
+        let h = match self.combine {
+            SetCombine::Posted => set.add_posted_counts(&self.plans)?,
+            SetCombine::Counters(CounterCombine::Host) => set.histogram_on_host(&self.plans)?,
+            SetCombine::Counters(CounterCombine::AllReduce(word)) => {
+                set.all_reduce_counters(&mut self.plans, word)?;
+                read_all_reduced(&self.plans, &set.devices())?
+            }
+        };
+        // Uploaded shards are freed in stream order, after the counting has read them.
+        drop(data);
+        Ok(h)
+    }
+
+    /// Whether a run adds the devices' posted counts on the host (tests: the path that ran).
+    #[doc(hidden)]
+    pub fn combines_posted_counts(&self) -> bool {
+        matches!(self.combine, SetCombine::Posted)
     }
 }
 
@@ -120,7 +206,6 @@ impl DeviceSet {
         let split = shards.split_len();
         let inputs = self.local_inputs(shards)?;
         let lengths = self.shard_lengths(&inputs, split)?;
-        let devices = self.devices();
         if !self.histogram_combines_on_host(&lengths, spec) || self.any_streamed(&inputs) {
             return self.histogram_on_devices(Shards::Local(inputs), spec, strategy)?.read();
         }
@@ -128,8 +213,52 @@ impl DeviceSet {
         // are queued from this thread: plans made on pool threads, one a device, measured slower
         // and less steady on two H200s (1.27-1.77x against 1.84-1.87x, docs/PERF.md v32).
         let (_data, plans) = self.count_shards(inputs, spec, strategy, true)?;
+        self.add_posted_counts(&plans)
+    }
+
+    /// Makes a [`SetHistogramPlan`]: every device's [`HistogramPlan`] for its shard of
+    /// `samples` (`auto`, the 16-bit and the pass strategies probe each shard for skew, as one
+    /// device's plan does: host shards are uploaded for that, here and at every run), to run on
+    /// these shards or others of the same lengths as often as the caller likes. In a process
+    /// that holds every rank, a host shard large enough that its device would stream it is
+    /// refused ([`DeviceSet::histogram`] streams it).
+    pub fn histogram_plan<'s, 'a, T: Sample>(
+        &'s self,
+        samples: impl Into<Shards<'a, T>>,
+        spec: &HistogramSpec,
+        strategy: Strategy,
+    ) -> Result<SetHistogramPlan<'s, T>> {
+        spec.validate()?;
+        let shards = samples.into();
+        let split = shards.split_len();
+        let inputs = self.local_inputs(shards)?;
+        // The lengths first: where the ranks span processes they are gathered, and every
+        // process must enter that before any may refuse.
+        let lengths = self.shard_lengths(&inputs, split)?;
+        // As `histogram` streams such shards (in a process that holds every rank; across
+        // processes each shard is uploaded whole, here too).
+        if self.holds_every_rank() && self.any_streamed(&inputs) {
+            return Err(Error::invalid(
+                "a host shard this large streams through its device: DeviceSet::histogram counts it, a set's plan \
+                 takes shards that one upload holds",
+            ));
+        }
+        let combine = if self.histogram_combines_on_host(&lengths, spec) {
+            SetCombine::Posted
+        } else {
+            SetCombine::Counters(counter_combine(&lengths))
+        };
+        let plans = self.per_device(uploads(&inputs), inputs, |dev, input| {
+            let data = device_input(dev, input, "samples")?;
+            HistogramPlan::<T>::new(dev, &data.view(), spec, strategy, dev.tuning())
+        })?;
+        Ok(SetHistogramPlan { set: self, plans, lengths, combine })
+    }
+
+    /// Reads every device's posted counts, in rank order, and adds them on the host.
+    fn add_posted_counts<T: Sample>(&self, plans: &[HistogramPlan<T>]) -> Result<Histogram> {
         let mut total: Option<Histogram> = None;
-        for (plan, dev) in plans.iter().zip(&devices) {
+        for (plan, dev) in plans.iter().zip(self.devices()) {
             let h = plan.read(dev.stream())?;
             match &mut total {
                 None => total = Some(h),
@@ -175,18 +304,27 @@ impl DeviceSet {
         // Each device counts its shard; only queued (a plan's skew probe waits for its own
         // device alone), so that the devices count at the same time.
         let (data, mut plans) = self.count_shards(inputs, spec, strategy, false)?;
-        let (word, width) = match combine {
+        let word = match combine {
             CounterCombine::Host => {
                 let h = self.histogram_on_host(&plans)?;
                 return Ok(SetHistogram { plans, devices, on_host: Some(h) });
             }
-            CounterCombine::AllReduce(Word::U32) => (Word::U32, 4),
-            CounterCombine::AllReduce(word) => (word, 8),
+            CounterCombine::AllReduce(word) => word,
         };
+        self.all_reduce_counters(&mut plans, word)?;
+        // The shards' device copies are freed in stream order, after the counting has read them.
+        drop(data);
+        Ok(SetHistogram { plans, devices, on_host: None })
+    }
+
+    /// Queues, on each device's stream after its counting, the all-reduce in place of every
+    /// plan's counters (words of `word`: 32 or 64 bits) and outlier counters: one NCCL group,
+    /// one launch per device, not two.
+    fn all_reduce_counters<T: Sample>(&self, plans: &mut [HistogramPlan<T>], word: Word) -> Result<()> {
+        let width = if word == Word::U32 { 4 } else { 8 };
         debug_assert!(plans.iter().all(|p| p.counter_bytes() == width), "counter widths follow the shard lengths");
-        // Counters and outlier counters in one NCCL group: one launch per device, not two.
         let mut ops = Vec::with_capacity(2 * plans.len());
-        for (i, (plan, dev)) in plans.iter_mut().zip(&devices).enumerate() {
+        for (i, (plan, dev)) in plans.iter_mut().zip(self.devices()).enumerate() {
             let (c, o) = plan.counters_mut();
             let (count, outliers) = (c.len() / width, o.len());
             let (c, o) = (address(dev, c), address(dev, o));
@@ -195,11 +333,7 @@ impl DeviceSet {
                 Collective::AllReduce { send: o, recv: o, count: outliers, word: Word::U64, op: Combine::Sum };
             ops.push((i, outlier_sum));
         }
-        // Queued on each device's stream after its counting.
-        nccl::group(self.comms(), &ops, "ncclAllReduce(counters)")?;
-        // The shards' device copies are freed in stream order, after the counting has read them.
-        drop(data);
-        Ok(SetHistogram { plans, devices, on_host: None })
+        nccl::group(self.comms(), &ops, "ncclAllReduce(counters)")
     }
 
     /// Whether [`DeviceSet::histogram`] of resident shards of these lengths (every rank's, in
@@ -245,11 +379,7 @@ impl DeviceSet {
             let data = device_input(dev, input, "samples")?;
             let view = data.view();
             let mut plan = HistogramPlan::<T>::new(dev, &view, spec, strategy, dev.tuning())?;
-            if post {
-                plan.launch(dev.stream(), &view)?;
-            } else {
-                plan.launch_unposted(dev.stream(), &view)?;
-            }
+            queue_counting(&mut plan, dev, &view, post)?;
             Ok((data, plan))
         })?;
         Ok(made.into_iter().unzip())
@@ -491,6 +621,15 @@ impl<'a, T: Sample, W: Weight> ShardData<'a, T, W> {
             weights: self.w.as_ref().map(|w| w.view()),
         }
     }
+}
+
+/// Refuses shards whose lengths (every rank's, in rank order) are not the `planned` ones: the
+/// same answer in every process, which all see every rank's lengths.
+pub(crate) fn check_lengths(given: &[u64], planned: &[u64], verb: &str, unit: &str) -> Result<()> {
+    if given == planned {
+        return Ok(());
+    }
+    Err(Error::invalid(format!("this plan {verb} shards of {planned:?} {unit}, but shards of {given:?} were given")))
 }
 
 #[cfg(test)]

@@ -14,8 +14,10 @@ mod scan;
 mod select;
 pub mod shard;
 
+pub use histogram::{SetHistogram, SetHistogramPlan};
 pub use nccl::{nccl_present, nccl_version, NCCL_LIBRARY};
 pub use rank::RankEnv;
+pub use reduce::SetReducePlan;
 
 use crate::device::{CudaDevice, DevPtr, DeviceInput, DeviceOptions, Input};
 use crate::error::{Error, Result};

@@ -6,7 +6,9 @@
 //! add without rounding, so its value is the one-GPU bits); a plain float sum adds the devices'
 //! sums in rank order.
 
+use super::histogram::check_lengths;
 use super::{device_input, uploads, DeviceSet, Shards};
+use crate::device::Input;
 use crate::error::Result;
 use crate::reduce::partial::Partial;
 use crate::reduce::{ReduceElement, ReduceOp, ReduceOptions, ReducePlan, Reduction};
@@ -25,6 +27,7 @@ impl DeviceSet {
         let split = shards.split_len();
         let inputs = self.local_inputs(shards)?;
         let lengths = self.shard_lengths(&inputs, split)?;
+        let local_lengths: Vec<usize> = inputs.iter().map(Input::len).collect();
         // Queued on every device first, then read: the devices reduce at the same time.
         let launched = self.per_device(uploads(&inputs), inputs, |dev, input| {
             let data = device_input(dev, input, "reduction input")?;
@@ -33,24 +36,96 @@ impl DeviceSet {
             plan.launch(dev.stream(), &view)?;
             Ok((data, plan))
         })?;
-        let k = launched[0].1.result_words();
-        let mut local = Vec::with_capacity(launched.len());
-        for ((data, plan), dev) in launched.iter().zip(self.devices()) {
+        let (_data, plans): (Vec<_>, Vec<_>) = launched.into_iter().unzip();
+        self.combine_reductions(&plans, &local_lengths, &lengths, op, options)
+    }
+
+    /// Makes a [`SetReducePlan`]: every device's [`ReducePlan`] for a shard of its length in
+    /// `input` (only the lengths are read), to run on shards of those lengths as often as the
+    /// caller likes.
+    pub fn reduce_plan<'s, 'a, T: ReduceElement>(
+        &'s self,
+        input: impl Into<Shards<'a, T>>,
+        op: ReduceOp,
+        options: ReduceOptions,
+    ) -> Result<SetReducePlan<'s, T>> {
+        crate::reduce::validate::<T>(&op, &options)?;
+        let shards = input.into();
+        let split = shards.split_len();
+        let inputs = self.local_inputs(shards)?;
+        let lengths = self.shard_lengths(&inputs, split)?;
+        let plans = self
+            .devices()
+            .into_iter()
+            .zip(&inputs)
+            .map(|(dev, input)| ReducePlan::<T>::new(dev, op, options, input.len()))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(SetReducePlan { set: self, plans, op, options, lengths })
+    }
+
+    /// The result of every device's last launch of `plans` (this process's shards of
+    /// `local_lengths`; `lengths`: every rank's), gathered and combined in rank order.
+    fn combine_reductions<T: ReduceElement>(
+        &self,
+        plans: &[ReducePlan<T>],
+        local_lengths: &[usize],
+        lengths: &[u64],
+        op: ReduceOp,
+        options: ReduceOptions,
+    ) -> Result<Reduction> {
+        let k = plans[0].result_words();
+        let mut local = Vec::with_capacity(plans.len());
+        for ((plan, &n), dev) in plans.iter().zip(local_lengths).zip(self.devices()) {
             // An empty shard has no result words: zeros stand in, and the combine leaves it out.
-            let words = if data.view().is_empty() { Vec::new() } else { plan.read_words(dev.stream())? };
+            let words = if n == 0 { Vec::new() } else { plan.read_words(dev.stream())? };
             local.push(padded(&words, k));
         }
         let gathered = self.all_gather_host(&local)?;
         let total: u64 = lengths.iter().sum();
-        let plan = &launched[0].1;
-        let starts = super::shard::offsets(&lengths)?.0;
+        let plan = &plans[0];
+        let starts = super::shard::offsets(lengths)?.0;
         let mut state = Partial::<T>::empty(op, options);
-        for ((w, &n), first) in gathered.chunks_exact(k).zip(&lengths).zip(starts) {
+        for ((w, &n), first) in gathered.chunks_exact(k).zip(lengths).zip(starts) {
             if n > 0 {
                 state = state.then(plan.partial_of(w, first, n)?)?;
             }
         }
         state.finish(op, options, total, "cuda")
+    }
+}
+
+/// A sharded reduction made once and run on shards of the same lengths as often as the caller
+/// likes ([`DeviceSet::reduce_plan`]), as one GPU's caller keeps a [`ReducePlan`]: a call costs
+/// each device its launch and the set its combine. The result equals [`DeviceSet::reduce`]'s.
+/// The plan borrows its set, as [`super::SetHistogramPlan`] does.
+pub struct SetReducePlan<'s, T: ReduceElement> {
+    set: &'s DeviceSet,
+    plans: Vec<ReducePlan<T>>,
+    op: ReduceOp,
+    options: ReduceOptions,
+    /// Every rank's shard length, in rank order.
+    lengths: Vec<u64>,
+}
+
+impl<T: ReduceElement> SetReducePlan<'_, T> {
+    /// Reduces `input`, shards of the lengths the plan was made for (every process of the set
+    /// calls it with its shards, as for [`DeviceSet::reduce`]; where the ranks span processes
+    /// the lengths are gathered again, so that every process refuses other lengths alike).
+    pub fn run<'a>(&mut self, input: impl Into<Shards<'a, T>>) -> Result<Reduction> {
+        let set = self.set;
+        let shards = input.into();
+        let split = shards.split_len();
+        let inputs = set.local_inputs(shards)?;
+        check_lengths(&set.shard_lengths(&inputs, split)?, &self.lengths, "reduces", "elements")?;
+        let local_lengths: Vec<usize> = inputs.iter().map(Input::len).collect();
+        let threads = uploads(&inputs);
+        let work: Vec<_> = inputs.into_iter().zip(self.plans.iter_mut()).collect();
+        let _data = set.per_device(threads, work, |dev, (input, plan)| {
+            let data = device_input(dev, input, "reduction input")?;
+            plan.launch(dev.stream(), &data.view())?;
+            Ok(data)
+        })?;
+        set.combine_reductions(&self.plans, &local_lengths, &self.lengths, self.op, self.options)
     }
 }
 

@@ -80,11 +80,20 @@ impl SelectVariant {
     pub fn all() -> Vec<SelectVariant> {
         let example = Predicate::parse(EXAMPLE_PREDICATE).expect("the example parses");
         let mut v = Vec::new();
+        // The partition also at the largest block the tuning allows: its reversal's chunk in
+        // shared memory grows with the block and the element.
+        let widest = Tuning { compact_block_threads: Some(512), ..Tuning::default() };
         for elem in ElementType::ALL {
             for &kernel in SelectKernel::ALL {
-                let shape = policy::policy(elem, kernel, 0, &Tuning::default()).expect("policy").shape();
                 let predicate = (kernel != SelectKernel::Flagged).then(|| example.cpp_for(elem).expect("binds"));
-                v.push(SelectVariant { elem, kernel, predicate, shape });
+                let mut tunings = vec![Tuning::default()];
+                if kernel == SelectKernel::Partition {
+                    tunings.push(widest.clone());
+                }
+                for tuning in &tunings {
+                    let shape = policy::policy(elem, kernel, 0, tuning).expect("policy").shape();
+                    v.push(SelectVariant { elem, kernel, predicate: predicate.clone(), shape });
+                }
             }
         }
         v
@@ -302,8 +311,13 @@ impl<T: SelectElement> SelectPlan<T> {
         let shape = LaunchShape::new(grid, self.policy.block_threads, self.policy.stage_bytes as usize);
         stream.launch(kernel, shape, &params)?;
         if let Some(reverse) = &self.reverse {
+            // Grid-stride over chunks of the rejected range (select.cu, several pairs a thread):
+            // blocks for up to 2,048 threads a multiprocessor where the rejected half fills them
+            // (counted here at a pair a thread, an upper bound: blocks past the last chunk
+            // return at once).
             let half = (self.n as u64 / 2).div_ceil(self.policy.block_threads as u64);
-            let grid = half.clamp(1, self.dev.info().multiprocessors as u64 * 8) as u32;
+            let per_sm = (2048 / self.policy.block_threads).max(1) as u64;
+            let grid = half.clamp(1, self.dev.info().multiprocessors as u64 * per_sm) as u32;
             let params = ReverseParams { data: output, n: self.n as u64, count };
             stream.launch(reverse, LaunchShape::new(grid, self.policy.block_threads, 0), &params)?;
         }
@@ -376,7 +390,9 @@ mod tests {
         assert_eq!(SelectParams::layout().size, 64);
         assert_eq!(ReverseParams::layout().size, 24);
         let all = SelectVariant::all();
-        assert_eq!(all.len(), 12 * 6);
+        // Six kernels for each of twelve types, and the partition again in blocks of 512.
+        assert_eq!(all.len(), 12 * 6 + 12);
+        assert_eq!(all.iter().filter(|v| v.kernel == SelectKernel::Partition && v.shape.0 == 512).count(), 12);
         assert!(all.iter().all(|v| (v.kernel == SelectKernel::Flagged) == v.predicate.is_none()));
         assert!(FAMILY.full_source().contains("sizeof(SelectParams) == 64"));
     }
