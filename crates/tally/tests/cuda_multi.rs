@@ -418,6 +418,9 @@ fn two_processes_agree_with_one() {
         let sel = set.select(&ints, &Predicate::parse("x > 990").unwrap()).unwrap();
         format!("counts {:?} sum {:?} selected {:?}", h.counts, s.exact, sel)
     };
+    // What kept plans give: the counts and the sum of the whole input.
+    let kept_summary =
+        |h: &tally::Histogram, s: &tally::Reduction| format!("kept counts {:?} sum {:?}", h.counts, s.exact);
     if std::env::var(CHILD).is_ok() {
         let set = DeviceSet::from_env().unwrap();
         let scan: Vec<i64> = set.scan(&ints, ScanOp::Sum, ScanOptions::inclusive()).unwrap();
@@ -428,11 +431,31 @@ fn two_processes_agree_with_one() {
             run += x as i64;
             got == run
         });
-        println!("RESULT {} scan-ok {ok}", summary(&set));
+        // Kept plans across processes: made from this rank's shard, run twice, then given a
+        // shard one shorter on rank 1 alone: both ranks refuse (neither waits in a collective).
+        let p = tally::multi::shard::split_points(ints.len(), 2);
+        let mine = &ints[p[rank]..p[rank + 1]];
+        fn local(s: &[i32]) -> Shards<'_, i32> {
+            Shards::Local(vec![Input::Host(s)])
+        }
+        let mut hist = set.histogram_plan(local(mine), &spec, Strategy::Auto).unwrap();
+        let mut sum = set.reduce_plan(local(mine), ReduceOp::Sum, ReduceOptions::default()).unwrap();
+        let mut kept = String::new();
+        for _ in 0..2 {
+            kept = kept_summary(&hist.run(local(mine)).unwrap(), &sum.run(local(mine)).unwrap());
+        }
+        let shorter = if rank == 1 { &mine[..mine.len() - 1] } else { mine };
+        let refused = hist.run(local(shorter)).is_err_and(|e| e.to_string().contains("this plan counts shards of"))
+            && sum.run(local(shorter)).is_err_and(|e| e.to_string().contains("this plan reduces shards of"));
+        println!("RESULT {} scan-ok {ok} {kept} refused {refused}", summary(&set));
         return;
     }
     let Some(set) = set_of(2) else { return };
-    let want = format!("RESULT {} scan-ok true", summary(&set));
+    let whole = (
+        set.histogram(&ints, &spec, Strategy::Auto).unwrap(),
+        set.reduce(&ints, ReduceOp::Sum, ReduceOptions::default()).unwrap(),
+    );
+    let want = format!("RESULT {} scan-ok true {} refused true", summary(&set), kept_summary(&whole.0, &whole.1));
     drop(set);
     let dir = std::env::temp_dir().join(format!("tally-multi-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

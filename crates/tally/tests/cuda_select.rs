@@ -166,7 +166,7 @@ fn gpu_plans_run_many_times_and_refuse_what_they_were_not_made_for() {
     assert_eq!(gpu.select_vec(&xs, &custom, SelectOptions::default()).unwrap(), evens);
 }
 
-/// The in-order partition of 2^24 + 3 and + 4 elements keeping about one in a hundred (the
+/// The in-order partition of 2^24 + 3 and + 4 elements keeping about one in fifty (the
 /// rejected ranges odd and even in length), 4- and 8-byte elements, in the default blocks and in
 /// blocks of 512 (whose reversal takes fewer pairs a thread): the rejected half spans more
 /// chunks than the reversal's grid, so its blocks take several rounds. Poisoned outputs, three
@@ -174,7 +174,7 @@ fn gpu_plans_run_many_times_and_refuse_what_they_were_not_made_for() {
 #[test]
 fn gpu_in_order_partitions_reverse_in_many_rounds() {
     let Some(_) = cuda() else { return };
-    fn check<T: SelectElement>(dev: &std::sync::Arc<tally::CudaDevice>, poison: T) {
+    fn check<T: SelectElement>(dev: &std::sync::Arc<tally::CudaDevice>, poison: T, want_threads: Option<u32>) {
         let stream = dev.stream();
         let few = Predicate::parse("x > 48").unwrap();
         let longest = (1 << 24) + 4;
@@ -187,6 +187,9 @@ fn gpu_in_order_partitions_reverse_in_many_rounds() {
             let (parted, kept) = reference::partition(ys, &few);
             let mut plan = SelectPlan::<T>::new(dev, &few, SelectMode::Partition, n).unwrap();
             let threads = plan.policy().block_threads as u64;
+            if let Some(t) = want_threads {
+                assert_eq!(threads, t as u64, "the tuned block");
+            }
             // Chunks of at most eight pairs a thread, against blocks for 2,048 threads a
             // multiprocessor.
             let chunks = ((n as u64 - kept) / 2).div_ceil(threads * 8);
@@ -209,8 +212,8 @@ fn gpu_in_order_partitions_reverse_in_many_rounds() {
     for threads in [None, Some(512)] {
         let tuning = tally::Tuning { compact_block_threads: threads, ..DeviceOptions::from_env().tuning };
         let dev = tally::CudaDevice::with_options(DeviceOptions { tuning, ..DeviceOptions::from_env() }).unwrap();
-        check::<i32>(&dev, i32::MIN + 5);
-        check::<f64>(&dev, -7.25e300);
+        check::<i32>(&dev, i32::MIN + 5, threads);
+        check::<f64>(&dev, -7.25e300, threads);
     }
 }
 

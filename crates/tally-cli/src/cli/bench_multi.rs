@@ -216,10 +216,14 @@ pub fn run(a: BenchMultiArgs) -> anyhow::Result<()> {
         let (one_ms, r1) = host_median_ms(reps, || Ok(one.reduce(data.whole.view(), sum.0, sum.1)?))?;
         let (set_ms, rk) = host_median_ms(reps, || Ok(set.reduce(data.shards(), sum.0, sum.1)?))?;
         rows.push(row("sum f32 resident", one_ms, set_ms, close(r1.value, rk.value)));
-        // The same with the plans kept (one GPU's `ReducePlan`, the set's `SetReducePlan`).
+        // The same with the plans kept (one GPU's `ReducePlan`, the set's `SetReducePlan`), each
+        // run once before the timing.
         let whole = data.whole.view();
         let mut one_plan = tally::reduce::ReducePlan::<f32>::new(&dev0, sum.0, sum.1, n)?;
         let mut set_plan = set.reduce_plan(data.shards(), sum.0, sum.1)?;
+        one_plan.launch(dev0.stream(), &whole)?;
+        one_plan.read(dev0.stream())?;
+        set_plan.run(data.shards())?;
         let (one_ms, r1k) = host_median_ms(reps, || {
             one_plan.launch(dev0.stream(), &whole)?;
             Ok(one_plan.read(dev0.stream())?)

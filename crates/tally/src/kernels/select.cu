@@ -225,7 +225,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS) tally_se
 // that every global access runs upwards through consecutive elements, each thread's loads of a
 // chunk issued before its stores. Swapping in place from both ends directly (the back read and
 // written downwards, grid-stride, eight pairs a thread) took 39% longer on an H100 in the same
-// run (0.556 against 0.399 ms; ncu: DRAM 57% busy against this kernel's 79%, docs/PERF.md v33).
+// run (0.556 against 0.401 ms; ncu: DRAM 57% busy against this kernel's 79%, docs/PERF.md v33).
 // The chunk's two halves take 2 * CHUNK * sizeof(T) bytes of static shared memory, kept to
 // 32 KiB (48 KiB is the static limit): wide elements in large blocks take fewer pairs a thread.
 // TALLY_REVERSE_PAIRS: a knob for experiments (-D through TALLY_NVRTC_OPTIONS).

@@ -148,22 +148,19 @@ pub struct SetHistogramPlan<'s, T: Sample> {
 impl<T: Sample> SetHistogramPlan<'_, T> {
     /// Counts `samples`, shards of the lengths the plan was made for, and combines the counts
     /// (every process of the set calls it with its shards, as for [`DeviceSet::histogram`]:
-    /// where the ranks span processes their shards' lengths are gathered again, so that every
-    /// process refuses shards of other lengths alike).
+    /// where the ranks span processes, `Local` shards' lengths are gathered again, so that every
+    /// process refuses shards of other lengths alike). Host shards are uploaded whole, even
+    /// where the plan was made from resident shards and these would stream.
     pub fn run<'a>(&mut self, samples: impl Into<Shards<'a, T>>) -> Result<Histogram> {
         let set = self.set;
-        let shards = samples.into();
-        let split = shards.split_len();
-        let inputs = set.local_inputs(shards)?;
-        check_lengths(&set.shard_lengths(&inputs, split)?, &self.lengths, "counts", "samples")?;
         let post = matches!(self.combine, SetCombine::Posted);
-        let threads = uploads(&inputs);
-        let work: Vec<_> = inputs.into_iter().zip(self.plans.iter_mut()).collect();
-        let data = set.per_device(threads, work, |dev, (input, plan)| {
-            let data = device_input(dev, input, "samples")?;
-            queue_counting(plan, dev, &data.view(), post)?;
-            Ok(data)
-        })?;
+        let (data, _) = set.launch_kept_plans(
+            samples.into(),
+            &self.lengths,
+            &mut self.plans,
+            ("counts", "samples", "samples"),
+            |dev, view, plan| queue_counting(plan, dev, view, post),
+        )?;
         let h = match self.combine {
             SetCombine::Posted => set.add_posted_counts(&self.plans)?,
             SetCombine::Counters(CounterCombine::Host) => set.histogram_on_host(&self.plans)?,
@@ -621,15 +618,6 @@ impl<'a, T: Sample, W: Weight> ShardData<'a, T, W> {
             weights: self.w.as_ref().map(|w| w.view()),
         }
     }
-}
-
-/// Refuses shards whose lengths (every rank's, in rank order) are not the `planned` ones: the
-/// same answer in every process, which all see every rank's lengths.
-pub(crate) fn check_lengths(given: &[u64], planned: &[u64], verb: &str, unit: &str) -> Result<()> {
-    if given == planned {
-        return Ok(());
-    }
-    Err(Error::invalid(format!("this plan {verb} shards of {planned:?} {unit}, but shards of {given:?} were given")))
 }
 
 #[cfg(test)]

@@ -269,6 +269,41 @@ impl DeviceSet {
         nccl::group(&self.comms, &ops, what)
     }
 
+    /// The launches of a kept set plan's run: checks that `shards` have the lengths its plans
+    /// were made for (`planned`, every rank's; `Local` shards' lengths gathered again where the
+    /// ranks span processes, so that every process refuses other lengths alike: a failure of
+    /// one process's upload or launch still leaves the others waiting in the combine, as for
+    /// the one-off calls), then hands each device its shard (uploaded where it is host memory,
+    /// labelled `label`) and its plan. Returns the shards' device copies, which must outlive
+    /// the launches (they are freed in stream order), and this process's shard lengths.
+    pub(crate) fn launch_kept_plans<'a, T: cudarc::driver::DeviceRepr + Sync, P: Send>(
+        &self,
+        shards: Shards<'a, T>,
+        planned: &[u64],
+        plans: &mut [P],
+        what: (&str, &str, &str),
+        launch: impl Fn(&Arc<CudaDevice>, &crate::device::DeviceView<'_, T>, &mut P) -> Result<()> + Sync,
+    ) -> Result<(Vec<DeviceInput<'a, T>>, Vec<usize>)> {
+        let (verb, unit, label) = what;
+        let split = shards.split_len();
+        let inputs = self.local_inputs(shards)?;
+        let lengths = self.shard_lengths(&inputs, split)?;
+        if lengths != planned {
+            return Err(Error::invalid(format!(
+                "this plan {verb} shards of {planned:?} {unit}, but shards of {lengths:?} were given"
+            )));
+        }
+        let local: Vec<usize> = inputs.iter().map(Input::len).collect();
+        let threads = uploads(&inputs);
+        let work: Vec<_> = inputs.into_iter().zip(plans.iter_mut()).collect();
+        let data = self.per_device(threads, work, |dev, (input, plan)| {
+            let data = device_input(dev, input, label)?;
+            launch(dev, &data.view(), plan)?;
+            Ok(data)
+        })?;
+        Ok((data, local))
+    }
+
     /// The communicators of this process, for combines of their own.
     pub(crate) fn comms(&self) -> &[Communicator] {
         &self.comms

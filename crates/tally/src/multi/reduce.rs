@@ -6,7 +6,6 @@
 //! add without rounding, so its value is the one-GPU bits); a plain float sum adds the devices'
 //! sums in rank order.
 
-use super::histogram::check_lengths;
 use super::{device_input, uploads, DeviceSet, Shards};
 use crate::device::Input;
 use crate::error::Result;
@@ -109,22 +108,18 @@ pub struct SetReducePlan<'s, T: ReduceElement> {
 
 impl<T: ReduceElement> SetReducePlan<'_, T> {
     /// Reduces `input`, shards of the lengths the plan was made for (every process of the set
-    /// calls it with its shards, as for [`DeviceSet::reduce`]; where the ranks span processes
-    /// the lengths are gathered again, so that every process refuses other lengths alike).
+    /// calls it with its shards, as for [`DeviceSet::reduce`]; where the ranks span processes,
+    /// `Local` shards' lengths are gathered again, so that every process refuses other lengths
+    /// alike).
     pub fn run<'a>(&mut self, input: impl Into<Shards<'a, T>>) -> Result<Reduction> {
         let set = self.set;
-        let shards = input.into();
-        let split = shards.split_len();
-        let inputs = set.local_inputs(shards)?;
-        check_lengths(&set.shard_lengths(&inputs, split)?, &self.lengths, "reduces", "elements")?;
-        let local_lengths: Vec<usize> = inputs.iter().map(Input::len).collect();
-        let threads = uploads(&inputs);
-        let work: Vec<_> = inputs.into_iter().zip(self.plans.iter_mut()).collect();
-        let _data = set.per_device(threads, work, |dev, (input, plan)| {
-            let data = device_input(dev, input, "reduction input")?;
-            plan.launch(dev.stream(), &data.view())?;
-            Ok(data)
-        })?;
+        let (_data, local_lengths) = set.launch_kept_plans(
+            input.into(),
+            &self.lengths,
+            &mut self.plans,
+            ("reduces", "elements", "reduction input"),
+            |dev, view, plan| plan.launch(dev.stream(), view),
+        )?;
         set.combine_reductions(&self.plans, &local_lengths, &self.lengths, self.op, self.options)
     }
 }
