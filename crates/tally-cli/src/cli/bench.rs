@@ -3,8 +3,8 @@
 //! bandwidth measured in the same run.
 
 use super::bench_report::{
-    device_and_bandwidth, gbs, host_median_ms, ok_cell, percent_cell, BenchOutputArgs, BenchReport, BenchRow, Column,
-    Yardstick,
+    device_and_bandwidth, gbs, host_median, host_median_ms, ok_cell, percent_cell, BenchOutputArgs, BenchReport,
+    BenchRow, Column, Yardstick,
 };
 use super::input::with_type;
 use anyhow::bail;
@@ -368,18 +368,6 @@ pub(crate) struct Timed {
     pub partition: Option<(usize, usize)>,
 }
 
-/// Median milliseconds of `f` on the host clock over `reps` runs: `host_median_ms` for the
-/// library's errors, inside a function that returns them.
-fn host_clock_median_ms<R>(reps: usize, mut f: impl FnMut() -> tally::Result<R>) -> tally::Result<f64> {
-    let mut times = Vec::with_capacity(reps);
-    for _ in 0..reps {
-        let start = std::time::Instant::now();
-        std::hint::black_box(f()?);
-        times.push(start.elapsed().as_secs_f64() * 1e3);
-    }
-    Ok(super::bench_report::median(times))
-}
-
 /// Median milliseconds of zeroing the counters plus the kernel, with the result of the last run.
 pub(crate) fn time_plan<T: Sample>(
     dev: &Arc<CudaDevice>,
@@ -394,18 +382,18 @@ pub(crate) fn time_plan<T: Sample>(
     let once = timer.time_ms(|| plan.launch(stream, samples))?;
     let reps = if once > 20.0 { reps.min(5) } else { reps };
     let ms = timer.median_ms(reps, || plan.launch(stream, samples))?;
-    let e2e_ms = host_clock_median_ms(reps.max(3), || {
+    let (e2e_ms, _) = host_median(reps.max(3), || {
         plan.launch(stream, samples)?;
         plan.read_outliers(stream)
     })?;
     // The two host-side figures a caller who wants the counts on the host pays; fewer
     // repetitions where one launch takes long (they add nothing but time there).
     let host_reps = if once > 1.0 { 3 } else { reps.max(3) };
-    let read_ms = host_clock_median_ms(host_reps, || {
+    let (read_ms, _) = host_median(host_reps, || {
         plan.launch(stream, samples)?;
         plan.read(stream)
     })?;
-    let call_ms = host_clock_median_ms(host_reps, || {
+    let (call_ms, _) = host_median(host_reps, || {
         let mut fresh = HistogramPlan::new(dev, samples, spec, s, dev.tuning())?;
         fresh.launch(stream, samples)?;
         fresh.read(stream)

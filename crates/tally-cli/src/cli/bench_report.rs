@@ -25,8 +25,14 @@ pub fn median(mut times: Vec<f64>) -> f64 {
 }
 
 /// Runs `f` `reps` times (at least once), each timed on the host clock: the median in
-/// milliseconds and the last result.
-pub fn host_median_ms<R>(reps: usize, mut f: impl FnMut() -> anyhow::Result<R>) -> anyhow::Result<(f64, R)> {
+/// milliseconds and the last result. [`host_median`] for the CLI's errors, so that a closure's
+/// `?` knows what to convert into.
+pub fn host_median_ms<R>(reps: usize, f: impl FnMut() -> anyhow::Result<R>) -> anyhow::Result<(f64, R)> {
+    host_median(reps, f)
+}
+
+/// [`host_median_ms`] for any error type (the library's, inside functions that return it).
+pub fn host_median<R, E>(reps: usize, mut f: impl FnMut() -> Result<R, E>) -> Result<(f64, R), E> {
     let mut times = Vec::new();
     let mut last = None;
     for _ in 0..reps.max(1) {
