@@ -254,3 +254,87 @@ fn gpu_more_than_2_pow_31_keys() {
     unique.launch_unique(stream, &kd.view(), &mut out_keys.view_mut()).unwrap();
     assert_eq!(unique.read(stream).unwrap(), runs as u64);
 }
+
+/// Kept plans launched again and again on new keys and values (2^24 + 3 elements, more than
+/// 1,024 tiles: every level of the look-back). A plan's first launch takes its tile states from
+/// the workspace, its second zeroes a set of its own, and every later one finds the set that
+/// the launch before cleared in its kernel; a stale state would number this round's runs by an
+/// earlier round's, and after each launch from the second the set the next will use is checked
+/// for zeros wherever a launch reads it. One-off calls write over the workspace between
+/// launches. Poisoned outputs, also past the runs; f32 sums bit for bit with a one-off call's
+/// (the fixed look-back, which reads every level).
+#[test]
+fn gpu_kept_plans_find_their_tile_states_cleared_by_the_launch_before() {
+    let Some(gpu) = cuda() else { return };
+    let dev = gpu.cuda_device().unwrap().clone();
+    let stream = dev.stream();
+    // Under compute-sanitizer (TALLY_SMALL=1): 40 tiles or more, two groups or more.
+    let small = std::env::var("TALLY_SMALL").as_deref() == Ok("1");
+    let n = if small { 40 * 12288 + 5 } else { (1 << 24) + 3 };
+    let mut unique = RunsPlan::<i32>::unique(&dev, n).unwrap();
+    let mut encode = RunsPlan::<i32>::encode(&dev, n).unwrap();
+    let mut sums = RunsPlan::<i32, i32, i64>::reduce_by_key(&dev, RunOp::Sum, n).unwrap();
+    let mut float_sums = RunsPlan::<i32, f32, f32>::reduce_by_key(&dev, RunOp::Sum, n).unwrap();
+    assert!(small || unique.policy().states.tiles > 1024 && sums.policy().states.tiles > 1024);
+    let mut keys_in = stream.alloc::<i32>(n, "keys").unwrap();
+    let mut values_in = stream.alloc::<i32>(n, "values").unwrap();
+    let mut floats_in = stream.alloc::<f32>(n, "f32 values").unwrap();
+    let mut out_keys = stream.alloc::<i32>(n, "out keys").unwrap();
+    let mut out_counts = stream.alloc::<u64>(n, "out counts").unwrap();
+    let mut out_sums = stream.alloc::<i64>(n, "out sums").unwrap();
+    let mut out_floats = stream.alloc::<f32>(n, "out f32 sums").unwrap();
+    for round in 0..5u64 {
+        let keys: Vec<i32> = runs_common::keys(n, 2 + 20 * round, 400 + round);
+        let values: Vec<i32> = data(n, 500 + round);
+        let floats: Vec<f32> = data(n, 600 + round);
+        stream.copy_to_device(&keys, &mut keys_in.view_mut()).unwrap();
+        stream.copy_to_device(&values, &mut values_in.view_mut()).unwrap();
+        stream.copy_to_device(&floats, &mut floats_in.view_mut()).unwrap();
+        let cleared = |zeroed: Option<bool>, what: &str| {
+            assert_eq!(zeroed, (round > 0).then_some(true), "{what}, round {round}: the next launch's states");
+        };
+        let (want_keys, want_counts) = reference::run_length_encode(&keys);
+        let runs = want_keys.len();
+        let poison_keys = vec![i32::MIN; n];
+        stream.copy_to_device(&poison_keys, &mut out_keys.view_mut()).unwrap();
+        unique.launch_unique(stream, &keys_in.view(), &mut out_keys.view_mut()).unwrap();
+        assert_eq!(unique.read(stream).unwrap() as usize, runs, "unique, round {round}");
+        cleared(unique.next_tile_states_zeroed(stream).unwrap(), "unique");
+        let got = stream.download(&out_keys.view()).unwrap();
+        assert_eq!(got[..runs], want_keys[..], "unique, round {round}");
+        assert!(got[runs..].iter().all(|&k| k == i32::MIN), "unique past the runs, round {round}");
+        let _ = gpu.unique_vec(&keys[..n / 3]).unwrap();
+        stream.copy_to_device(&poison_keys, &mut out_keys.view_mut()).unwrap();
+        stream.copy_to_device(&vec![u64::MAX; n], &mut out_counts.view_mut()).unwrap();
+        encode.launch_encode(stream, &keys_in.view(), &mut out_keys.view_mut(), &mut out_counts.view_mut()).unwrap();
+        assert_eq!(encode.read(stream).unwrap() as usize, runs, "encode, round {round}");
+        cleared(encode.next_tile_states_zeroed(stream).unwrap(), "encode");
+        assert_eq!(stream.download(&out_keys.view()).unwrap()[..runs], want_keys[..], "encode, round {round}");
+        let got = stream.download(&out_counts.view()).unwrap();
+        assert_eq!(got[..runs], want_counts[..], "encode, round {round}");
+        assert!(got[runs..].iter().all(|&c| c == u64::MAX), "encode past the runs, round {round}");
+        stream.copy_to_device(&vec![i64::MIN; n], &mut out_sums.view_mut()).unwrap();
+        sums.launch_reduce(
+            stream,
+            &keys_in.view(),
+            &values_in.view(),
+            &mut out_keys.view_mut(),
+            &mut out_sums.view_mut(),
+        )
+        .unwrap();
+        assert_eq!(sums.read(stream).unwrap() as usize, runs, "sums, round {round}");
+        cleared(sums.next_tile_states_zeroed(stream).unwrap(), "sums");
+        let want = reference::reduce_by_key::<i32, i32, i64>(&keys, &values, RunOp::Sum).unwrap();
+        assert_eq!(stream.download(&out_sums.view()).unwrap()[..runs], want.1[..], "sums, round {round}");
+        stream.copy_to_device(&vec![f32::NAN; n], &mut out_floats.view_mut()).unwrap();
+        let (k, v) = (&keys_in.view(), &floats_in.view());
+        float_sums.launch_reduce(stream, k, v, &mut out_keys.view_mut(), &mut out_floats.view_mut()).unwrap();
+        assert_eq!(float_sums.read(stream).unwrap() as usize, runs, "f32 sums, round {round}");
+        cleared(float_sums.next_tile_states_zeroed(stream).unwrap(), "f32 sums");
+        let got = stream.download(&out_floats.view()).unwrap()[..runs].to_vec();
+        let want = reference::reduce_by_key::<i32, f32, f32>(&keys, &floats, RunOp::Sum).unwrap();
+        close_sums(&floats, &want_counts, &got, &want.1, &format!("f32 sums, round {round}"));
+        let one_off: (Vec<i32>, Vec<f32>) = gpu.reduce_by_key_vec(&keys, &floats, RunOp::Sum).unwrap();
+        assert!(same(&got, &one_off.1), "round {round}: the kept plan's f32 sums as a one-off call's");
+    }
+}

@@ -292,3 +292,84 @@ fn gpu_more_than_2_pow_31_elements() {
         }
     }
 }
+
+/// Kept plans launched again and again on new data (2^24 + 3 elements: more than 1,024 tiles,
+/// every level of the look-back). A plan's first launch takes its tile states from the
+/// workspace, its second zeroes a set of its own, and every later one finds the set that the
+/// launch before cleared in its kernel; so data that changes each round would meet a stale
+/// state there, and after each launch from the second the set the next will use is checked
+/// for zeros wherever a launch reads it. Between the kept plans' launches one-off scans write
+/// over the workspace; the last round launches on a second stream, where the plan starts again
+/// from the workspace. Poisoned outputs; integers exactly, deterministic f32 sums bit for bit
+/// with a one-off scan.
+#[test]
+fn gpu_kept_plans_find_their_tile_states_cleared_by_the_launch_before() {
+    let Some(gpu) = cuda() else { return };
+    let dev = gpu.cuda_device().unwrap().clone();
+    let stream = dev.stream();
+    // Under compute-sanitizer (TALLY_SMALL=1): 40 tiles or more, two groups or more.
+    let small = std::env::var("TALLY_SMALL").as_deref() == Ok("1");
+    let n = if small { 40 * 12288 + 5 } else { (1 << 24) + 3 };
+    let none = None::<&[u32]>;
+    let (det, fast) =
+        (ScanOptions::default().with_deterministic(true), ScanOptions::default().with_deterministic(false));
+    let mut f32_det = ScanPlan::<f32, f32>::new(&dev, ScanOp::Sum, det, n).unwrap();
+    let mut f32_fast = ScanPlan::<f32, f32>::new(&dev, ScanOp::Sum, fast, n).unwrap();
+    let mut wide = ScanPlan::<i32, i64>::new(&dev, ScanOp::Sum, ScanOptions::default(), n).unwrap();
+    let mut max_by_key = ScanPlan::<i32, i32>::by_key::<u32>(&dev, ScanOp::Max, ScanOptions::default(), n).unwrap();
+    assert!(small || f32_det.policy().states.tiles > 1024 && wide.policy().states.tiles > 1024);
+    let mut f_in = stream.alloc::<f32>(n, "f32 input").unwrap();
+    let mut i_in = stream.alloc::<i32>(n, "i32 input").unwrap();
+    let mut k_in = stream.alloc::<u32>(n, "keys").unwrap();
+    let mut f_out = stream.alloc::<f32>(n, "f32 output").unwrap();
+    let mut wide_out = stream.alloc::<i64>(n, "i64 output").unwrap();
+    let mut i_out = stream.alloc::<i32>(n, "i32 output").unwrap();
+    for round in 0..5u64 {
+        let fs: Vec<f32> = data(n, 100 + round);
+        let is: Vec<i32> = data(n, 200 + round);
+        let ks = runs(n, 1 + 3000 * round, round);
+        stream.copy_to_device(&fs, &mut f_in.view_mut()).unwrap();
+        stream.copy_to_device(&is, &mut i_in.view_mut()).unwrap();
+        stream.copy_to_device(&ks, &mut k_in.view_mut()).unwrap();
+        for (plan, options) in [(&mut f32_det, det), (&mut f32_fast, fast)] {
+            stream.copy_to_device(&vec![f32::NAN; n], &mut f_out.view_mut()).unwrap();
+            plan.launch(stream, &f_in.view(), &mut f_out.view_mut()).unwrap();
+            plan.read(stream).unwrap();
+            let zeroed = plan.next_tile_states_zeroed(stream).unwrap();
+            assert_eq!(zeroed, (round > 0).then_some(true), "round {round}: the next launch's tile states");
+            let got = stream.download(&f_out.view()).unwrap();
+            let want: Vec<f32> = reference::scan(&fs, none, ScanOp::Sum, &options).unwrap();
+            compare(&fs, &got, &want, ScanOp::Sum, &format!("f32 round {round} {options:?}"));
+            if plan.deterministic() {
+                let one_off: Vec<f32> = gpu.scan_vec(&fs, ScanOp::Sum, options).unwrap();
+                assert!(same_bits(&got, &one_off), "round {round}: the kept plan's bits as a one-off scan's");
+            }
+        }
+        stream.copy_to_device(&vec![i64::MIN; n], &mut wide_out.view_mut()).unwrap();
+        wide.launch(stream, &i_in.view(), &mut wide_out.view_mut()).unwrap();
+        wide.read(stream).unwrap();
+        assert_eq!(wide.next_tile_states_zeroed(stream).unwrap(), (round > 0).then_some(true), "round {round}");
+        let want: Vec<i64> = reference::scan(&is, none, ScanOp::Sum, &ScanOptions::default()).unwrap();
+        assert_eq!(stream.download(&wide_out.view()).unwrap(), want, "i32 into i64, round {round}");
+        let _: Vec<i64> = gpu.scan_vec(&is[..n / 3], ScanOp::Sum, ScanOptions::default()).unwrap();
+        stream.copy_to_device(&vec![i32::MIN + 1; n], &mut i_out.view_mut()).unwrap();
+        max_by_key.launch_by_key(stream, &k_in.view(), &i_in.view(), &mut i_out.view_mut()).unwrap();
+        max_by_key.read(stream).unwrap();
+        let zeroed = max_by_key.next_tile_states_zeroed(stream).unwrap();
+        assert_eq!(zeroed, (round > 0).then_some(true), "round {round}");
+        let want: Vec<i32> = reference::scan(&is, Some(&ks), ScanOp::Max, &ScanOptions::default()).unwrap();
+        assert_eq!(stream.download(&i_out.view()).unwrap(), want, "i32 max by key, round {round}");
+    }
+    // Another stream: the plan's sets belong to the first, so it starts again from the
+    // workspace, then keeps sets of the second stream's.
+    let other = dev.new_stream().unwrap();
+    for launch in 0..3 {
+        other.copy_to_device(&vec![f32::NAN; n], &mut f_out.view_mut()).unwrap();
+        f32_det.launch(&other, &f_in.view(), &mut f_out.view_mut()).unwrap();
+        f32_det.read(&other).unwrap();
+        assert_eq!(f32_det.next_tile_states_zeroed(&other).unwrap(), (launch > 0).then_some(true));
+        let got = other.download(&f_out.view()).unwrap();
+        let fs: Vec<f32> = data(n, 104);
+        assert!(same_bits(&got, &gpu.scan_vec(&fs, ScanOp::Sum, det).unwrap()), "launch {launch} on another stream");
+    }
+}

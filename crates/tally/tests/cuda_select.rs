@@ -258,3 +258,78 @@ fn gpu_more_than_2_pow_31_elements() {
     let want: Vec<u8> = xs[n - 1100..].iter().copied().filter(|&x| x != 250).collect();
     assert_eq!(&tail[..], &want[want.len() - 1000..]);
 }
+
+/// Kept plans launched again and again on new data (2^24 + 3 elements, more than 1,024 tiles). A plan's first launch takes its tile states from the
+/// workspace, its second zeroes a set of its own, and every later one finds the set that the
+/// launch before cleared in its kernel; a stale state would place this round's elements by an
+/// earlier round's counts, and after each launch from the second the set the next will use is
+/// checked for zeros where a launch reads it (select looks back over tiles only: its groups'
+/// slots stay empty). One-off selections write over the workspace between launches. Poisoned
+/// outputs, every element compared, also past the count where the output is the input's size.
+#[test]
+fn gpu_kept_plans_find_their_tile_states_cleared_by_the_launch_before() {
+    let Some(gpu) = cuda() else { return };
+    let dev = gpu.cuda_device().unwrap().clone();
+    let stream = dev.stream();
+    // Under compute-sanitizer (TALLY_SMALL=1): 40 tiles or more, two groups or more.
+    let small = std::env::var("TALLY_SMALL").as_deref() == Ok("1");
+    let n = if small { 40 * 12288 + 5 } else { (1 << 24) + 3 };
+    let p = Predicate::parse("x > 20").unwrap();
+    let mut stable = SelectPlan::<i32>::new(&dev, &p, SelectMode::Stable, n).unwrap();
+    let mut partition = SelectPlan::<i32>::new(&dev, &p, SelectMode::Partition, n).unwrap();
+    let mut indices = SelectPlan::<i32>::new(&dev, &p, SelectMode::Indices, n).unwrap();
+    let mut flagged = SelectPlan::<i32>::flagged(&dev, n).unwrap();
+    assert!(small || stable.policy().states.tiles > 1024 && flagged.policy().states.tiles > 1024);
+    let mut input = stream.alloc::<i32>(n, "input").unwrap();
+    let mut flags = stream.alloc::<u8>(n, "flags").unwrap();
+    let mut out = stream.alloc::<i32>(n, "output").unwrap();
+    let mut out_indices = stream.alloc::<u64>(n, "indices").unwrap();
+    for round in 0..5u64 {
+        // The kept share changes each round: about 30%, then 60%, 90%, ...
+        let xs: Vec<i32> = data::<i32>(n, 300 + round).into_iter().map(|x| x + 30 * round as i32 % 90).collect();
+        let fs: Vec<u8> = xs.iter().map(|&x| (x % 3 == 0) as u8).collect();
+        stream.copy_to_device(&xs, &mut input.view_mut()).unwrap();
+        stream.copy_to_device(&fs, &mut flags.view_mut()).unwrap();
+        let cleared = |plan: &SelectPlan<i32>| {
+            let zeroed = plan.next_tile_states_zeroed(stream).unwrap();
+            assert_eq!(
+                zeroed,
+                (round > 0).then_some(true),
+                "{:?}, round {round}: the next launch's states",
+                plan.mode()
+            );
+        };
+        let poison = vec![i32::MIN; n];
+        let want = reference::select(&xs, &p);
+        stream.copy_to_device(&poison, &mut out.view_mut()).unwrap();
+        stable.launch(stream, &input.view(), &mut out.view_mut()).unwrap();
+        assert_eq!(stable.read(stream).unwrap(), want.len() as u64, "round {round}");
+        cleared(&stable);
+        let got = stream.download(&out.view()).unwrap();
+        assert_eq!(got[..want.len()], want[..], "stable, round {round}");
+        assert!(got[want.len()..].iter().all(|&x| x == i32::MIN), "stable wrote past its count, round {round}");
+        let _ = gpu.select_vec(&xs[..n / 3], &p, SelectOptions::default()).unwrap();
+        stream.copy_to_device(&poison, &mut out.view_mut()).unwrap();
+        partition.launch(stream, &input.view(), &mut out.view_mut()).unwrap();
+        let (want_partition, kept) = reference::partition(&xs, &p);
+        assert_eq!(partition.read(stream).unwrap(), kept, "round {round}");
+        cleared(&partition);
+        assert_eq!(stream.download(&out.view()).unwrap(), want_partition, "partition, round {round}");
+        stream.copy_to_device(&vec![u64::MAX; n], &mut out_indices.view_mut()).unwrap();
+        indices.launch_indices(stream, &input.view(), &mut out_indices.view_mut()).unwrap();
+        let want_indices = reference::select_indices(&xs, &p);
+        assert_eq!(indices.read(stream).unwrap(), want_indices.len() as u64, "round {round}");
+        cleared(&indices);
+        let got = stream.download(&out_indices.view()).unwrap();
+        assert_eq!(got[..want_indices.len()], want_indices[..], "indices, round {round}");
+        assert!(got[want_indices.len()..].iter().all(|&i| i == u64::MAX), "indices past the count, round {round}");
+        stream.copy_to_device(&poison, &mut out.view_mut()).unwrap();
+        flagged.launch_flagged(stream, &input.view(), &flags.view(), &mut out.view_mut()).unwrap();
+        let want_flagged: Vec<i32> = xs.iter().zip(&fs).filter(|(_, &f)| f != 0).map(|(&x, _)| x).collect();
+        assert_eq!(flagged.read(stream).unwrap(), want_flagged.len() as u64, "round {round}");
+        cleared(&flagged);
+        let got = stream.download(&out.view()).unwrap();
+        assert_eq!(got[..want_flagged.len()], want_flagged[..], "flagged, round {round}");
+        assert!(got[want_flagged.len()..].iter().all(|&x| x == i32::MIN), "flagged past the count, round {round}");
+    }
+}

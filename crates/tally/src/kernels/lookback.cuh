@@ -22,11 +22,14 @@
 // value, a value and a segment flag) a 128-bit one. Either way a lane reads a slot in one access
 // and the 32 lanes of a warp read 32 consecutive slots, coalesced.
 //
-// The workspace (zeroed before every launch) holds a 256-byte header whose first word numbers
+// The tile states (zeroed before the launch) hold a 256-byte header whose first word numbers
 // tiles in the order blocks start, so a tile only ever waits for tiles that are already running
 // (kernels numbered by block index, TALLY_TILES_BY_BLOCK, leave it unused);
 // then one slot array per level: tiles, groups of 32 tiles, super-groups of 32 groups. The host
-// computes the same sizes (`scan::lookback` in Rust).
+// computes the same sizes (`scan::lookback` in Rust). A plan launched once takes them from the
+// stream's workspace and zeroes them with a memset; a plan launched again keeps two sets of its
+// own, and each launch zeroes the set the next one uses (`lookback_clear_next`), so that a call
+// is one launch, not a memset and a launch.
 //
 // Two look-backs:
 //   fixed (deterministic): the last tile of a group publishes the group's total (its 32
@@ -119,6 +122,22 @@ TALLY_DEVICE u32 lookback_next_tile(unsigned char* states, u32* slot) {
   __syncthreads();
   return *slot;
 #endif
+}
+
+// Zeroes, in `next` (the other set of a plan that keeps two; null for none), the header's
+// counter and the slots of this tile's number at each level, so that the plan's next launch
+// finds them zeroed. Every tile number of the launch is taken once and each level has no more
+// slots than tiles, so the launch clears the whole set. Thread 0 of each block; nothing in
+// this launch reads `next`.
+template <class L>
+TALLY_DEVICE void lookback_clear_next(unsigned char* next, u32 tile, u32 tiles, u32 groups, u32 supers) {
+  if (next == nullptr || threadIdx.x != 0) return;
+  const LookbackStates<L> s = lookback_states<L>(next, tiles, groups, supers);
+  const typename L::Word zero{};
+  if (tile == 0) *reinterpret_cast<u32*>(next) = 0u;
+  s.level[0].word[tile] = zero;
+  if (tile < groups) s.level[1].word[tile] = zero;
+  if (tile < supers) s.level[2].word[tile] = zero;
 }
 
 template <class L>

@@ -81,7 +81,8 @@ struct RunsParams {
   u64 key_capacity;      // elements out_keys holds: writes past it are dropped (the host reports it)
   u64 value_capacity;    // the same for out_values
   u64* result;           // [0]: the number of runs (the last tile writes it); [1]: 1 on overflow
-  unsigned char* states; // workspace: the tile counter, then the look-back slots (zeroed)
+  unsigned char* states; // the tile counter, then the look-back slots (zeroed before the launch)
+  unsigned char* states_next; // a kept plan's other set, zeroed here for its next launch; or null
   u32 tiles;
   u32 groups;
   u32 supers;
@@ -512,6 +513,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS) tally_ru
   const bool full = (u64)(tile + 1) * TILE <= p.n;
   const bool aligned = (((u64)p.keys | (u64)p.values) & 15) == 0;
   const States st = lookback_states<RunsLookback>(p.states, p.tiles, p.groups, p.supers);
+  lookback_clear_next<RunsLookback>(p.states_next, tile, p.tiles, p.groups, p.supers);
   if (full && aligned) runs_tile<true>(p, tile, st, sh);
   else runs_tile<false>(p, tile, st, sh);
 }

@@ -16,8 +16,7 @@
 // the tile's aggregate, and finds the tile's prefix by looking back
 // (lookback.cuh): the fixed look-back where the bits must not depend on timing (floats, custom
 // operations: `deterministic`), else the fast one.
-// The look-back and its tile states are lookback.cuh's; the states live in the stream's
-// workspace, zeroed before every launch.
+// The look-back and its tile states are lookback.cuh's (zeroed before every launch: see there).
 #include "common.cuh"
 #include "warp.cuh"
 #include "block.cuh"
@@ -80,7 +79,8 @@ struct ScanParams {
   O* output;              // may be `input` (in place)
   u64 n;
   u32* overflow;          // set to 1 when a checked integer sum overflows
-  unsigned char* states;  // workspace: the tile counter, then the slot arrays (zeroed)
+  unsigned char* states;  // the tile counter, then the slot arrays (zeroed before the launch)
+  unsigned char* states_next;  // a kept plan's other set, zeroed here for its next launch; or null
   u32 tiles;
   u32 groups;
   u32 supers;
@@ -442,6 +442,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS) tally_sc
   __shared__ uint4 row_out[WIDE_ROWS ? WARPS * ROW_BUFFER : 1];
   const u32 tile = lookback_next_tile(p.states, &shared_tile);
   const States st = lookback_states<ScanLookback>(p.states, p.tiles, p.groups, p.supers);
+  lookback_clear_next<ScanLookback>(p.states_next, tile, p.tiles, p.groups, p.supers);
   const bool full = (u64)(tile + 1) * TILE <= p.n;
   const bool aligned = (((u64)p.input | (u64)p.output | (u64)p.keys) & 15) == 0;
   if (full && aligned) scan_tile<true>(p, tile, st, totals, &tile_prefix, stage, row_out);

@@ -56,7 +56,8 @@ struct SelectParams {
   O* output;              // n slots (a partition fills them all)
   u64 n;
   u64* count;             // the number kept: written by the last tile, or the atomic counter
-  unsigned char* states;  // workspace: the tile counter, then the look-back's slots (zeroed)
+  unsigned char* states;  // the tile counter, then the look-back's slots (zeroed before the launch)
+  unsigned char* states_next;  // a kept plan's other set, zeroed here for its next launch; or null
   u32 tiles;
   u32 groups;
   u32 supers;
@@ -164,6 +165,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS) tally_se
   O* const stage = tile_stage();
   const u32 tile = lookback_next_tile(p.states, &shared_tile);
   const LookbackStates<CountLookback> st = lookback_states<CountLookback>(p.states, p.tiles, p.groups, p.supers);
+  lookback_clear_next<CountLookback>(p.states_next, tile, p.tiles, p.groups, p.supers);
   const u64 e0 = (u64)tile * TILE;
   T x[VECS][VI];
   u32 keep[VECS], count[VECS], lane_offset[VECS];

@@ -1,6 +1,7 @@
 //! The CUDA side of the run primitives: the kernel family of `runs.cu`, its parameters, and the
 //! plan that resolves the policy for one problem, loads the specialisation and launches it (a
-//! memset of the tile states, one of the result words for checked sums, then the one kernel).
+//! memset of the tile states at a plan's first and second launch only, one of the result words
+//! for checked sums, then the one kernel).
 
 use super::element::{ReduceByKeyInto, RunKey};
 use super::policy::{self, RunsKernelOp, RunsPolicy};
@@ -13,7 +14,7 @@ use crate::device::{
 use crate::error::{Error, Result};
 use crate::histogram::policy::Tuning;
 use crate::reduce::ElementType;
-use crate::scan::lookback::LookbackStates;
+use crate::scan::lookback::{LookbackStates, TileStates};
 use crate::scan::ScanValue;
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -35,8 +36,10 @@ crate::kernel_params! {
         /// [0]: the number of runs; [1]: 1 when a checked sum overflowed (zeroed before each launch
         /// of a checked sum).
         result: DevPtr<u64>,
-        /// The workspace: tile counter and look-back slots (zeroed before each launch).
+        /// The tile counter and look-back slots (zeroed before the launch).
         states: DevPtr<u8>,
+        /// A kept plan's other set of tile states, which the launch zeroes; null for none.
+        states_next: DevPtr<u8>,
         tiles: u32,
         groups: u32,
         supers: u32,
@@ -125,8 +128,9 @@ impl RunsVariant {
 
 /// Unique, run-length encoding or reduce-by-key of `n` resident keys of `K` (with values of
 /// `V` combined into `O`), ready to launch: policy resolved, kernel loaded, result words
-/// allocated. Build it once and run it many times; a launch queues the work (a memset of the
-/// tile states, one of the result words for checked sums, the one kernel) and
+/// allocated. Build it once and run it many times; a launch queues the work (the one kernel,
+/// after a memset of the tile states at the plan's first and second launch and one of the result
+/// words for checked sums) and
 /// [`RunsPlan::read`] waits and returns the number of runs (two words through page-locked
 /// memory), so the launch alone can be timed. One stream at a time uses a plan.
 ///
@@ -145,6 +149,7 @@ pub struct RunsPlan<K, V = K, O = u64> {
     result: DeviceBuffer<u64>,
     /// The result words' page-locked copy on the host (one stream at a time uses a plan).
     result_back: PlanReadBack,
+    tile_states: TileStates,
     /// The capacities of the last launch's outputs (keys, values).
     capacity: (u64, u64),
     _types: PhantomData<fn(K, V) -> O>,
@@ -241,6 +246,7 @@ impl<K: RunKey, V: ReduceByKeyInto<O>, O: ScanValue> RunsPlan<K, V, O> {
             n,
             result,
             result_back,
+            tile_states: TileStates::new(policy.states),
             capacity: (0, 0),
             _types: PhantomData,
         })
@@ -299,6 +305,14 @@ impl<K: RunKey, V: ReduceByKeyInto<O>, O: ScanValue> RunsPlan<K, V, O> {
         &self.policy
     }
 
+    /// For tests: waits for `stream` and says whether the tile states that the next launch on
+    /// it will use without a memset are zero wherever it reads them (`None` where that launch
+    /// zeroes them itself: after the plan's first launch on a stream).
+    #[doc(hidden)]
+    pub fn next_tile_states_zeroed(&self, stream: &Stream) -> Result<Option<bool>> {
+        self.tile_states.next_set_is_zeroed(stream)
+    }
+
     /// Whether the fixed (deterministic) look-back runs: float sums.
     pub fn deterministic(&self) -> bool {
         self.deterministic
@@ -355,9 +369,10 @@ impl<K: RunKey, V: ReduceByKeyInto<O>, O: ScanValue> RunsPlan<K, V, O> {
         } else {
             self.result.view_mut().ptr_mut(stream.cuda_stream())
         };
+        let shape = self.launch_shape();
         let mut workspace = stream.workspace();
-        let LookbackStates { states, tiles, groups, supers } =
-            self.policy.states.reserve_zeroed(stream, &mut workspace, "run tile states")?;
+        let tile_states = self.tile_states.for_launch(stream, &mut workspace, "run tile states")?;
+        let LookbackStates { states, next: states_next, tiles, groups, supers } = tile_states;
         let params = RunsParams {
             keys,
             values,
@@ -368,12 +383,15 @@ impl<K: RunKey, V: ReduceByKeyInto<O>, O: ScanValue> RunsPlan<K, V, O> {
             value_capacity: self.capacity.1,
             result,
             states,
+            states_next,
             tiles,
             groups,
             supers,
             deterministic: self.deterministic as u32,
         };
-        stream.launch(kernel, self.launch_shape(), &params)
+        stream.launch(kernel, shape, &params)?;
+        self.tile_states.queued(&tile_states);
+        Ok(())
     }
 }
 
@@ -383,7 +401,7 @@ mod tests {
 
     #[test]
     fn params_layout_and_distinct_variants() {
-        assert!(FAMILY.full_source().contains("sizeof(RunsParams) == 88"));
+        assert!(FAMILY.full_source().contains("sizeof(RunsParams) == 96"));
         let all = RunsVariant::all();
         let distinct: std::collections::HashSet<Defines> = all.iter().map(RunsVariant::defines).collect();
         assert_eq!((all.len(), distinct.len()), (12 * 5 + 10 + 12, all.len()));

@@ -77,7 +77,7 @@ pub struct RunsPolicy {
     pub tile: u64,
     /// Dynamic shared memory of a block ([`stage_bytes`]).
     pub stage_bytes: u64,
-    /// The tiles (= blocks) of the launch and their look-back states in the workspace.
+    /// The tiles (= blocks) of the launch and their look-back states.
     pub states: LookbackLayout,
 }
 

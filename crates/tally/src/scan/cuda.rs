@@ -1,9 +1,10 @@
 //! The CUDA side of the scans: the kernel family of `scan.cu`, its parameters, and the plan
-//! that resolves the policy for one problem, loads the specialisation and launches it (a memset
-//! of the tile states, one of the overflow flag for checked sums, then the one kernel).
+//! that resolves the policy for one problem, loads the specialisation and launches it (the one
+//! kernel; a memset of the tile states at a plan's first and second launch, one of the overflow
+//! flag for checked sums).
 
 use super::element::{ScanInto, ScanKey, ScanValue};
-use super::lookback::LookbackStates;
+use super::lookback::{LookbackStates, TileStates};
 use super::policy::{self, ScanKernelOp, ScanPolicy, ScanShape};
 use super::{overflow_error, ScanOp, ScanOptions};
 use crate::device::params::KernelParams;
@@ -27,8 +28,10 @@ crate::kernel_params! {
         n: u64,
         /// Set to 1 by a checked sum that overflowed (zeroed before each launch of one).
         overflow: DevPtr<u32>,
-        /// The workspace: tile counter and slot arrays (zeroed before each launch).
+        /// The tile counter and slot arrays (zeroed before the launch).
         states: DevPtr<u8>,
+        /// A kept plan's other set of tile states, which the launch zeroes; null for none.
+        states_next: DevPtr<u8>,
         tiles: u32,
         groups: u32,
         supers: u32,
@@ -136,8 +139,9 @@ impl ScanVariant {
 
 /// A scan ready to launch on `n` resident elements of `T` into `O`: policy resolved, kernel
 /// loaded, overflow flag allocated. Build it once for an op, types and size and run it many
-/// times; [`ScanPlan::launch`] queues the work (a memset of the tile states, the one kernel)
-/// and [`ScanPlan::read`] waits and reports an overflow, so the launch alone can be timed.
+/// times; [`ScanPlan::launch`] queues the work (the one kernel, after a memset of the tile
+/// states at the plan's first and second launch only, and of the overflow flag for checked
+/// sums) and [`ScanPlan::read`] waits and reports an overflow, so the launch alone can be timed.
 /// One stream at a time uses a plan.
 pub struct ScanPlan<T, O> {
     dev: Arc<CudaDevice>,
@@ -149,6 +153,7 @@ pub struct ScanPlan<T, O> {
     checked: bool,
     n: usize,
     overflow: DeviceBuffer<u32>,
+    tile_states: TileStates,
     /// The carry-in's bits, where the plan scans a shard that continues earlier ones.
     carry: Option<u64>,
     _types: PhantomData<fn(T) -> O>,
@@ -203,6 +208,7 @@ impl<T: ScanInto<O>, O: ScanValue> ScanPlan<T, O> {
             checked: op == ScanKernelOp::Sum && O::CHECKED && !options.wrapping,
             n,
             overflow,
+            tile_states: TileStates::new(policy.states),
             carry: None,
             _types: PhantomData,
         })
@@ -216,6 +222,14 @@ impl<T: ScanInto<O>, O: ScanValue> ScanPlan<T, O> {
     /// The policy: tile size, tiles, tile-state bytes.
     pub fn policy(&self) -> &ScanPolicy {
         &self.policy
+    }
+
+    /// For tests: waits for `stream` and says whether the tile states that the next launch on
+    /// it will use without a memset are zero wherever it reads them (`None` where that launch
+    /// zeroes them itself: after the plan's first launch on a stream).
+    #[doc(hidden)]
+    pub fn next_tile_states_zeroed(&self, stream: &Stream) -> Result<Option<bool>> {
+        self.tile_states.next_set_is_zeroed(stream)
     }
 
     /// Whether the deterministic look-back runs (see [`ScanOptions::deterministic`]).
@@ -299,9 +313,10 @@ impl<T: ScanInto<O>, O: ScanValue> ScanPlan<T, O> {
         } else {
             self.overflow.view_mut().ptr_mut(stream.cuda_stream())
         };
+        let shape = self.launch_shape();
         let mut workspace = stream.workspace();
-        let LookbackStates { states, tiles, groups, supers } =
-            self.policy.states.reserve_zeroed(stream, &mut workspace, "scan tile states")?;
+        let tile_states = self.tile_states.for_launch(stream, &mut workspace, "scan tile states")?;
+        let LookbackStates { states, next: states_next, tiles, groups, supers } = tile_states;
         let params = ScanParams {
             input,
             keys,
@@ -309,6 +324,7 @@ impl<T: ScanInto<O>, O: ScanValue> ScanPlan<T, O> {
             n: self.n as u64,
             overflow,
             states,
+            states_next,
             tiles,
             groups,
             supers,
@@ -318,7 +334,9 @@ impl<T: ScanInto<O>, O: ScanValue> ScanPlan<T, O> {
             has_carry: self.carry.is_some() as u32,
             carry: self.carry.unwrap_or(0),
         };
-        stream.launch(kernel, self.launch_shape(), &params)
+        stream.launch(kernel, shape, &params)?;
+        self.tile_states.queued(&tile_states);
+        Ok(())
     }
 
     /// Waits for `stream`; an [`Error::Overflow`] if the last launch's checked 64-bit integer
@@ -429,7 +447,7 @@ mod tests {
 
     #[test]
     fn params_layout_and_variants() {
-        assert!(FAMILY.full_source().contains("sizeof(ScanParams) == 88"));
+        assert!(FAMILY.full_source().contains("sizeof(ScanParams) == 96"));
         let all = ScanVariant::all();
         assert_eq!(all.len(), 3 * (36 + 6) + 12 + 2);
         assert!(all.iter().all(|v| (v.op == ScanKernelOp::Custom) == v.custom.is_some()));

@@ -1,16 +1,16 @@
 //! The host's half of `kernels/lookback.cuh`, the single-pass tile prefix that the scans and
-//! the compaction primitives share: how many slots each level of tile states has, and how many
-//! bytes of workspace they take (zeroed before every launch). The sizes here and the kernel's
-//! `lookback_region_bytes` must agree.
+//! the compaction primitives share: how many slots each level of tile states has, how many
+//! bytes they take (zeroed before every launch), and where a plan keeps them (`TileStates`).
+//! The sizes here and the kernel's `lookback_region_bytes` must agree.
 
 use crate::device::workspace::Workspace;
-use crate::device::{DevPtr, DeviceViewMut, Stream};
+use crate::device::{DevPtr, DeviceBuffer, DeviceViewMut, Stream};
 use crate::error::Result;
 
 /// Tiles per group, and groups per super-group, of the fixed (deterministic) look-back: a warp.
 pub const GROUP: u64 = 32;
 
-/// The workspace header before the slot arrays (its first word is the tile counter).
+/// The header before the slot arrays (its first word is the tile counter).
 pub const HEADER_BYTES: u64 = 256;
 
 /// The tile states of one launch.
@@ -22,7 +22,9 @@ pub struct LookbackLayout {
     pub groups: u64,
     /// Super-groups of 32 groups (at least 1).
     pub supers: u64,
-    /// Bytes of workspace: the header, then the tiles', groups' and super-groups' slots.
+    /// Bytes of a slot: 8 or 16.
+    pub slot_bytes: u64,
+    /// Bytes of one set of states: the header, then the tiles', groups' and super-groups' slots.
     pub state_bytes: usize,
 }
 
@@ -37,7 +39,22 @@ impl LookbackLayout {
         let groups = tiles.div_ceil(GROUP).max(1);
         let supers = groups.div_ceil(GROUP).max(1);
         let state_bytes = HEADER_BYTES + region(tiles.max(1)) + region(groups) + region(supers);
-        LookbackLayout { tiles, groups, supers, state_bytes: state_bytes as usize }
+        LookbackLayout { tiles, groups, supers, slot_bytes, state_bytes: state_bytes as usize }
+    }
+
+    /// The byte ranges of a set that a launch reads: the tile counter, then each level's slots.
+    fn read_ranges(&self) -> [std::ops::Range<usize>; 4] {
+        let slot = self.slot_bytes as usize;
+        let region = |count: u64| (self.slot_bytes * count).next_multiple_of(256) as usize;
+        let level0 = HEADER_BYTES as usize;
+        let level1 = level0 + region(self.tiles.max(1));
+        let level2 = level1 + region(self.groups);
+        [
+            0..4,
+            level0..level0 + slot * self.tiles as usize,
+            level1..level1 + slot * self.groups as usize,
+            level2..level2 + slot * self.supers as usize,
+        ]
     }
 }
 
@@ -57,20 +74,104 @@ impl LookbackLayout {
         Ok(self.at(states.ptr_mut(stream.cuda_stream())))
     }
 
-    /// What a kernel's parameters say of these states, kept at `states`.
+    /// What a kernel's parameters say of these states, kept at `states` (no other set to clear).
     pub(crate) fn at(&self, states: DevPtr<u8>) -> LookbackStates {
-        LookbackStates { states, tiles: self.tiles as u32, groups: self.groups as u32, supers: self.supers as u32 }
+        LookbackStates {
+            states,
+            next: DevPtr::default(),
+            tiles: self.tiles as u32,
+            groups: self.groups as u32,
+            supers: self.supers as u32,
+        }
     }
 }
 
-/// What a look-back kernel's parameters say of its tile states: their zeroed workspace and the
-/// number of slots of each level (the plans refuse more than `u32::MAX` tiles).
+/// What a look-back kernel's parameters say of its tile states: the zeroed states this launch
+/// uses, the set it zeroes for the plan's next launch (null for none) and the number of slots
+/// of each level (the plans refuse more than `u32::MAX` tiles).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct LookbackStates {
     pub states: DevPtr<u8>,
+    pub next: DevPtr<u8>,
     pub tiles: u32,
     pub groups: u32,
     pub supers: u32,
+}
+
+/// A plan's tile states. Its first launch takes them from the stream's workspace and zeroes
+/// them with a memset, as a plan made for one call needs nothing more; from its second launch
+/// the plan keeps two sets of its own, and each launch uses the set the one before zeroed and
+/// zeroes the other in its kernel (`lookback_clear_next`), so that a call is one launch rather
+/// than a memset and a launch (docs/PERF.md, v34; the histogram's small counters do the same
+/// since v29). The kept sets cannot live in the workspace: other calls write there between
+/// this plan's launches.
+///
+/// The sets belong to one stream: two launches on different streams could otherwise overlap,
+/// one zeroing the states the other is using. A launch on another stream than the last one
+/// drops the kept sets (their frees queue on the stream they were made on, behind its work)
+/// and starts again from the workspace.
+#[derive(Debug)]
+pub(crate) struct TileStates {
+    layout: LookbackLayout,
+    /// The stream of the last launch (its handle's address), while it has one.
+    stream: Option<usize>,
+    /// From the second launch on one stream: `[the set the next launch uses, the other]`.
+    kept: Option<[DeviceBuffer<u8>; 2]>,
+    /// Whether the last launch was queued whole, and so zeroes `kept[0]` before the next runs.
+    next_zeroed: bool,
+}
+
+impl TileStates {
+    pub(crate) fn new(layout: LookbackLayout) -> Self {
+        TileStates { layout, stream: None, kept: None, next_zeroed: false }
+    }
+
+    /// The zeroed states for a launch on `stream` (from `workspace` for a plan's first launch:
+    /// the caller holds it until the kernel is queued) and the set that launch clears. The
+    /// caller reports a launch queued whole through [`TileStates::queued`].
+    pub(crate) fn for_launch(
+        &mut self,
+        stream: &Stream,
+        workspace: &mut Workspace,
+        what: &str,
+    ) -> Result<LookbackStates> {
+        let this_stream = stream.cuda_stream().cu_stream() as usize;
+        if self.stream.replace(this_stream) != Some(this_stream) {
+            self.kept = None;
+            self.next_zeroed = false;
+            return self.layout.reserve_zeroed(stream, workspace, what);
+        }
+        let bytes = self.layout.state_bytes;
+        if self.kept.is_none() {
+            self.kept = Some([stream.alloc::<u8>(bytes, what)?, stream.alloc::<u8>(bytes, what)?]);
+            self.next_zeroed = false;
+        }
+        let kept = self.kept.as_mut().expect("allocated above");
+        if !std::mem::replace(&mut self.next_zeroed, false) {
+            stream.memset_zeros(&mut kept[0].view_mut())?;
+        }
+        let cu = stream.cuda_stream();
+        let states = kept[0].view_mut().ptr_mut(cu);
+        let next = kept[1].view_mut().ptr_mut(cu);
+        kept.swap(0, 1);
+        Ok(LookbackStates { next, ..self.layout.at(states) })
+    }
+
+    /// The launch that [`TileStates::for_launch`] prepared was queued: it zeroes the set the
+    /// next launch uses (where it had one to clear).
+    pub(crate) fn queued(&mut self, states: &LookbackStates) {
+        self.next_zeroed = states.next.address() != 0;
+    }
+
+    /// For tests: waits for `stream` and says whether the set the next launch will use without
+    /// a memset is zero wherever a launch reads it (the counter and each level's slots); `None`
+    /// where the next launch zeroes its states itself (a plan's first two launches, or after a
+    /// launch that was not queued whole).
+    pub(crate) fn next_set_is_zeroed(&self, stream: &Stream) -> Result<Option<bool>> {
+        let Some(kept) = self.kept.as_ref().filter(|_| self.next_zeroed) else { return Ok(None) };
+        let bytes = stream.download(&kept[0].view())?;
+        Ok(Some(self.layout.read_ranges().into_iter().all(|r| bytes[r].iter().all(|&b| b == 0))))
+    }
 }
 
 #[cfg(test)]
@@ -85,6 +186,7 @@ mod tests {
         let wide = LookbackLayout::new(3, 16);
         assert_eq!((wide.groups, wide.supers), (1, 1));
         assert_eq!(wide.state_bytes, 256 * 4);
+        assert_eq!(wide.read_ranges(), [0..4, 256..304, 512..528, 768..784]);
         let many = LookbackLayout::new(1 << 20, 16);
         assert_eq!(many.state_bytes as u64, 256 + 16 * (1 << 20) + 16 * 32768 + 16 * 1024);
         assert_eq!(LookbackLayout::new(0, 8).tiles, 0);

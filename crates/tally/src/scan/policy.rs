@@ -40,12 +40,12 @@ pub struct ScanPolicy {
     /// Scans by key: rows that need no tile prefix are written while warp 0 looks back
     /// (`TALLY_SPLIT_LOOKBACK`).
     pub split: bool,
-    /// Tiles numbered by block index rather than by a counter in the workspace
+    /// Tiles numbered by block index rather than by a counter in the tile states
     /// (`TALLY_TILES_BY_BLOCK`; see [`tiles_by_block`]).
     pub tiles_by_block: bool,
     /// Elements per tile.
     pub tile: u64,
-    /// The tiles (= blocks) of the launch and their look-back states in the workspace.
+    /// The tiles (= blocks) of the launch and their look-back states.
     pub states: LookbackLayout,
 }
 

@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::histogram::policy::Tuning;
 use crate::predicate::Predicate;
 use crate::reduce::ElementType;
-use crate::scan::lookback::LookbackStates;
+use crate::scan::lookback::{LookbackStates, TileStates};
 use std::marker::PhantomData;
 use std::sync::Arc;
 
@@ -30,8 +30,10 @@ crate::kernel_params! {
         n: u64,
         /// The number kept (written by the last tile, or zeroed and counted atomically).
         count: DevPtr<u64>,
-        /// The workspace: tile counter and look-back slots (zeroed); null where unused.
+        /// The tile counter and look-back slots (zeroed before the launch); null where unused.
         states: DevPtr<u8>,
+        /// A kept plan's other set of tile states, which the launch zeroes; null for none.
+        states_next: DevPtr<u8>,
         tiles: u32,
         groups: u32,
         supers: u32,
@@ -140,6 +142,7 @@ pub struct SelectPlan<T> {
     count: DeviceBuffer<u64>,
     /// The count's page-locked copy on the host (one stream at a time uses a plan).
     count_back: PlanReadBack,
+    tile_states: TileStates,
     _elements: PhantomData<fn(T)>,
 }
 
@@ -186,6 +189,7 @@ impl<T: SelectElement> SelectPlan<T> {
             n,
             count,
             count_back,
+            tile_states: TileStates::new(policy.states),
             _elements: PhantomData,
         })
     }
@@ -203,6 +207,14 @@ impl<T: SelectElement> SelectPlan<T> {
     /// The policy: tile size, tiles, tile-state bytes.
     pub fn policy(&self) -> &SelectPolicy {
         &self.policy
+    }
+
+    /// For tests: waits for `stream` and says whether the tile states that the next launch on
+    /// it will use without a memset are zero wherever it reads them (`None` where that launch
+    /// zeroes them itself: after the plan's first launch on a stream).
+    #[doc(hidden)]
+    pub fn next_tile_states_zeroed(&self, stream: &Stream) -> Result<Option<bool>> {
+        self.tile_states.next_set_is_zeroed(stream)
     }
 
     /// Bytes one launch reads and writes when it keeps `kept` elements (for bandwidth
@@ -299,17 +311,30 @@ impl<T: SelectElement> SelectPlan<T> {
         let layout = self.policy.states;
         let mut workspace = stream.workspace();
         // Only the ordered kernels look back; the others count with one atomic.
-        let LookbackStates { states, tiles, groups, supers } = if atomic {
+        let tile_states = if atomic {
             layout.at(DevPtr::default())
         } else {
-            layout.reserve_zeroed(stream, &mut workspace, "select tile states")?
+            self.tile_states.for_launch(stream, &mut workspace, "select tile states")?
         };
-        let params =
-            SelectParams { input, flags, output, n: self.n as u64, count, states, tiles, groups, supers, unused: 0 };
+        let LookbackStates { states, next: states_next, tiles, groups, supers } = tile_states;
+        let params = SelectParams {
+            input,
+            flags,
+            output,
+            n: self.n as u64,
+            count,
+            states,
+            states_next,
+            tiles,
+            groups,
+            supers,
+            unused: 0,
+        };
         let grid =
             if self.mode == SelectMode::Count { self.policy.count_grid(self.dev.info()) } else { layout.tiles as u32 };
         let shape = LaunchShape::new(grid, self.policy.block_threads, self.policy.stage_bytes as usize);
         stream.launch(kernel, shape, &params)?;
+        self.tile_states.queued(&tile_states);
         if let Some(reverse) = &self.reverse {
             // Grid-stride over chunks of the rejected range (select.cu, several pairs a thread):
             // blocks for up to 2,048 threads a multiprocessor where the rejected half fills them
@@ -387,13 +412,13 @@ mod tests {
 
     #[test]
     fn params_layout_and_variants() {
-        assert_eq!(SelectParams::layout().size, 64);
+        assert_eq!(SelectParams::layout().size, 72);
         assert_eq!(ReverseParams::layout().size, 24);
         let all = SelectVariant::all();
         // Six kernels for each of twelve types, and the partition again in blocks of 512.
         assert_eq!(all.len(), 12 * 6 + 12);
         assert_eq!(all.iter().filter(|v| v.kernel == SelectKernel::Partition && v.shape.0 == 512).count(), 12);
         assert!(all.iter().all(|v| (v.kernel == SelectKernel::Flagged) == v.predicate.is_none()));
-        assert!(FAMILY.full_source().contains("sizeof(SelectParams) == 64"));
+        assert!(FAMILY.full_source().contains("sizeof(SelectParams) == 72"));
     }
 }
