@@ -78,6 +78,14 @@ pub enum Error {
         /// NCCL's result code and its meaning.
         message: String,
     },
+    /// Another rank of a [`crate::multi::DeviceSet`] whose ranks span processes failed in the
+    /// same call (its own process returns why); this process stopped with it rather than wait
+    /// for it in a collective.
+    #[error("rank {rank} of the device set failed in this call (its process reports why)")]
+    RankFailed {
+        /// The lowest rank of the processes that failed (a process marks all its ranks).
+        rank: usize,
+    },
     /// Reading an input failed (a streamed file or pipe).
     #[error("I/O error ({what}): {source}")]
     Io {

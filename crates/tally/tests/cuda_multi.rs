@@ -406,7 +406,8 @@ fn device_sets_refuse_exact_weighted_sums() {
 }
 
 /// Run as a rank (TALLY_MULTI_RANK_CHILD set): the sharded results of one fixed input, printed
-/// for the parent to compare. Without it: spawns this test twice as ranks 0 and 1.
+/// for the parent to compare, and calls that fail on rank 1 alone (each rank checks that both
+/// stop, and that the set works after). Without it: spawns this test twice as ranks 0 and 1.
 #[test]
 fn two_processes_agree_with_one() {
     const CHILD: &str = "TALLY_MULTI_RANK_CHILD";
@@ -447,7 +448,56 @@ fn two_processes_agree_with_one() {
         let shorter = if rank == 1 { &mine[..mine.len() - 1] } else { mine };
         let refused = hist.run(local(shorter)).is_err_and(|e| e.to_string().contains("this plan counts shards of"))
             && sum.run(local(shorter)).is_err_and(|e| e.to_string().contains("this plan reduces shards of"));
-        println!("RESULT {} scan-ok {ok} {kept} refused {refused}", summary(&set));
+        // A rank that fails in a call stops every rank of it (its own error there, RankFailed
+        // naming it elsewhere) instead of leaving them waiting in a collective, and the set
+        // works on. First rank 1 gives no shard for its device (refused before the lengths are
+        // gathered), then its workspace cannot hold its launches' scratch (they fail after).
+        let outcome = |r: Result<(), tally::Error>| match r {
+            Ok(()) => "ok".to_string(),
+            Err(tally::Error::RankFailed { rank }) => format!("rank{rank}"),
+            Err(tally::Error::InvalidArgument(_)) => "invalid".to_string(),
+            Err(e) => format!("{e}"),
+        };
+        let given = || if rank == 1 { Shards::Local(Vec::new()) } else { local(mine) };
+        let weights: Vec<f32> = mine.iter().map(|&x| x as f32 * 0.5).collect();
+        let given_weights =
+            || if rank == 1 { Shards::Local(Vec::new()) } else { Shards::Local(vec![Input::Host(&weights[..])]) };
+        let select = Predicate::parse("x > 990").unwrap();
+        let wide = ScanOptions::inclusive();
+        let spec2 = Histogram2dSpec::even(8, (-1000.0, 1001.0), 8, (-1000.0, 1001.0));
+        let counted = WeightedOptions::default();
+        let mut outcomes = vec![
+            outcome(set.histogram(given(), &spec, Strategy::Auto).map(drop)),
+            outcome(set.reduce(given(), ReduceOp::Sum, ReduceOptions::default()).map(drop)),
+            outcome(set.scan::<i32, i64>(given(), ScanOp::Sum, wide).map(drop)),
+            outcome(set.select(given(), &select).map(drop)),
+            outcome(set.histogram_weighted(given(), given_weights(), &spec, WeightedOptions::default()).map(drop)),
+            outcome(set.histogram_2d(given(), given(), None::<Shards<'_, f32>>, &spec2, counted).map(drop)),
+            outcome(set.histogram_plan(given(), &spec, Strategy::Auto).map(drop)),
+            outcome(set.reduce_plan(given(), ReduceOp::Sum, ReduceOptions::default()).map(drop)),
+            outcome(hist.run(given()).map(drop)),
+            outcome(sum.run(given()).map(drop)),
+        ];
+        let dev = set.devices()[0].clone();
+        let limit = dev.stream().workspace_limit();
+        if rank == 1 {
+            dev.stream().set_workspace_limit(0);
+        }
+        outcomes.extend([
+            outcome(set.reduce(local(mine), ReduceOp::Sum, ReduceOptions::default()).map(drop)),
+            outcome(set.select(local(mine), &select).map(drop)),
+            outcome(sum.run(local(mine)).map(drop)),
+            // Rank 1, the last, scans from its carry after the gather: only it fails.
+            outcome(set.scan::<i32, i64>(local(mine), ScanOp::Sum, wide).map(drop)),
+        ]);
+        dev.stream().set_workspace_limit(limit);
+        let want_outcomes: Vec<&str> =
+            if rank == 1 { vec!["invalid"; 14] } else { [vec!["rank1"; 13], vec!["ok"]].concat() };
+        let failures_agree = outcomes == want_outcomes;
+        if !failures_agree {
+            println!("OUTCOMES {outcomes:?}, expected {want_outcomes:?}");
+        }
+        println!("RESULT {} scan-ok {ok} {kept} refused {refused} failures-agree {failures_agree}", summary(&set));
         return;
     }
     let Some(set) = set_of(2) else { return };
@@ -455,7 +505,11 @@ fn two_processes_agree_with_one() {
         set.histogram(&ints, &spec, Strategy::Auto).unwrap(),
         set.reduce(&ints, ReduceOp::Sum, ReduceOptions::default()).unwrap(),
     );
-    let want = format!("RESULT {} scan-ok true {} refused true", summary(&set), kept_summary(&whole.0, &whole.1));
+    let want = format!(
+        "RESULT {} scan-ok true {} refused true failures-agree true",
+        summary(&set),
+        kept_summary(&whole.0, &whole.1)
+    );
     drop(set);
     let dir = std::env::temp_dir().join(format!("tally-multi-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -477,7 +531,19 @@ fn two_processes_agree_with_one() {
                 .unwrap()
         })
         .collect();
-    // Both ranks run at once: each waits for the other in NCCL's set-up.
+    // Both ranks run at once: each waits for the other in NCCL's set-up. A rank left waiting
+    // in a collective would never exit: after two minutes both are killed, and the test fails.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    let mut children = children;
+    while children.iter_mut().any(|c| c.try_wait().unwrap().is_none()) {
+        if std::time::Instant::now() > deadline {
+            for c in &mut children {
+                let _ = c.kill();
+            }
+            panic!("the ranks did not finish within two minutes: one waits in a collective");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
     let outputs: Vec<_> = children.into_iter().map(|c| c.wait_with_output().unwrap()).collect();
     for (rank, out) in outputs.iter().enumerate() {
         let stdout = String::from_utf8_lossy(&out.stdout);

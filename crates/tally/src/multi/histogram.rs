@@ -154,13 +154,16 @@ impl<T: Sample> SetHistogramPlan<'_, T> {
     pub fn run<'a>(&mut self, samples: impl Into<Shards<'a, T>>) -> Result<Histogram> {
         let set = self.set;
         let post = matches!(self.combine, SetCombine::Posted);
-        let (data, _) = set.launch_kept_plans(
+        let (_, launched) = set.launch_kept_plans(
             samples.into(),
             &self.lengths,
             &mut self.plans,
             ("counts", "samples", "samples"),
             |dev, view, plan| queue_counting(plan, dev, view, post),
         )?;
+        // Where the ranks span processes, every process learns whether every rank's launches
+        // succeeded before the combine's collectives (posted counts: one process, none).
+        let data = set.agree(launched)?;
         let h = match self.combine {
             SetCombine::Posted => set.add_posted_counts(&self.plans)?,
             SetCombine::Counters(CounterCombine::Host) => set.histogram_on_host(&self.plans)?,
@@ -200,9 +203,7 @@ impl DeviceSet {
         if !self.holds_every_rank() {
             return self.histogram_on_devices(shards, spec, strategy)?.read();
         }
-        let split = shards.split_len();
-        let inputs = self.local_inputs(shards)?;
-        let lengths = self.shard_lengths(&inputs, split)?;
+        let (inputs, lengths) = self.local_shards(shards)?;
         if !self.histogram_combines_on_host(&lengths, spec) || self.any_streamed(&inputs) {
             return self.histogram_on_devices(Shards::Local(inputs), spec, strategy)?.read();
         }
@@ -227,11 +228,9 @@ impl DeviceSet {
     ) -> Result<SetHistogramPlan<'s, T>> {
         spec.validate()?;
         let shards = samples.into();
-        let split = shards.split_len();
-        let inputs = self.local_inputs(shards)?;
         // The lengths first: where the ranks span processes they are gathered, and every
         // process must enter that before any may refuse.
-        let lengths = self.shard_lengths(&inputs, split)?;
+        let (inputs, lengths) = self.local_shards(shards)?;
         // As `histogram` streams such shards (in a process that holds every rank; across
         // processes each shard is uploaded whole, here too).
         if self.holds_every_rank() && self.any_streamed(&inputs) {
@@ -248,7 +247,9 @@ impl DeviceSet {
         let plans = self.per_device(uploads(&inputs), inputs, |dev, input| {
             let data = device_input(dev, input, "samples")?;
             HistogramPlan::<T>::new(dev, &data.view(), spec, strategy, dev.tuning())
-        })?;
+        });
+        // Every process keeps its plans, or none does (whose next run the others would wait for).
+        let plans = self.agree(plans)?;
         Ok(SetHistogramPlan { set: self, plans, lengths, combine })
     }
 
@@ -267,7 +268,9 @@ impl DeviceSet {
 
     /// [`DeviceSet::histogram`], the combined counters left on the devices: returns once the
     /// counting and the combine are queued (or, where the counts must be combined on the
-    /// host, done).
+    /// host, done). Where the ranks span processes, the counting is done first: the ranks
+    /// agree that every one of them queued its counting before any queues the all-reduce
+    /// (a gather behind the counting on each device's stream).
     pub fn histogram_on_devices<'a, T: Sample>(
         &self,
         samples: impl Into<Shards<'a, T>>,
@@ -276,9 +279,8 @@ impl DeviceSet {
     ) -> Result<SetHistogram<T>> {
         spec.validate()?;
         let shards = samples.into();
-        let split = shards.split_len();
-        let inputs = self.local_inputs(shards)?;
-        let combine = counter_combine(&self.shard_lengths(&inputs, split)?);
+        let (inputs, lengths) = self.local_shards(shards)?;
+        let combine = counter_combine(&lengths);
         let devices: Vec<Arc<CudaDevice>> = self.devices().into_iter().cloned().collect();
         // Host shards that one device would stream (above its tuned threshold) stream here too,
         // each device through pinned buffers of its own, and the counts add on the host. Only
@@ -300,7 +302,7 @@ impl DeviceSet {
         }
         // Each device counts its shard; only queued (a plan's skew probe waits for its own
         // device alone), so that the devices count at the same time.
-        let (data, mut plans) = self.count_shards(inputs, spec, strategy, false)?;
+        let (data, mut plans) = self.agree(self.count_shards(inputs, spec, strategy, false))?;
         let word = match combine {
             CounterCombine::Host => {
                 let h = self.histogram_on_host(&plans)?;
@@ -387,10 +389,9 @@ impl DeviceSet {
     /// combine of a histogram of that many bins costs at the least.
     pub fn time_counter_all_reduce(&self, counters: usize, reps: usize) -> Result<f64> {
         let devs = self.devices();
-        let mut buffers = devs
-            .iter()
-            .map(|d| d.stream().alloc_zeros::<u32>(counters.max(1), "all-reduce timing"))
-            .collect::<Result<Vec<_>>>()?;
+        let buffers =
+            devs.iter().map(|d| d.stream().alloc_zeros::<u32>(counters.max(1), "all-reduce timing")).collect();
+        let mut buffers: Vec<_> = self.agree(buffers)?;
         let ptrs: Vec<DevPtr<u8>> = buffers.iter_mut().zip(&devs).map(|(b, d)| address(d, b)).collect();
         let mut times = Vec::with_capacity(reps.max(1));
         for rep in 0..=reps.max(1) {
@@ -412,16 +413,22 @@ impl DeviceSet {
     fn histogram_on_host<T: Sample>(&self, plans: &[HistogramPlan<T>]) -> Result<Histogram> {
         let devs = self.devices();
         let mut hists = Vec::with_capacity(plans.len());
-        let mut words = Vec::with_capacity(plans.len());
-        for (plan, dev) in plans.iter().zip(&devs) {
-            let h = plan.read(dev.stream())?;
-            let mut w: Vec<u64> = h.counts.iter().flatten().copied().collect();
-            w.extend(h.below.iter().chain(&h.above).chain(&h.nan));
-            words.push(w);
-            hists.push(h);
-        }
-        let k = words[0].len();
-        let all = self.all_gather_host(&words)?;
+        let mut read = || -> Result<Vec<Vec<u64>>> {
+            let mut words = Vec::with_capacity(plans.len());
+            for (plan, dev) in plans.iter().zip(&devs) {
+                let h = plan.read(dev.stream())?;
+                let mut w: Vec<u64> = h.counts.iter().flatten().copied().collect();
+                w.extend(h.below.iter().chain(&h.above).chain(&h.nan));
+                words.push(w);
+                hists.push(h);
+            }
+            Ok(words)
+        };
+        // The same count of words on every rank (a counter a bin and channel, three outlier
+        // counts a channel), whether this process's reads succeeded or not.
+        let (counters, outliers) = plans[0].counters();
+        let k = counters.len() / plans[0].counter_bytes() + outliers.len();
+        let all = self.gather_agreed(read(), k)?;
         let mut sum = vec![0u64; k];
         for rank in all.chunks_exact(k) {
             for (s, &x) in sum.iter_mut().zip(rank) {
@@ -494,39 +501,56 @@ impl DeviceSet {
                 why: "they run on one device: use a single CUDA backend, or fixed point (equal bits on a set)".into(),
             });
         }
-        let split = x.split_len();
-        let xs = self.local_inputs(x)?;
-        let ys = y.map(|y| self.local_inputs(y)).transpose()?;
-        let ws = if weighted { Some(self.local_inputs(weights)?) } else { None };
-        for (i, xi) in xs.iter().enumerate() {
-            let other = |what: &str, len: usize| {
-                (len != xi.len()).then(|| {
-                    Error::invalid(format!("shard {i}: {} samples but {len} {what}: they must pair up", xi.len()))
-                })
-            };
-            if let Some(e) = ys.as_ref().and_then(|ys| other("y values", ys[i].len())) {
-                return Err(e);
+        let (xs, lengths) = self.local_shards(x)?;
+        let total: u64 = lengths.iter().sum();
+        // Phase 1: each device uploads its shard (x, and y and the weights, which must fit this
+        // process's devices and pair with x's) and finds its weights' largest magnitude. A
+        // failure anywhere in it takes its place in the next collective (the gather of the
+        // weights' magnitudes, or, counted, the status gather before the all-reduces), so that
+        // no process waits there for this one.
+        let uploaded = (|| -> Result<Vec<ShardData<'_, T, W>>> {
+            let ys = y.map(|y| self.local_inputs(y)).transpose()?;
+            let ws = if weighted { Some(self.local_inputs(weights)?) } else { None };
+            for (i, xi) in xs.iter().enumerate() {
+                let other = |what: &str, len: usize| {
+                    (len != xi.len()).then(|| {
+                        Error::invalid(format!("shard {i}: {} samples but {len} {what}: they must pair up", xi.len()))
+                    })
+                };
+                if let Some(e) = ys.as_ref().and_then(|ys| other("y values", ys[i].len())) {
+                    return Err(e);
+                }
+                if let Some(e) = ws.as_ref().and_then(|ws| other("weights", ws[i].len())) {
+                    return Err(e);
+                }
             }
-            if let Some(e) = ws.as_ref().and_then(|ws| other("weights", ws[i].len())) {
-                return Err(e);
-            }
-        }
-        let total: u64 = self.shard_lengths(&xs, split)?.iter().sum();
-        // Phase 1: each device uploads its shard and finds its weights' largest magnitude.
-        let mut ys = ys.map(|v| v.into_iter());
-        let mut ws = ws.map(|v| v.into_iter());
-        let shards: Vec<_> = xs
-            .into_iter()
-            .map(|x| (x, ys.as_mut().and_then(Iterator::next), ws.as_mut().and_then(Iterator::next)))
-            .collect();
-        // On threads where a shard is uploaded or weights are scanned for their largest magnitude
-        // (both wait for their device).
-        let host = |i: &Input<'_, T>| uploads(std::slice::from_ref(i));
-        let threads = weighted || shards.iter().any(|(x, y, _)| host(x) || y.as_ref().is_some_and(host));
-        let parts = self.per_device(threads, shards, |dev, (x, y, w)| ShardData::<T, W>::upload(dev, x, y, w))?;
+            let mut ys = ys.map(|v| v.into_iter());
+            let mut ws = ws.map(|v| v.into_iter());
+            let shards: Vec<_> = xs
+                .into_iter()
+                .map(|x| (x, ys.as_mut().and_then(Iterator::next), ws.as_mut().and_then(Iterator::next)))
+                .collect();
+            // On threads where a shard is uploaded or weights are scanned for their largest
+            // magnitude (both wait for their device).
+            let host = |i: &Input<'_, T>| uploads(std::slice::from_ref(i));
+            let threads = weighted || shards.iter().any(|(x, y, _)| host(x) || y.as_ref().is_some_and(host));
+            self.per_device(threads, shards, |dev, (x, y, w)| ShardData::<T, W>::upload(dev, x, y, w))
+        })();
         let devs = self.devices();
-        let local: Vec<Vec<u64>> = parts.iter().map(|p| vec![p.max_abs.to_bits(), p.bad as u64]).collect();
-        let gathered = if weighted { self.all_gather_host(&local)? } else { Vec::new() };
+        let (parts, gathered) = if weighted {
+            let local: Option<Vec<Vec<u64>>> = uploaded
+                .as_ref()
+                .ok()
+                .map(|parts| parts.iter().map(|p| vec![p.max_abs.to_bits(), p.bad as u64]).collect());
+            let gathered = self.gather_with_status(local.as_deref(), 2);
+            (uploaded?, gathered?)
+        } else {
+            match uploaded {
+                Ok(parts) => (parts, Vec::new()),
+                // The status gather the others make before their all-reduces.
+                Err(e) => return self.agree(Err(e)),
+            }
+        };
         if gathered.chunks_exact(2).any(|w| w[1] != 0) {
             let bad: Vec<usize> =
                 gathered.chunks_exact(2).enumerate().filter(|(_, w)| w[1] != 0).map(|(r, _)| r).collect();
@@ -542,24 +566,29 @@ impl DeviceSet {
             }
             (true, _) => ValueKind::new(options.accumulation, None),
         };
-        // Phase 2: each device runs the plan on its shard, with the set's scale.
-        let mut plans = Vec::with_capacity(parts.len());
-        for (p, dev) in parts.iter().zip(&devs) {
-            let input = p.input();
-            let mut plan = GeneralPlan::<T, W>::new(
-                dev,
-                input.len(),
-                spec,
-                weighted,
-                kind,
-                options.strategy,
-                options.shared_atomics,
-                dev.tuning(),
-                Some(&input),
-            )?;
-            plan.launch(dev.stream(), &input)?;
-            plans.push(plan);
-        }
+        // Phase 2: each device runs the plan on its shard, with the set's scale; every process
+        // learns whether every rank's plans launched before the all-reduces.
+        let launched = (|| -> Result<Vec<GeneralPlan<T, W>>> {
+            let mut plans = Vec::with_capacity(parts.len());
+            for (p, dev) in parts.iter().zip(&devs) {
+                let input = p.input();
+                let mut plan = GeneralPlan::<T, W>::new(
+                    dev,
+                    input.len(),
+                    spec,
+                    weighted,
+                    kind,
+                    options.strategy,
+                    options.shared_atomics,
+                    dev.tuning(),
+                    Some(&input),
+                )?;
+                plan.launch(dev.stream(), &input)?;
+                plans.push(plan);
+            }
+            Ok(plans)
+        })();
+        let mut plans = self.agree(launched)?;
         // The combine: integer words (counts, fixed point) add exactly; float sums as doubles.
         let value_word = if matches!(kind, ValueKind::Float) { Word::F64 } else { Word::U64 };
         for which in 0..3 {

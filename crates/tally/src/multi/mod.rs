@@ -242,13 +242,72 @@ impl DeviceSet {
         Ok(out)
     }
 
-    /// Every shard's length, in rank order (known here for an even split of the same host
-    /// array; gathered from the other processes otherwise).
-    pub(crate) fn shard_lengths<T>(&self, inputs: &[Input<'_, T>], split_of: Option<usize>) -> Result<Vec<u64>> {
-        match split_of {
-            Some(n) => Ok(shard::split_points(n, self.world).windows(2).map(|w| (w[1] - w[0]) as u64).collect()),
-            None => self.all_gather_host(&inputs.iter().map(|i| vec![i.len() as u64]).collect::<Vec<_>>()),
+    /// [`DeviceSet::all_gather_host`] of `k` words from each device (`local`, None where this
+    /// process's part of the call failed). Where the ranks span processes, a failed part still
+    /// takes its place in the collective, with a status word beside its `k` (so that no process
+    /// is left waiting for it), and every process learns of it: [`Error::RankFailed`] names the
+    /// lowest rank of the processes that failed (a process marks all its ranks). Every process must reach the same gathers in the same order,
+    /// failed or not: `k` depends only on what every process knows. In one process holding
+    /// every rank no collective waits, and a failure is the caller's to return.
+    fn gather_with_status(&self, local: Option<&[Vec<u64>]>, k: usize) -> Result<Vec<u64>> {
+        if self.holds_every_rank() {
+            return match local {
+                Some(words) => self.all_gather_host(words),
+                None => Err(Error::RankFailed { rank: self.comms[0].rank }),
+            };
         }
+        let words: Vec<Vec<u64>> = match local {
+            Some(words) => {
+                debug_assert!(words.iter().all(|w| w.len() == k), "{k} words from every device");
+                words.iter().map(|w| w.iter().copied().chain([0]).collect()).collect()
+            }
+            None => vec![vec![0; k].into_iter().chain([1]).collect(); self.comms.len()],
+        };
+        let gathered = self.all_gather_host(&words)?;
+        if let Some(rank) = gathered.chunks_exact(k + 1).position(|w| w[k] != 0) {
+            return Err(Error::RankFailed { rank });
+        }
+        Ok(gathered.chunks_exact(k + 1).flat_map(|w| &w[..k]).copied().collect())
+    }
+
+    /// Every rank's `k` words (see [`DeviceSet::gather_with_status`]) where this process's
+    /// part may have failed: its own error where it did, else the first failed rank's
+    /// [`Error::RankFailed`], else the words.
+    pub(crate) fn gather_agreed(&self, local: Result<Vec<Vec<u64>>>, k: usize) -> Result<Vec<u64>> {
+        let gathered = self.gather_with_status(local.as_ref().ok().map(Vec::as_slice), k);
+        local?;
+        gathered
+    }
+
+    /// Before a collective that a failed rank would leave the others waiting in: where the
+    /// ranks span processes, whether every rank's part of the call so far succeeded (a gather
+    /// of one status word a rank); `local` as it is in one process holding every rank.
+    pub(crate) fn agree<R>(&self, local: Result<R>) -> Result<R> {
+        if self.holds_every_rank() {
+            return local;
+        }
+        let none = vec![Vec::new(); self.comms.len()];
+        let agreed = self.gather_with_status(local.is_ok().then_some(none.as_slice()), 0);
+        let r = local?;
+        agreed?;
+        Ok(r)
+    }
+
+    /// This process's shards (one input per device, in rank order) and every rank's shard
+    /// length, in rank order: known here for an even split of the same host array (which no
+    /// process can refuse), gathered from the other processes otherwise, every process
+    /// stopping alike where any process's shards do not fit its devices.
+    pub(crate) fn local_shards<'a, T>(&self, shards: Shards<'a, T>) -> Result<(Vec<Input<'a, T>>, Vec<u64>)> {
+        if let Some(n) = shards.split_len() {
+            let lengths = shard::split_points(n, self.world).windows(2).map(|w| (w[1] - w[0]) as u64).collect();
+            return Ok((self.local_inputs(shards)?, lengths));
+        }
+        let inputs = self.local_inputs(shards);
+        let words: Option<Vec<Vec<u64>>> =
+            inputs.as_ref().ok().map(|i| i.iter().map(|x| vec![x.len() as u64]).collect());
+        let lengths = self.gather_with_status(words.as_deref(), 1);
+        let inputs = inputs?;
+        Ok((inputs, lengths?))
     }
 
     /// Adds `count` words at each device's address across the whole
@@ -271,11 +330,13 @@ impl DeviceSet {
 
     /// The launches of a kept set plan's run: checks that `shards` have the lengths its plans
     /// were made for (`planned`, every rank's; `Local` shards' lengths gathered again where the
-    /// ranks span processes, so that every process refuses other lengths alike: a failure of
-    /// one process's upload or launch still leaves the others waiting in the combine, as for
-    /// the one-off calls), then hands each device its shard (uploaded where it is host memory,
-    /// labelled `label`) and its plan. Returns the shards' device copies, which must outlive
-    /// the launches (they are freed in stream order), and this process's shard lengths.
+    /// ranks span processes, so that every process refuses other lengths alike), then hands
+    /// each device its shard (uploaded where it is host memory, labelled `label`) and its plan.
+    /// The launches' outcome is this process's alone: the caller carries it into its combine's
+    /// first collective ([`DeviceSet::gather_agreed`] or [`DeviceSet::agree`]), where every
+    /// process learns whether every rank's uploads and launches succeeded. Returns this
+    /// process's shard lengths, and the launches' outcome: the shards' device copies, which must
+    /// outlive the launches (they are freed in stream order).
     pub(crate) fn launch_kept_plans<'a, T: cudarc::driver::DeviceRepr + Sync, P: Send>(
         &self,
         shards: Shards<'a, T>,
@@ -283,11 +344,9 @@ impl DeviceSet {
         plans: &mut [P],
         what: (&str, &str, &str),
         launch: impl Fn(&Arc<CudaDevice>, &crate::device::DeviceView<'_, T>, &mut P) -> Result<()> + Sync,
-    ) -> Result<(Vec<DeviceInput<'a, T>>, Vec<usize>)> {
+    ) -> Result<(Vec<usize>, KeptLaunch<'a, T>)> {
         let (verb, unit, label) = what;
-        let split = shards.split_len();
-        let inputs = self.local_inputs(shards)?;
-        let lengths = self.shard_lengths(&inputs, split)?;
+        let (inputs, lengths) = self.local_shards(shards)?;
         if lengths != planned {
             return Err(Error::invalid(format!(
                 "this plan {verb} shards of {planned:?} {unit}, but shards of {lengths:?} were given"
@@ -300,8 +359,8 @@ impl DeviceSet {
             let data = device_input(dev, input, label)?;
             launch(dev, &data.view(), plan)?;
             Ok(data)
-        })?;
-        Ok((data, local))
+        });
+        Ok((local, data))
     }
 
     /// The communicators of this process, for combines of their own.
@@ -309,6 +368,10 @@ impl DeviceSet {
         &self.comms
     }
 }
+
+/// What a kept set plan's launches left in this process: the shards' device copies, or its
+/// failure, which the run carries into its combine's first collective.
+pub(crate) type KeptLaunch<'a, T> = Result<Vec<DeviceInput<'a, T>>>;
 
 /// Whether any shard is host memory to upload: then the devices take their shards on threads
 /// of their own, so that the copies overlap (see [`DeviceSet::per_device`]).

@@ -22,10 +22,7 @@ impl DeviceSet {
         options: ReduceOptions,
     ) -> Result<Reduction> {
         crate::reduce::validate::<T>(&op, &options)?;
-        let shards = input.into();
-        let split = shards.split_len();
-        let inputs = self.local_inputs(shards)?;
-        let lengths = self.shard_lengths(&inputs, split)?;
+        let (inputs, lengths) = self.local_shards(input.into())?;
         let local_lengths: Vec<usize> = inputs.iter().map(Input::len).collect();
         // Queued on every device first, then read: the devices reduce at the same time.
         let launched = self.per_device(uploads(&inputs), inputs, |dev, input| {
@@ -34,9 +31,11 @@ impl DeviceSet {
             let mut plan = ReducePlan::<T>::new(dev, op, options, view.len())?;
             plan.launch(dev.stream(), &view)?;
             Ok((data, plan))
-        })?;
-        let (_data, plans): (Vec<_>, Vec<_>) = launched.into_iter().unzip();
-        self.combine_reductions(&plans, &local_lengths, &lengths, op, options)
+        });
+        // Without plans the combine has nothing to read: where the ranks span processes this
+        // process's failure is agreed here, else in the combine's gather.
+        let (_data, plans): (Vec<_>, Vec<_>) = self.agree(launched)?.into_iter().unzip();
+        self.combine_reductions(&plans, Ok(()), &local_lengths, &lengths, op, options)
     }
 
     /// Makes a [`SetReducePlan`]: every device's [`ReducePlan`] for a shard of its length in
@@ -49,37 +48,43 @@ impl DeviceSet {
         options: ReduceOptions,
     ) -> Result<SetReducePlan<'s, T>> {
         crate::reduce::validate::<T>(&op, &options)?;
-        let shards = input.into();
-        let split = shards.split_len();
-        let inputs = self.local_inputs(shards)?;
-        let lengths = self.shard_lengths(&inputs, split)?;
+        let (inputs, lengths) = self.local_shards(input.into())?;
         let plans = self
             .devices()
             .into_iter()
             .zip(&inputs)
             .map(|(dev, input)| ReducePlan::<T>::new(dev, op, options, input.len()))
-            .collect::<Result<Vec<_>>>()?;
+            .collect::<Result<Vec<_>>>();
+        // Every process keeps its plans, or none does (whose next run the others would wait for).
+        let plans = self.agree(plans)?;
         Ok(SetReducePlan { set: self, plans, op, options, lengths })
     }
 
     /// The result of every device's last launch of `plans` (this process's shards of
     /// `local_lengths`; `lengths`: every rank's), gathered and combined in rank order.
+    /// `launched`: whether this process's launches succeeded, carried into the gather.
     fn combine_reductions<T: ReduceElement>(
         &self,
         plans: &[ReducePlan<T>],
+        launched: Result<()>,
         local_lengths: &[usize],
         lengths: &[u64],
         op: ReduceOp,
         options: ReduceOptions,
     ) -> Result<Reduction> {
         let k = plans[0].result_words();
-        let mut local = Vec::with_capacity(plans.len());
-        for ((plan, &n), dev) in plans.iter().zip(local_lengths).zip(self.devices()) {
-            // An empty shard has no result words: zeros stand in, and the combine leaves it out.
-            let words = if n == 0 { Vec::new() } else { plan.read_words(dev.stream())? };
-            local.push(padded(&words, k));
-        }
-        let gathered = self.all_gather_host(&local)?;
+        let read = || -> Result<Vec<Vec<u64>>> {
+            launched?;
+            let mut local = Vec::with_capacity(plans.len());
+            for ((plan, &n), dev) in plans.iter().zip(local_lengths).zip(self.devices()) {
+                // An empty shard has no result words: zeros stand in, and the combine leaves it out.
+                let words = if n == 0 { Vec::new() } else { plan.read_words(dev.stream())? };
+                local.push(padded(&words, k));
+            }
+            Ok(local)
+        };
+        // A failed launch or read still takes its place in the gather.
+        let gathered = self.gather_agreed(read(), k)?;
         let total: u64 = lengths.iter().sum();
         let plan = &plans[0];
         let starts = super::shard::offsets(lengths)?.0;
@@ -113,14 +118,19 @@ impl<T: ReduceElement> SetReducePlan<'_, T> {
     /// alike).
     pub fn run<'a>(&mut self, input: impl Into<Shards<'a, T>>) -> Result<Reduction> {
         let set = self.set;
-        let (_data, local_lengths) = set.launch_kept_plans(
+        let (local_lengths, launched) = set.launch_kept_plans(
             input.into(),
             &self.lengths,
             &mut self.plans,
             ("reduces", "elements", "reduction input"),
             |dev, view, plan| plan.launch(dev.stream(), view),
         )?;
-        set.combine_reductions(&self.plans, &local_lengths, &self.lengths, self.op, self.options)
+        // The uploaded shards live until the results are read.
+        let (_data, launched) = match launched {
+            Ok(data) => (data, Ok(())),
+            Err(e) => (Vec::new(), Err(e)),
+        };
+        set.combine_reductions(&self.plans, launched, &local_lengths, &self.lengths, self.op, self.options)
     }
 }
 

@@ -20,7 +20,9 @@ impl DeviceSet {
         op: ScanOp,
         options: ScanOptions,
     ) -> Result<Vec<O>> {
-        let inputs = self.local_inputs(input.into())?;
+        // Refused alike in every process, before any collective.
+        total_op::<O>(op)?;
+        let inputs = self.local_inputs(input.into()).map_err(|e| self.scan_failed(e))?;
         let mut host = vec![O::default(); inputs.iter().map(Input::len).sum()];
         self.scan_to_host(Shards::Local(inputs), &mut host, op, options)?;
         Ok(host)
@@ -34,16 +36,21 @@ impl DeviceSet {
         op: ScanOp,
         options: ScanOptions,
     ) -> Result<()> {
-        let inputs = self.local_inputs(input.into())?;
-        let total: usize = inputs.iter().map(Input::len).sum();
-        if out.len() != total {
-            return Err(Error::invalid(format!("the shards hold {total} elements, the output {}", out.len())));
-        }
+        total_op::<O>(op)?;
         let devs = self.devices();
-        let mut outputs = Vec::with_capacity(inputs.len());
-        for (dev, input) in devs.iter().zip(&inputs) {
-            outputs.push(dev.stream().alloc::<O>(input.len(), "scan output")?);
-        }
+        let prepared = self.local_inputs(input.into()).and_then(|inputs| {
+            let total: usize = inputs.iter().map(Input::len).sum();
+            if out.len() != total {
+                return Err(Error::invalid(format!("the shards hold {total} elements, the output {}", out.len())));
+            }
+            let outputs = devs
+                .iter()
+                .zip(&inputs)
+                .map(|(dev, input)| dev.stream().alloc::<O>(input.len(), "scan output"))
+                .collect::<Result<Vec<_>>>()?;
+            Ok((inputs, outputs))
+        });
+        let (inputs, mut outputs) = prepared.map_err(|e| self.scan_failed(e))?;
         {
             let mut views: Vec<DeviceViewMut<'_, O>> = outputs.iter_mut().map(|b| b.view_mut()).collect();
             self.scan_into(Shards::Local(inputs), &mut views, op, options)?;
@@ -73,42 +80,34 @@ impl DeviceSet {
         op: ScanOp,
         options: ScanOptions,
     ) -> Result<()> {
-        if O::TYPE.is_float() && op != ScanOp::Sum {
-            return Err(Error::invalid(format!(
-                "a scan over several devices takes floats by sum only, not {}",
-                op.name()
-            )));
-        }
-        let reduce_op = match op {
-            ScanOp::Sum => ReduceOp::Sum,
-            ScanOp::Min => ReduceOp::Min,
-            ScanOp::Max => ReduceOp::Max,
-        };
-        let inputs = self.local_inputs(input.into())?;
-        if outputs.len() != inputs.len() {
-            return Err(Error::invalid(format!(
-                "{} outputs for the {} devices of this process: one output per device",
-                outputs.len(),
-                inputs.len()
-            )));
-        }
-        for (i, (input, out)) in inputs.iter().zip(outputs.iter()).enumerate() {
-            if input.len() != out.len() {
+        let reduce_op = total_op::<O>(op)?;
+        let ranks = self.ranks();
+        // Phase 1 (this process's part, up to the gather of the totals: a failure anywhere in it
+        // still takes its place in the gather, so that no process waits there for this one).
+        let phase_one = || -> Result<PhaseOne<'a, T>> {
+            let inputs = self.local_inputs(input.into())?;
+            if outputs.len() != inputs.len() {
                 return Err(Error::invalid(format!(
-                    "shard {i}: {} elements, but its output holds {}",
-                    input.len(),
-                    out.len()
+                    "{} outputs for the {} devices of this process: one output per device",
+                    outputs.len(),
+                    inputs.len()
                 )));
             }
-        }
-        let last_rank = self.world_size() - 1;
-        let ranks = self.ranks();
-        let threads = uploads(&inputs);
-        let work: Vec<_> = inputs.into_iter().zip(ranks.iter().copied()).collect();
-        // Phase 1: each shard on its device, and (queued, so that the devices reduce at the same
-        // time) its total.
-        let parts: Vec<(DeviceInput<'a, T>, Option<ReducePlan<T>>)> =
-            self.per_device(threads, work, |dev, (input, rank)| {
+            for (i, (input, out)) in inputs.iter().zip(outputs.iter()).enumerate() {
+                if input.len() != out.len() {
+                    return Err(Error::invalid(format!(
+                        "shard {i}: {} elements, but its output holds {}",
+                        input.len(),
+                        out.len()
+                    )));
+                }
+            }
+            let last_rank = self.world_size() - 1;
+            let threads = uploads(&inputs);
+            let work: Vec<_> = inputs.into_iter().zip(ranks.iter().copied()).collect();
+            // Each shard on its device, and (queued, so that the devices reduce at the same time)
+            // its total.
+            let parts = self.per_device(threads, work, |dev, (input, rank)| {
                 let data = device_input(dev, input, "scan input")?;
                 let view = data.view();
                 let mut total = None;
@@ -119,21 +118,26 @@ impl DeviceSet {
                 }
                 Ok((data, total))
             })?;
-        // Each total as two words (an exact integer's 128 bits, or a float's f64 bits) and the
-        // shard's length.
-        let mut local = Vec::with_capacity(parts.len());
-        for ((data, plan), dev) in parts.iter().zip(self.devices()) {
-            let mut words = [0u64; 2];
-            if let Some(plan) = plan {
-                let r = plan.read(dev.stream())?;
-                words = match r.exact {
-                    Some(v) => [v as u64, ((v as u128) >> 64) as u64],
-                    None => [r.value.to_bits(), 0],
-                };
+            // Each total as two words (an exact integer's 128 bits, or a float's f64 bits) and
+            // the shard's length.
+            let mut local = Vec::with_capacity(parts.len());
+            for ((data, plan), dev) in parts.iter().zip(self.devices()) {
+                let mut words = [0u64; 2];
+                if let Some(plan) = plan {
+                    let r = plan.read(dev.stream())?;
+                    words = match r.exact {
+                        Some(v) => [v as u64, ((v as u128) >> 64) as u64],
+                        None => [r.value.to_bits(), 0],
+                    };
+                }
+                local.push(vec![words[0], words[1], data.view().len() as u64]);
             }
-            local.push(vec![words[0], words[1], data.view().len() as u64]);
-        }
-        let gathered = self.all_gather_host(&local)?;
+            Ok((parts, local))
+        };
+        let phase_one = phase_one();
+        let gathered = self.gather_with_status(phase_one.as_ref().ok().map(|(_, local)| local.as_slice()), 3);
+        let (parts, _) = phase_one?;
+        let gathered = gathered?;
         let carries = carries_of::<O>(op, &gathered, options.wrapping)?;
         // Phase 2: each shard scanned from its carry, queued on every device before any waits.
         let mut plans = Vec::with_capacity(parts.len());
@@ -148,6 +152,36 @@ impl DeviceSet {
             plan.read(dev.stream())?;
         }
         Ok(())
+    }
+}
+
+/// The reduction of a shard to its total for a scan by `op` into `O`: refused for floats but by
+/// sum (checked first in every entry point: the refusal is the same in every process, so it
+/// comes before any collective).
+fn total_op<O: ScanValue>(op: ScanOp) -> Result<ReduceOp> {
+    if O::TYPE.is_float() && op != ScanOp::Sum {
+        return Err(Error::invalid(format!("a scan over several devices takes floats by sum only, not {}", op.name())));
+    }
+    Ok(match op {
+        ScanOp::Sum => ReduceOp::Sum,
+        ScanOp::Min => ReduceOp::Min,
+        ScanOp::Max => ReduceOp::Max,
+    })
+}
+
+/// A shard on its device and, but for the last rank's, the plan that reduced it to its total.
+type ScanShard<'a, T> = (DeviceInput<'a, T>, Option<ReducePlan<T>>);
+
+/// This process's shards after phase 1, with the words it gathers (total and length a shard).
+type PhaseOne<'a, T> = (Vec<ScanShard<'a, T>>, Vec<Vec<u64>>);
+
+impl DeviceSet {
+    /// Where this process's scan failed before the gather of the totals (its shards or its
+    /// output refused): takes its place in that gather, as a failed rank, so that no other
+    /// process waits there for it, and returns `e`.
+    fn scan_failed(&self, e: Error) -> Error {
+        let _ = self.gather_with_status(None, 3);
+        e
     }
 }
 

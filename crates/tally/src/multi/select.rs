@@ -18,22 +18,26 @@ impl DeviceSet {
         predicate: &Predicate,
     ) -> Result<Vec<T>> {
         predicate.bind::<T>()?;
-        let inputs = self.local_inputs(input.into())?;
-        // On threads: each device waits for its count of kept elements.
-        let mut kept = self.per_device(true, inputs, |dev, input| {
-            let data = device_input(dev, input, "select input")?;
-            let view = data.view();
-            let (b, n) = SelectPlan::<T>::new(dev, predicate, SelectMode::Stable, view.len())?.run(&view)?;
-            Ok((b, n))
-        })?;
-        let counts = self.all_gather_host(&kept.iter().map(|(_, n)| vec![*n]).collect::<Vec<_>>())?;
+        // On threads: each device waits for its count of kept elements. Where the ranks span
+        // processes, a process whose shards or selection failed still takes its place in the
+        // gather of the counts, and in the check that every rank could hold the whole selection,
+        // so that none waits in the broadcasts for it.
+        let kept = self.local_inputs(input.into()).and_then(|inputs| {
+            self.per_device(true, inputs, |dev, input| {
+                let data = device_input(dev, input, "select input")?;
+                let view = data.view();
+                SelectPlan::<T>::new(dev, predicate, SelectMode::Stable, view.len())?.run(&view)
+            })
+        });
+        let counts: Option<Vec<Vec<u64>>> = kept.as_ref().ok().map(|kept| kept.iter().map(|(_, n)| vec![*n]).collect());
+        let counts = self.gather_with_status(counts.as_deref(), 1);
+        let mut kept = kept?;
+        let counts = counts?;
         let (starts, total) = shard::offsets(&counts)?;
         let size = std::mem::size_of::<T>();
         let devs = self.devices();
-        let mut whole = Vec::with_capacity(devs.len());
-        for dev in &devs {
-            whole.push(dev.stream().alloc::<T>(total as usize, "selection")?);
-        }
+        let whole = devs.iter().map(|dev| dev.stream().alloc::<T>(total as usize, "selection")).collect();
+        let mut whole: Vec<_> = self.agree(whole)?;
         let ranks = self.ranks();
         let mut ops = Vec::new();
         for (root, (&count, &start)) in counts.iter().zip(&starts).enumerate() {
