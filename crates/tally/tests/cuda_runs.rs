@@ -268,9 +268,7 @@ fn gpu_kept_plans_find_their_tile_states_cleared_by_the_launch_before() {
     let Some(gpu) = cuda() else { return };
     let dev = gpu.cuda_device().unwrap().clone();
     let stream = dev.stream();
-    // Under compute-sanitizer (TALLY_SMALL=1): 40 tiles or more, two groups or more.
-    let small = std::env::var("TALLY_SMALL").as_deref() == Ok("1");
-    let n = if small { 40 * 12288 + 5 } else { (1 << 24) + 3 };
+    let (n, small) = common::kept_plan_len();
     let mut unique = RunsPlan::<i32>::unique(&dev, n).unwrap();
     let mut encode = RunsPlan::<i32>::encode(&dev, n).unwrap();
     let mut sums = RunsPlan::<i32, i32, i64>::reduce_by_key(&dev, RunOp::Sum, n).unwrap();

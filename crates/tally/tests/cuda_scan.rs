@@ -307,9 +307,7 @@ fn gpu_kept_plans_find_their_tile_states_cleared_by_the_launch_before() {
     let Some(gpu) = cuda() else { return };
     let dev = gpu.cuda_device().unwrap().clone();
     let stream = dev.stream();
-    // Under compute-sanitizer (TALLY_SMALL=1): 40 tiles or more, two groups or more.
-    let small = std::env::var("TALLY_SMALL").as_deref() == Ok("1");
-    let n = if small { 40 * 12288 + 5 } else { (1 << 24) + 3 };
+    let (n, small) = common::kept_plan_len();
     let none = None::<&[u32]>;
     let (det, fast) =
         (ScanOptions::default().with_deterministic(true), ScanOptions::default().with_deterministic(false));
@@ -371,5 +369,44 @@ fn gpu_kept_plans_find_their_tile_states_cleared_by_the_launch_before() {
         let got = other.download(&f_out.view()).unwrap();
         let fs: Vec<f32> = data(n, 104);
         assert!(same_bits(&got, &gpu.scan_vec(&fs, ScanOp::Sum, det).unwrap()), "launch {launch} on another stream");
+    }
+}
+
+/// A kept checked sum reports each launch's overflow and none of an earlier launch's: from its
+/// second launch its flag is a word of the tile states' header, zeroed with them by the launch
+/// before. Launches that overflow and launches that do not, each read after it, in an order
+/// where a launch that does not overflow follows one that did on each of the two sets (a flag
+/// left set would show there); the outputs of those that do not are compared whole.
+#[test]
+fn gpu_kept_checked_sums_report_each_launchs_overflow() {
+    let Some(gpu) = cuda() else { return };
+    let dev = gpu.cuda_device().unwrap().clone();
+    let stream = dev.stream();
+    let n = (1 << 20) + 5;
+    let none = None::<&[u32]>;
+    let mut plan = ScanPlan::<i64, i64>::new(&dev, ScanOp::Sum, ScanOptions::default(), n).unwrap();
+    assert!(plan.policy().states.tiles > 32, "more than one group of tiles");
+    let mut input = stream.alloc::<i64>(n, "input").unwrap();
+    let mut out = stream.alloc::<i64>(n, "output").unwrap();
+    for round in 0..6u64 {
+        // Rounds 1, 3, 5 use one kept set, 2 and 4 the other.
+        let overflows = [false, true, true, false, false, true][round as usize];
+        let mut xs: Vec<i64> = data(n, 800 + round);
+        if overflows {
+            // Whatever the prefix before them (|x| < 2^39, about 2^20 of them: under 2^59), two of
+            // these leave i64.
+            xs[n / 2] = i64::MAX;
+            xs[n / 2 + 1] = i64::MAX;
+        }
+        stream.copy_to_device(&xs, &mut input.view_mut()).unwrap();
+        stream.copy_to_device(&vec![i64::MIN; n], &mut out.view_mut()).unwrap();
+        plan.launch(stream, &input.view(), &mut out.view_mut()).unwrap();
+        let r = plan.read(stream);
+        assert_eq!(matches!(r, Err(Error::Overflow(_))), overflows, "round {round}: {r:?}");
+        if !overflows {
+            let want: Vec<i64> = reference::scan(&xs, none, ScanOp::Sum, &ScanOptions::default()).unwrap();
+            assert_eq!(stream.download(&out.view()).unwrap(), want, "round {round}");
+        }
+        assert_eq!(plan.next_tile_states_zeroed(stream).unwrap(), (round > 0).then_some(true), "round {round}");
     }
 }

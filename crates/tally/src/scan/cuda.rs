@@ -1,10 +1,11 @@
 //! The CUDA side of the scans: the kernel family of `scan.cu`, its parameters, and the plan
 //! that resolves the policy for one problem, loads the specialisation and launches it (the one
-//! kernel; a memset of the tile states at a plan's first and second launch, one of the overflow
-//! flag for checked sums).
+//! kernel; a memset of the tile states at a plan's first and second launch on a stream, and at
+//! a checked sum's first on a stream, one of its overflow flag: later launches keep it in the
+//! tile states).
 
 use super::element::{ScanInto, ScanKey, ScanValue};
-use super::lookback::{LookbackStates, TileStates};
+use super::lookback::{LookbackStates, TileStates, FLAG_OFFSET};
 use super::policy::{self, ScanKernelOp, ScanPolicy, ScanShape};
 use super::{overflow_error, ScanOp, ScanOptions};
 use crate::device::params::KernelParams;
@@ -26,7 +27,8 @@ crate::kernel_params! {
         /// The output (`O*`); the input's address for a scan in place.
         output: DevPtr<u8>,
         n: u64,
-        /// Set to 1 by a checked sum that overflowed (zeroed before each launch of one).
+        /// Set to 1 by a checked sum that overflowed (zeroed before each launch of one: the plan's
+        /// own word, or from a kept set of tile states a word of their header).
         overflow: DevPtr<u32>,
         /// The tile counter and slot arrays (zeroed before the launch).
         states: DevPtr<u8>,
@@ -140,8 +142,8 @@ impl ScanVariant {
 /// A scan ready to launch on `n` resident elements of `T` into `O`: policy resolved, kernel
 /// loaded, overflow flag allocated. Build it once for an op, types and size and run it many
 /// times; [`ScanPlan::launch`] queues the work (the one kernel, after a memset of the tile
-/// states at the plan's first and second launch only, and of the overflow flag for checked
-/// sums) and [`ScanPlan::read`] waits and reports an overflow, so the launch alone can be timed.
+/// states at the plan's first and second launch only, and of a checked sum's overflow flag at
+/// its first) and [`ScanPlan::read`] waits and reports an overflow, so the launch alone can be timed.
 /// One stream at a time uses a plan.
 pub struct ScanPlan<T, O> {
     dev: Arc<CudaDevice>,
@@ -154,6 +156,9 @@ pub struct ScanPlan<T, O> {
     n: usize,
     overflow: DeviceBuffer<u32>,
     tile_states: TileStates,
+    /// Whether the last launch tried (its kernel queued, or not) kept its overflow flag in its
+    /// tile states' header.
+    flag_in_states: bool,
     /// The carry-in's bits, where the plan scans a shard that continues earlier ones.
     carry: Option<u64>,
     _types: PhantomData<fn(T) -> O>,
@@ -209,6 +214,7 @@ impl<T: ScanInto<O>, O: ScanValue> ScanPlan<T, O> {
             n,
             overflow,
             tile_states: TileStates::new(policy.states),
+            flag_in_states: false,
             carry: None,
             _types: PhantomData,
         })
@@ -306,17 +312,24 @@ impl<T: ScanInto<O>, O: ScanValue> ScanPlan<T, O> {
 
     fn launch_raw(&mut self, stream: &Stream, keys: DevPtr<u8>, input: DevPtr<u8>, output: DevPtr<u8>) -> Result<()> {
         let Some(kernel) = &self.kernel else { return Ok(()) };
-        // Only a checked sum writes the flag (zeroed when the plan was made): the other plans
-        // skip its memset, a launch on the stream less at every size.
-        let overflow = if self.checked {
+        let shape = self.launch_shape();
+        // Until this launch is prepared, a read finds no flag in tile states.
+        self.flag_in_states = false;
+        let mut workspace = stream.workspace();
+        let tile_states = self.tile_states.for_launch(stream, &mut workspace, "scan tile states")?;
+        let LookbackStates { states, next: states_next, tiles, groups, supers } = tile_states;
+        // Only a checked sum writes the flag. A launch from a kept set of tile states keeps it
+        // in their header, zeroed with them; a plan's first launch (states in the workspace,
+        // which other calls may write before the read) zeroes the plan's own flag: the other
+        // plans and launches skip its memset, a launch on the stream less.
+        self.flag_in_states = self.checked && states_next.address() != 0;
+        let overflow = if self.flag_in_states {
+            states.offset(FLAG_OFFSET as u64).cast()
+        } else if self.checked {
             stream.zeroed(&mut self.overflow)?
         } else {
             self.overflow.view_mut().ptr_mut(stream.cuda_stream())
         };
-        let shape = self.launch_shape();
-        let mut workspace = stream.workspace();
-        let tile_states = self.tile_states.for_launch(stream, &mut workspace, "scan tile states")?;
-        let LookbackStates { states, next: states_next, tiles, groups, supers } = tile_states;
         let params = ScanParams {
             input,
             keys,
@@ -345,8 +358,15 @@ impl<T: ScanInto<O>, O: ScanValue> ScanPlan<T, O> {
         if self.n == 0 {
             return Ok(());
         }
-        let flag = stream.download(&self.overflow.view())?;
-        if self.checked && flag[0] != 0 {
+        if !self.checked {
+            return stream.synchronize("the scan");
+        }
+        let flag = if self.flag_in_states {
+            self.tile_states.read_flag(stream)?
+        } else {
+            stream.download(&self.overflow.view())?[0]
+        };
+        if flag != 0 {
             return Err(overflow_error::<O>());
         }
         Ok(())

@@ -10,8 +10,12 @@ use crate::error::Result;
 /// Tiles per group, and groups per super-group, of the fixed (deterministic) look-back: a warp.
 pub const GROUP: u64 = 32;
 
-/// The header before the slot arrays (its first word is the tile counter).
+/// The header before the slot arrays (its first word is the tile counter; the second a flag
+/// word a primitive may keep there: [`TileStates::read_flag`]).
 pub const HEADER_BYTES: u64 = 256;
+
+/// Where in the header the flag word is (a u32; zeroed with the states).
+pub(crate) const FLAG_OFFSET: usize = 4;
 
 /// The tile states of one launch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,7 +46,8 @@ impl LookbackLayout {
         LookbackLayout { tiles, groups, supers, slot_bytes, state_bytes: state_bytes as usize }
     }
 
-    /// The byte ranges of a set that a launch reads: the tile counter, then each level's slots.
+    /// The byte ranges of a set that a launch reads: the tile counter and the flag word, then
+    /// each level's slots.
     fn read_ranges(&self) -> [std::ops::Range<usize>; 4] {
         let slot = self.slot_bytes as usize;
         let region = |count: u64| (self.slot_bytes * count).next_multiple_of(256) as usize;
@@ -50,7 +55,7 @@ impl LookbackLayout {
         let level1 = level0 + region(self.tiles.max(1));
         let level2 = level1 + region(self.groups);
         [
-            0..4,
+            0..FLAG_OFFSET + 4,
             level0..level0 + slot * self.tiles as usize,
             level1..level1 + slot * self.groups as usize,
             level2..level2 + slot * self.supers as usize,
@@ -163,10 +168,24 @@ impl TileStates {
         self.next_zeroed = states.next.address() != 0;
     }
 
+    /// Waits for `stream` and reads the header's second word (bytes 4 to 8: [`FLAG_OFFSET`])
+    /// of the set the last launch used, where it used a kept set (`states.next` not null): a
+    /// word zeroed with the states, which a primitive's kernel may set (a checked scan's
+    /// overflow flag), so that a launch needs no memset of a flag of its own.
+    pub(crate) fn read_flag(&self, stream: &Stream) -> Result<u32> {
+        let Some(kept) = &self.kept else {
+            return Err(crate::error::Error::invalid("no launch from kept tile states to read a flag of"));
+        };
+        let view = kept[1].view();
+        let word = view.slice(FLAG_OFFSET..FLAG_OFFSET + 4).expect("the header holds the flag");
+        let bytes = stream.download(&word)?;
+        Ok(u32::from_le_bytes(bytes.try_into().expect("4 bytes")))
+    }
+
     /// For tests: waits for `stream` and says whether the set the next launch will use without
-    /// a memset is zero wherever a launch reads it (the counter and each level's slots); `None`
-    /// where the next launch zeroes its states itself (a plan's first two launches, or after a
-    /// launch that was not queued whole).
+    /// a memset is zero wherever a launch reads it (the counter, the flag word and each level's
+    /// slots); `None` where the next launch zeroes its states itself (after a plan's first
+    /// launch on a stream, or after a launch that was not queued whole).
     pub(crate) fn next_set_is_zeroed(&self, stream: &Stream) -> Result<Option<bool>> {
         let Some(kept) = self.kept.as_ref().filter(|_| self.next_zeroed) else { return Ok(None) };
         let bytes = stream.download(&kept[0].view())?;
@@ -186,7 +205,7 @@ mod tests {
         let wide = LookbackLayout::new(3, 16);
         assert_eq!((wide.groups, wide.supers), (1, 1));
         assert_eq!(wide.state_bytes, 256 * 4);
-        assert_eq!(wide.read_ranges(), [0..4, 256..304, 512..528, 768..784]);
+        assert_eq!(wide.read_ranges(), [0..8, 256..304, 512..528, 768..784]);
         let many = LookbackLayout::new(1 << 20, 16);
         assert_eq!(many.state_bytes as u64, 256 + 16 * (1 << 20) + 16 * 32768 + 16 * 1024);
         assert_eq!(LookbackLayout::new(0, 8).tiles, 0);

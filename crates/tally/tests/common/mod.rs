@@ -143,3 +143,11 @@ macro_rules! test_every_type {
 }
 #[allow(unused_imports)]
 pub(crate) use test_every_type;
+
+/// The length of the tests of kept look-back plans: 2^24 + 3 elements, more than 1,024 tiles of
+/// every look-back kernel (each level of the look-back's states); under compute-sanitizer
+/// (TALLY_SMALL=1) 40 tiles or more, two groups or more. With whether it is the small one.
+pub fn kept_plan_len() -> (usize, bool) {
+    let small = std::env::var("TALLY_SMALL").as_deref() == Ok("1");
+    (if small { 40 * 12288 + 5 } else { (1 << 24) + 3 }, small)
+}
