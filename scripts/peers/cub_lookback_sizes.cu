@@ -2,7 +2,7 @@
 // to set beside `tally bench scan|select|unique|rle|reduce-by-key --log2-sizes 16,20,24,28`
 // in the same call: at these sizes a call is a few launches and latencies, not bandwidth.
 // CUDA events around each call (CUB's init kernel and main kernel), median of 50; the data as
-// in ../shared's cub_primitives.cu (f32 uniform in [-0.5, 0.5), 50% kept below 0; i32 keys in
+// in the peers' cub_primitives.cu (f32 uniform in [-0.5, 0.5), 50% kept below 0; i32 keys in
 // runs of 8).
 // Build: nvcc -O3 -std=c++17 -arch=sm_90 cub_lookback_sizes.cu -o cub_lookback_sizes
 #include <cub/cub.cuh>

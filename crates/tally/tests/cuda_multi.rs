@@ -539,6 +539,7 @@ fn two_processes_agree_with_one() {
         if std::time::Instant::now() > deadline {
             for c in &mut children {
                 let _ = c.kill();
+                let _ = c.wait();
             }
             panic!("the ranks did not finish within two minutes: one waits in a collective");
         }

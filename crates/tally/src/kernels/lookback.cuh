@@ -90,7 +90,7 @@ TALLY_DEVICE LookbackSlots<L> lookback_slots_at(unsigned char* base) {
   return LookbackSlots<L>{reinterpret_cast<typename L::Word*>(base)};
 }
 
-// The three levels of slots after the workspace's header.
+// The three levels of slots after the states' header.
 template <class L>
 struct LookbackStates {
   LookbackSlots<L> level[3];
@@ -129,7 +129,7 @@ TALLY_DEVICE u32 lookback_next_tile(unsigned char* states, u32* slot) {
 // two words (the tile counter, and a word a primitive may keep there: a checked scan's overflow
 // flag) and the slots of this tile's number at each level, so that the plan's next launch finds
 // them zeroed. Every tile number of the launch is taken once and each level has no more
-// slots than tiles, so the launch clears the whole set. Thread 0 of each block; nothing in
+// slots than tiles, so the launch clears all that a launch reads (not the regions' padding). Thread 0 of each block; nothing in
 // this launch reads `next`.
 template <class L>
 TALLY_DEVICE void lookback_clear_next(unsigned char* next, u32 tile, u32 tiles, u32 groups, u32 supers) {

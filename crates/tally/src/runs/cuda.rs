@@ -1,7 +1,7 @@
 //! The CUDA side of the run primitives: the kernel family of `runs.cu`, its parameters, and the
 //! plan that resolves the policy for one problem, loads the specialisation and launches it (a
-//! memset of the tile states at a plan's first and second launch only, one of the result words
-//! for checked sums, then the one kernel).
+//! memset of the tile states at a plan's first and second launch on a stream only, one of the
+//! result words for checked sums, then the one kernel).
 
 use super::element::{ReduceByKeyInto, RunKey};
 use super::policy::{self, RunsKernelOp, RunsPolicy};
@@ -129,8 +129,8 @@ impl RunsVariant {
 /// Unique, run-length encoding or reduce-by-key of `n` resident keys of `K` (with values of
 /// `V` combined into `O`), ready to launch: policy resolved, kernel loaded, result words
 /// allocated. Build it once and run it many times; a launch queues the work (the one kernel,
-/// after a memset of the tile states at the plan's first and second launch and one of the result
-/// words for checked sums) and
+/// after a memset of the tile states at the plan's first and second launch on a stream and one
+/// of the result words for checked sums) and
 /// [`RunsPlan::read`] waits and returns the number of runs (two words through page-locked
 /// memory), so the launch alone can be timed. One stream at a time uses a plan.
 ///
@@ -307,7 +307,8 @@ impl<K: RunKey, V: ReduceByKeyInto<O>, O: ScanValue> RunsPlan<K, V, O> {
 
     /// For tests: waits for `stream` and says whether the tile states that the next launch on
     /// it will use without a memset are zero wherever it reads them (`None` where that launch
-    /// zeroes them itself: after the plan's first launch on a stream).
+    /// zeroes them itself, or uses none: before the plan's second launch on a stream, after a
+    /// launch that was not queued whole, and for selections that count with an atomic).
     #[doc(hidden)]
     pub fn next_tile_states_zeroed(&self, stream: &Stream) -> Result<Option<bool>> {
         self.tile_states.next_set_is_zeroed(stream)

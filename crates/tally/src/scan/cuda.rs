@@ -142,8 +142,9 @@ impl ScanVariant {
 /// A scan ready to launch on `n` resident elements of `T` into `O`: policy resolved, kernel
 /// loaded, overflow flag allocated. Build it once for an op, types and size and run it many
 /// times; [`ScanPlan::launch`] queues the work (the one kernel, after a memset of the tile
-/// states at the plan's first and second launch only, and of a checked sum's overflow flag at
-/// its first) and [`ScanPlan::read`] waits and reports an overflow, so the launch alone can be timed.
+/// states at the plan's first and second launch on a stream only, and of a checked sum's
+/// overflow flag at its first) and [`ScanPlan::read`] waits and reports an overflow, so the
+/// launch alone can be timed.
 /// One stream at a time uses a plan.
 pub struct ScanPlan<T, O> {
     dev: Arc<CudaDevice>,
@@ -232,7 +233,8 @@ impl<T: ScanInto<O>, O: ScanValue> ScanPlan<T, O> {
 
     /// For tests: waits for `stream` and says whether the tile states that the next launch on
     /// it will use without a memset are zero wherever it reads them (`None` where that launch
-    /// zeroes them itself: after the plan's first launch on a stream).
+    /// zeroes them itself, or uses none: before the plan's second launch on a stream, after a
+    /// launch that was not queued whole, and for selections that count with an atomic).
     #[doc(hidden)]
     pub fn next_tile_states_zeroed(&self, stream: &Stream) -> Result<Option<bool>> {
         self.tile_states.next_set_is_zeroed(stream)

@@ -11,11 +11,14 @@ use crate::error::Result;
 pub const GROUP: u64 = 32;
 
 /// The header before the slot arrays (its first word is the tile counter; the second a flag
-/// word a primitive may keep there: [`TileStates::read_flag`]).
+/// word a primitive may keep there: a checked scan's overflow flag).
 pub const HEADER_BYTES: u64 = 256;
 
 /// Where in the header the flag word is (a u32; zeroed with the states).
 pub(crate) const FLAG_OFFSET: usize = 4;
+
+/// `CU_STREAM_PER_THREAD`, the driver's handle of each thread's own default stream.
+const PER_THREAD_STREAM: usize = 2;
 
 /// The tile states of one launch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -114,7 +117,10 @@ pub(crate) struct LookbackStates {
 /// The sets belong to one stream: two launches on different streams could otherwise overlap,
 /// one zeroing the states the other is using. A launch on another stream than the last one
 /// drops the kept sets (their frees queue on the stream they were made on, behind its work)
-/// and starts again from the workspace.
+/// and starts again from the workspace; so does every launch on the per-thread default stream
+/// (whose one handle names another stream on each thread), and a launch whose sets cannot be
+/// allocated. The sets are allocated on the launch's stream: a stream borrowed through
+/// [`Stream::from_raw`] must outlive the plans launched on it more than once.
 #[derive(Debug)]
 pub(crate) struct TileStates {
     layout: LookbackLayout,
@@ -141,14 +147,23 @@ impl TileStates {
         what: &str,
     ) -> Result<LookbackStates> {
         let this_stream = stream.cuda_stream().cu_stream() as usize;
-        if self.stream.replace(this_stream) != Some(this_stream) {
+        // The per-thread default stream's handle names another stream on every thread: a plan
+        // launched on it keeps no sets, as no launch can tell whether the last ran on its stream.
+        let known = this_stream != PER_THREAD_STREAM;
+        if !known || self.stream.replace(this_stream) != Some(this_stream) {
+            self.stream = self.stream.filter(|_| known);
             self.kept = None;
             self.next_zeroed = false;
             return self.layout.reserve_zeroed(stream, workspace, what);
         }
         let bytes = self.layout.state_bytes;
         if self.kept.is_none() {
-            self.kept = Some([stream.alloc::<u8>(bytes, what)?, stream.alloc::<u8>(bytes, what)?]);
+            // Where the sets cannot be had (device memory short), the workspace serves, as for
+            // a first launch: a plan that launched once launches again.
+            match (stream.alloc::<u8>(bytes, what), stream.alloc::<u8>(bytes, what)) {
+                (Ok(a), Ok(b)) => self.kept = Some([a, b]),
+                _ => return self.layout.reserve_zeroed(stream, workspace, what),
+            }
             self.next_zeroed = false;
         }
         let kept = self.kept.as_mut().expect("allocated above");
@@ -184,7 +199,7 @@ impl TileStates {
 
     /// For tests: waits for `stream` and says whether the set the next launch will use without
     /// a memset is zero wherever a launch reads it (the counter, the flag word and each level's
-    /// slots); `None` where the next launch zeroes its states itself (after a plan's first
+    /// slots); `None` where the next launch zeroes its states itself (before a plan's second
     /// launch on a stream, or after a launch that was not queued whole).
     pub(crate) fn next_set_is_zeroed(&self, stream: &Stream) -> Result<Option<bool>> {
         let Some(kept) = self.kept.as_ref().filter(|_| self.next_zeroed) else { return Ok(None) };

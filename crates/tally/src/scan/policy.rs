@@ -257,7 +257,7 @@ pub fn split_lookback(output: ElementType, keyed: bool) -> bool {
 }
 
 /// Whether a scan's tiles are numbered by block index (as CUB's are), so that a block issues its
-/// loads at once, rather than after a round trip to the workspace's tile counter: for widening
+/// loads at once, rather than after a round trip to the tile states' counter: for widening
 /// scans. The counter guarantees that a tile waits only for tiles already running; block indices
 /// do as long as blocks start in the order of their indices, which every NVIDIA GPU does and
 /// CUB's single-pass scans rely on. On an H100 with the same binary, alternating (docs/PERF.md,

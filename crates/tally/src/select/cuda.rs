@@ -211,7 +211,8 @@ impl<T: SelectElement> SelectPlan<T> {
 
     /// For tests: waits for `stream` and says whether the tile states that the next launch on
     /// it will use without a memset are zero wherever it reads them (`None` where that launch
-    /// zeroes them itself: after the plan's first launch on a stream).
+    /// zeroes them itself, or uses none: before the plan's second launch on a stream, after a
+    /// launch that was not queued whole, and for selections that count with an atomic).
     #[doc(hidden)]
     pub fn next_tile_states_zeroed(&self, stream: &Stream) -> Result<Option<bool>> {
         self.tile_states.next_set_is_zeroed(stream)

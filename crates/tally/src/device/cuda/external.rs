@@ -26,7 +26,8 @@ impl Stream {
     /// `cu_stream` must be a stream created in `device`'s context (the primary context of its
     /// GPU, which PyTorch and CuPy use too) or a special handle, and it must stay alive while
     /// the returned `Stream`, or a device made with it ([`CudaDevice::with_stream`]), is used
-    /// or still has work queued.
+    /// or still has work queued, and while a plan that allocated on it lives (a plan made on
+    /// such a device, or one launched on this stream twice: it keeps its tile states there).
     pub unsafe fn from_raw(device: &CudaDevice, cu_stream: sys::CUstream) -> Stream {
         // SAFETY: the caller guarantees that the stream belongs to this context and outlives
         // every use of the wrapper; cudarc does not destroy a borrowed stream.
