@@ -538,12 +538,9 @@ impl DeviceSet {
         })();
         let devs = self.devices();
         let (parts, gathered) = if weighted {
-            let local: Option<Vec<Vec<u64>>> = uploaded
-                .as_ref()
-                .ok()
-                .map(|parts| parts.iter().map(|p| vec![p.max_abs.to_bits(), p.bad as u64]).collect());
-            let gathered = self.gather_with_status(local.as_deref(), 2);
-            (uploaded?, gathered?)
+            self.gather_with(uploaded, 2, |parts| {
+                parts.iter().map(|p| vec![p.max_abs.to_bits(), p.bad as u64]).collect()
+            })?
         } else {
             match uploaded {
                 Ok(parts) => (parts, Vec::new()),

@@ -246,9 +246,10 @@ impl DeviceSet {
     /// process's part of the call failed). Where the ranks span processes, a failed part still
     /// takes its place in the collective, with a status word beside its `k` (so that no process
     /// is left waiting for it), and every process learns of it: [`Error::RankFailed`] names the
-    /// lowest rank of the processes that failed (a process marks all its ranks). Every process must reach the same gathers in the same order,
-    /// failed or not: `k` depends only on what every process knows. In one process holding
-    /// every rank no collective waits, and a failure is the caller's to return.
+    /// lowest rank of the processes that failed (a process marks all its ranks). Every process
+    /// must reach the same gathers in the same order, failed or not: `k` depends only on what
+    /// every process knows. In one process holding every rank no collective waits, and a
+    /// failure is the caller's to return.
     fn gather_with_status(&self, local: Option<&[Vec<u64>]>, k: usize) -> Result<Vec<u64>> {
         if self.holds_every_rank() {
             return match local {
@@ -279,6 +280,21 @@ impl DeviceSet {
         gathered
     }
 
+    /// `local`, this process's part of a call, with every rank's `k` words, which `words` reads
+    /// from it (see [`DeviceSet::gather_with_status`]): this process's own error where its part
+    /// failed, else the first failed rank's [`Error::RankFailed`], else both.
+    pub(crate) fn gather_with<R>(
+        &self,
+        local: Result<R>,
+        k: usize,
+        words: impl FnOnce(&R) -> Vec<Vec<u64>>,
+    ) -> Result<(R, Vec<u64>)> {
+        let own = local.as_ref().ok().map(words);
+        let gathered = self.gather_with_status(own.as_deref(), k);
+        let r = local?;
+        Ok((r, gathered?))
+    }
+
     /// Before a collective that a failed rank would leave the others waiting in: where the
     /// ranks span processes, whether every rank's part of the call so far succeeded (a gather
     /// of one status word a rank); `local` as it is in one process holding every rank.
@@ -286,11 +302,7 @@ impl DeviceSet {
         if self.holds_every_rank() {
             return local;
         }
-        let none = vec![Vec::new(); self.comms.len()];
-        let agreed = self.gather_with_status(local.is_ok().then_some(none.as_slice()), 0);
-        let r = local?;
-        agreed?;
-        Ok(r)
+        self.gather_with(local, 0, |_| vec![Vec::new(); self.comms.len()]).map(|(r, _)| r)
     }
 
     /// This process's shards (one input per device, in rank order) and every rank's shard
@@ -302,12 +314,7 @@ impl DeviceSet {
             let lengths = shard::split_points(n, self.world).windows(2).map(|w| (w[1] - w[0]) as u64).collect();
             return Ok((self.local_inputs(shards)?, lengths));
         }
-        let inputs = self.local_inputs(shards);
-        let words: Option<Vec<Vec<u64>>> =
-            inputs.as_ref().ok().map(|i| i.iter().map(|x| vec![x.len() as u64]).collect());
-        let lengths = self.gather_with_status(words.as_deref(), 1);
-        let inputs = inputs?;
-        Ok((inputs, lengths?))
+        self.gather_with(self.local_inputs(shards), 1, |i| i.iter().map(|x| vec![x.len() as u64]).collect())
     }
 
     /// Adds `count` words at each device's address across the whole

@@ -134,10 +134,7 @@ impl DeviceSet {
             }
             Ok((parts, local))
         };
-        let phase_one = phase_one();
-        let gathered = self.gather_with_status(phase_one.as_ref().ok().map(|(_, local)| local.as_slice()), 3);
-        let (parts, _) = phase_one?;
-        let gathered = gathered?;
+        let ((parts, _), gathered) = self.gather_with(phase_one(), 3, |(_, local)| local.clone())?;
         let carries = carries_of::<O>(op, &gathered, options.wrapping)?;
         // Phase 2: each shard scanned from its carry, queued on every device before any waits.
         let mut plans = Vec::with_capacity(parts.len());

@@ -29,10 +29,7 @@ impl DeviceSet {
                 SelectPlan::<T>::new(dev, predicate, SelectMode::Stable, view.len())?.run(&view)
             })
         });
-        let counts: Option<Vec<Vec<u64>>> = kept.as_ref().ok().map(|kept| kept.iter().map(|(_, n)| vec![*n]).collect());
-        let counts = self.gather_with_status(counts.as_deref(), 1);
-        let mut kept = kept?;
-        let counts = counts?;
+        let (mut kept, counts) = self.gather_with(kept, 1, |kept| kept.iter().map(|(_, n)| vec![*n]).collect())?;
         let (starts, total) = shard::offsets(&counts)?;
         let size = std::mem::size_of::<T>();
         let devs = self.devices();
