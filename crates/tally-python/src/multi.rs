@@ -3,6 +3,11 @@
 //! combined through NCCL (`tally::multi`). The input of a call is one host array, split evenly
 //! over the ranks, or one array per device of this process in rank order, host or device memory
 //! (each device array on its own device). Results come back on the host; every call waits.
+//!
+//! Histograms and reductions of shards resident on the devices keep their set's plans between
+//! calls (`KeptSetPlans`), as one device's calls keep theirs (`plans.rs`), where this process
+//! holds every rank. Across processes they do not: a plan kept in one process and not in
+//! another would have them run different collectives.
 
 use crate::array::{parse_dtype, Held, Target};
 use crate::dispatch;
@@ -11,8 +16,10 @@ use crate::reduce::{parse_op, to_python};
 use cudarc::driver::DeviceRepr;
 use pyo3::prelude::*;
 use pyo3::types::PyByteArray;
+use std::any::Any;
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
-use tally::multi::{DeviceSet, Shards};
+use tally::multi::{DetachedSetHistogramPlan, DetachedSetReducePlan, DeviceSet, Shards};
 use tally::{
     CudaDevice, HistogramSpec, Input, Predicate, ReduceElement, ReduceOptions, Sample, ScanElement, ScanInto, ScanOp,
     ScanOptions, ScanValue, SelectElement, Strategy,
@@ -22,7 +29,52 @@ use tally::{
 /// calls from several Python threads wait for each other here.
 #[pyclass(name = "DeviceSet", module = "tally._native", frozen)]
 pub struct PyDeviceSet {
+    /// Taken only while `set` is held (so in that order); declared first, so that the plans go
+    /// before the set's communicators.
+    plans: Mutex<KeptSetPlans>,
     set: Mutex<DeviceSet>,
+}
+
+/// Set plans kept at most: past that the cache starts over.
+const MAX_SET_PLANS: usize = 16;
+
+/// What identifies a kept set plan: the primitive with its element type and options, and the
+/// lengths of this process's shards.
+type SetPlanKey = (String, Vec<usize>);
+
+/// A set's plans kept between calls (detached from the set, which is beside them): made for the
+/// first call of a key, launched again by the next calls with the same key.
+#[derive(Default)]
+struct KeptSetPlans {
+    plans: HashMap<SetPlanKey, Box<dyn Any + Send>>,
+    /// Calls that found their plan kept (tests).
+    reused: u64,
+}
+
+impl KeptSetPlans {
+    fn take<P: 'static>(&mut self, key: &SetPlanKey) -> Option<P> {
+        let plan = self.plans.remove(key).and_then(|p| p.downcast::<P>().ok()).map(|p| *p);
+        self.reused += plan.is_some() as u64;
+        plan
+    }
+
+    fn keep<P: Send + 'static>(&mut self, key: SetPlanKey, plan: P) {
+        if self.plans.len() >= MAX_SET_PLANS {
+            self.plans.clear();
+        }
+        self.plans.insert(key, Box::new(plan));
+    }
+}
+
+impl<T: DeviceRepr> HeldShards<T> {
+    /// The key of a kept set plan for these shards (`what`: the primitive, its types and
+    /// options), where a set plan may be kept: every shard resident on its device, and every
+    /// rank in this process.
+    fn plan_key(&self, set: &DeviceSet, what: String) -> Option<SetPlanKey> {
+        let resident = !self.split && self.held.iter().all(|h| matches!(h, Held::Device(_)));
+        let one_process = set.ranks().len() == set.world_size();
+        (resident && one_process).then(|| (what, self.held.iter().map(Held::len).collect()))
+    }
 }
 
 /// The arrays held for one call: host memory by address, device arrays wrapped without a copy
@@ -46,8 +98,17 @@ impl<T: DeviceRepr> HeldShards<T> {
 }
 
 impl PyDeviceSet {
+    fn holding(set: DeviceSet) -> Self {
+        PyDeviceSet { plans: Mutex::default(), set: Mutex::new(set) }
+    }
+
     fn set(&self) -> MutexGuard<'_, DeviceSet> {
         self.set.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The kept set plans (take them while holding `set()`).
+    fn plans(&self) -> MutexGuard<'_, KeptSetPlans> {
+        self.plans.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// Reads the Python layer's `(split, parts, dtype)`.
@@ -101,14 +162,14 @@ impl PyDeviceSet {
             None => DeviceSet::all(),
             Some(o) => DeviceSet::new(&o),
         });
-        Ok(PyDeviceSet { set: Mutex::new(set.map_err(to_py)?) })
+        Ok(PyDeviceSet::holding(set.map_err(to_py)?))
     }
 
     /// This process as one rank of a set launched one process per GPU (`RANK`, `WORLD_SIZE`,
     /// `LOCAL_RANK`, and `TALLY_NCCL_ID` or `TALLY_NCCL_ID_FILE`).
     #[staticmethod]
     fn from_env(py: Python<'_>) -> PyResult<Self> {
-        Ok(PyDeviceSet { set: Mutex::new(py.detach(DeviceSet::from_env).map_err(to_py)?) })
+        Ok(PyDeviceSet::holding(py.detach(DeviceSet::from_env).map_err(to_py)?))
     }
 
     /// The ordinals of this process's devices, in rank order.
@@ -119,6 +180,14 @@ impl PyDeviceSet {
     /// The ranks of this process's devices.
     fn ranks(&self) -> Vec<usize> {
         self.set().ranks()
+    }
+
+    /// How many set plans are kept for the next calls, and how many calls found theirs kept
+    /// (tests).
+    fn kept_plans(&self) -> (usize, u64) {
+        let _set = self.set();
+        let plans = self.plans();
+        (plans.plans.len(), plans.reused)
     }
 
     /// How many ranks the whole set has.
@@ -139,7 +208,11 @@ impl PyDeviceSet {
     }
 
     /// Counts the shards into `bins` even bins of [lo, hi) (the last bin closed, as numpy's)
-    /// into `counts` (an int64 numpy array of `bins`); returns (below, above, nan).
+    /// into `counts` (an int64 numpy array of `bins`); returns (below, above, nan). `keep`:
+    /// whether a set plan may be kept for the next call (not for a range taken from the data,
+    /// which each call would key anew).
+    #[pyo3(signature = (x, bins, lo, hi, counts, keep=true))]
+    #[allow(clippy::too_many_arguments)]
     fn histogram(
         &self,
         py: Python<'_>,
@@ -148,13 +221,22 @@ impl PyDeviceSet {
         lo: f64,
         hi: f64,
         counts: &Bound<'_, PyAny>,
+        keep: bool,
     ) -> PyResult<(u64, u64, u64)> {
         let (split, parts, dtype) = self.args(x)?;
         let spec = HistogramSpec::even(bins, lo, hi);
         let mut out = HostOut::<i64>::new(counts, bins as usize)?;
         let h = dispatch!(dtype, "a histogram", T => {
             let held = self.hold::<T>(split, &parts)?;
-            py.detach(|| histogram_of(&self.set(), &held, &spec)).map_err(to_py)
+            py.detach(|| {
+                let set = self.set();
+                let what = format!("histogram {dtype:?} {bins} {:x} {:x}", lo.to_bits(), hi.to_bits());
+                match held.plan_key(&set, what).filter(|_| keep) {
+                    Some(key) => kept_histogram(&set, &mut self.plans(), key, &held, &spec),
+                    None => histogram_of(&set, &held, &spec),
+                }
+            })
+            .map_err(to_py)
         }, [U8: u8, U16: u16, I32: i32, U32: u32, I64: i64, F32: f32, F64: f64, F16: tally::half::f16,
             BF16: tally::half::bf16])?;
         for (o, &c) in out.slice().iter_mut().zip(&h.counts[0]) {
@@ -179,7 +261,14 @@ impl PyDeviceSet {
         let options = ReduceOptions { exact, skip_nan };
         let r = dispatch!(dtype, "a reduction", T => {
             let held = self.hold::<T>(split, &parts)?;
-            py.detach(|| reduce_of(&self.set(), &held, op, options)).map_err(to_py)
+            py.detach(|| {
+                let set = self.set();
+                match held.plan_key(&set, format!("reduce {dtype:?} {op:?} {exact} {skip_nan}")) {
+                    Some(key) => kept_reduce(&set, &mut self.plans(), key, &held, op, options),
+                    None => reduce_of(&set, &held, op, options),
+                }
+            })
+            .map_err(to_py)
         })?;
         to_python(py, &r)
     }
@@ -222,6 +311,42 @@ fn histogram_of<T: Sample>(
     spec: &HistogramSpec,
 ) -> tally::Result<tally::Histogram> {
     set.histogram(held.shards(), spec, Strategy::Auto)
+}
+
+/// A histogram by the set's plan kept for `key` (made, where none is kept, from these shards),
+/// kept again after the call; a plan whose run fails is dropped.
+fn kept_histogram<T: Sample>(
+    set: &DeviceSet,
+    plans: &mut KeptSetPlans,
+    key: SetPlanKey,
+    held: &HeldShards<T>,
+    spec: &HistogramSpec,
+) -> tally::Result<tally::Histogram> {
+    let mut plan = match plans.take::<DetachedSetHistogramPlan<T>>(&key) {
+        Some(kept) => kept.attach(set)?,
+        None => set.histogram_plan(held.shards(), spec, Strategy::Auto)?,
+    };
+    let h = plan.run(held.shards())?;
+    plans.keep(key, plan.detach());
+    Ok(h)
+}
+
+/// A reduction by the set's plan kept for `key`, as [`kept_histogram`].
+fn kept_reduce<T: ReduceElement>(
+    set: &DeviceSet,
+    plans: &mut KeptSetPlans,
+    key: SetPlanKey,
+    held: &HeldShards<T>,
+    op: tally::ReduceOp,
+    options: ReduceOptions,
+) -> tally::Result<tally::Reduction> {
+    let mut plan = match plans.take::<DetachedSetReducePlan<T>>(&key) {
+        Some(kept) => kept.attach(set)?,
+        None => set.reduce_plan(held.shards(), op, options)?,
+    };
+    let r = plan.run(held.shards())?;
+    plans.keep(key, plan.detach());
+    Ok(r)
 }
 
 fn reduce_of<T: ReduceElement>(

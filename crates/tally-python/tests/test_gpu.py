@@ -537,6 +537,57 @@ def test_device_set_reads_device_shards_in_place():
         s.sum([a, b.astype(np.float64)])
 
 
+def test_device_set_keeps_plans_for_resident_shards():
+    # Every GPU of this host in one set (one GPU too: a set of one). Shards resident on their
+    # devices keep the set's plans between calls of the same shape: new data each round must
+    # give new results (a kept plan that read old data or counters would fail), calls of other
+    # options keep plans of their own, and new lengths make new plans. Host shards, and
+    # histograms whose range comes from the data, keep none.
+    if torch.cuda.device_count() < 1:
+        pytest.skip("no GPU")
+    devices = list(range(min(torch.cuda.device_count(), 2)))
+    try:
+        s = tally.DeviceSet(devices)
+    except RuntimeError as e:
+        if os.environ.get("TALLY_REQUIRE_GPU"):
+            raise
+        pytest.skip(f"no device set: {e}")
+    assert s._set.kept_plans() == (0, 0)
+    lengths = [1_000_003, 4097][: len(devices)]
+    for round in range(5):
+        if round == 3:
+            lengths = [n + 5 for n in lengths]
+        host = [data("int32", n, seed=100 * round + i) for i, n in enumerate(lengths)]
+        shards = [torch.from_numpy(h).to(f"cuda:{d}") for h, d in zip(host, devices)]
+        whole = np.concatenate(host)
+        before = s._set.kept_plans()
+        # Two ranges, two thresholds, two reductions: a plan each, none answering for another.
+        # (1000 is in the data: each histogram also counts the samples at its upper edge.)
+        for bins, hi in [(100, 1000), (64, 1000.5)]:
+            counts, _ = s.histogram(shards, bins=bins, range=(-1000, hi))
+            want = np.histogram(whole, bins=bins, range=(-1000, hi))[0]
+            assert counts.tolist() == want.tolist(), (round, bins)
+        assert s.sum(shards) == int(whole.astype(np.int64).sum()), round
+        assert s.argmax(shards) == int(np.argmax(whole)), round
+        assert s.count(shards, ">", 10) == int((whole > 10).sum()), round
+        assert s.count(shards, ">", 500) == int((whole > 500).sum()), round
+        kept, reused = s._set.kept_plans()
+        # The histograms (one counting 1000 at its edge), the sum, argmax and two counts.
+        made = 7
+        if round in (0, 3):
+            assert (kept, reused) == (before[0] + made, before[1]), (round, kept, reused)
+        else:
+            assert (kept, reused) == (before[0], before[1] + made), (round, kept, reused)
+    # Host shards: the same result, no plan kept. A range from the data: the minmax that finds
+    # it keeps a plan, the histogram none.
+    before = s._set.kept_plans()[0]
+    assert s.sum(host) == int(whole.astype(np.int64).sum())
+    assert s._set.kept_plans()[0] == before
+    counts, _ = s.histogram(shards, bins=7)
+    assert counts.tolist() == np.histogram(whole, bins=7)[0].tolist()
+    assert s._set.kept_plans()[0] == before + 1
+
+
 @pytest.mark.parametrize("dtype", ["uint8", "float32"])
 def test_image_histogram_of_torch_images(dtype):
     # A (height, width, 3) tensor on the GPU and its (3, height, width) planes: the counts equal

@@ -375,6 +375,31 @@ fn kept_set_plans_count_again() {
     }
 }
 
+/// A set's plans detached (as a caller keeps them beside their set) run again once attached to
+/// the set that made them, on new data; another set of the same device refuses them.
+#[test]
+fn detached_set_plans_attach_to_their_set_alone() {
+    let Some(set) = set_of(1) else { return };
+    let other = DeviceSet::new(&[0]).unwrap();
+    let spec = HistogramSpec::even(100, -1000.0, 1000.0);
+    let first: Vec<i32> = draw(100_003, 7, |r| (r.next() % 2101) as i32 - 1050);
+    let hist = set.histogram_plan(&first[..], &spec, Strategy::Auto).unwrap().detach();
+    let sum = set.reduce_plan(&first[..], ReduceOp::Sum, ReduceOptions::default()).unwrap().detach();
+    let (mut hist, mut sum) = (hist.attach(&set).unwrap(), sum.attach(&set).unwrap());
+    for seed in [8, 9] {
+        let data: Vec<i32> = draw(100_003, seed, |r| (r.next() % 2101) as i32 - 1050);
+        let want = tally::histogram::reference::histogram(&data, &spec);
+        assert!(hist.run(&data[..]).unwrap().same_counts(&want), "seed {seed}");
+        let total: i64 = data.iter().map(|&x| x as i64).sum();
+        assert_eq!(sum.run(&data[..]).unwrap().value, total as f64, "seed {seed}");
+        (hist, sum) = (hist.detach().attach(&set).unwrap(), sum.detach().attach(&set).unwrap());
+    }
+    let err = hist.detach().attach(&other).err().expect("another set refuses the plan");
+    assert!(err.to_string().contains("another device set"), "{err}");
+    let err = sum.detach().attach(&other).err().expect("another set refuses the plan");
+    assert!(err.to_string().contains("another device set"), "{err}");
+}
+
 #[test]
 fn a_set_of_one_device_equals_the_device() {
     let Some(set) = set_of(1) else { return };

@@ -205,6 +205,70 @@ fn gpu_overflow_is_detected_and_plans_run_many_times() {
     assert!(r.is_err(), "a unique plan does not encode");
 }
 
+/// A kept checked sum (i64 by i32 keys) keeps its result words (the run count and the overflow
+/// flag) in its kept tile states' header from its second launch: launches that overflow and
+/// launches that do not, ordered so that a clean launch follows an overflowing one on each of
+/// the two kept sets (a flag never cleared would fail it), each read after it; the clean ones'
+/// outputs checked whole, poisoned past the runs; after each launch from the second, the set
+/// the next will use checked for zeros, result words among them.
+#[test]
+fn gpu_kept_checked_sums_report_each_launchs_runs_and_overflow() {
+    let Some(gpu) = cuda() else { return };
+    let dev = gpu.cuda_device().unwrap().clone();
+    let stream = dev.stream();
+    let n = if small() { (1 << 17) + 5 } else { (1 << 20) + 5 };
+    let mut plan = RunsPlan::<i32, i64, i64>::reduce_by_key(&dev, RunOp::Sum, n).unwrap();
+    assert!(plan.policy().states.tiles > 32, "more than one group of tiles");
+    let mut keys_in = stream.alloc::<i32>(n, "keys").unwrap();
+    let mut values_in = stream.alloc::<i64>(n, "values").unwrap();
+    let mut out_keys = stream.alloc::<i32>(n, "out keys").unwrap();
+    let mut out_sums = stream.alloc::<i64>(n, "out sums").unwrap();
+    for round in 0..6u64 {
+        // Rounds 1, 3, 5 use one kept set, 2 and 4 the other.
+        let overflows = [false, true, true, false, false, true][round as usize];
+        // Runs of up to 8 in some rounds, up to 300 in others: a different count each round.
+        let keys: Vec<i32> = runs_common::keys(n, 8 + 292 * (round % 2), 900 + round);
+        let mut values: Vec<i64> = data(n, 700 + round);
+        if overflows {
+            // One run of two keys, both i64::MAX: its sum leaves i64 whatever the values are.
+            let at = n / 2;
+            let key = keys[at - 1].wrapping_add(1);
+            let mut k = keys.clone();
+            k[at] = key;
+            k[at + 1] = key;
+            if k[at + 2] == key {
+                k[at + 2] = key.wrapping_add(1);
+            }
+            values[at] = i64::MAX;
+            values[at + 1] = i64::MAX;
+            stream.copy_to_device(&k, &mut keys_in.view_mut()).unwrap();
+        } else {
+            stream.copy_to_device(&keys, &mut keys_in.view_mut()).unwrap();
+        }
+        stream.copy_to_device(&values, &mut values_in.view_mut()).unwrap();
+        stream.copy_to_device(&vec![i32::MIN; n], &mut out_keys.view_mut()).unwrap();
+        stream.copy_to_device(&vec![i64::MIN; n], &mut out_sums.view_mut()).unwrap();
+        let (k, v) = (&keys_in.view(), &values_in.view());
+        plan.launch_reduce(stream, k, v, &mut out_keys.view_mut(), &mut out_sums.view_mut()).unwrap();
+        let r = plan.read(stream);
+        if overflows {
+            assert!(matches!(r, Err(Error::Overflow(_))), "round {round}: {r:?}");
+        } else {
+            let want = reference::reduce_by_key::<i32, i64, i64>(&keys, &values, RunOp::Sum).unwrap();
+            let runs = want.0.len();
+            assert_eq!(r.unwrap() as usize, runs, "round {round}: runs");
+            let got_keys = stream.download(&out_keys.view()).unwrap();
+            let got_sums = stream.download(&out_sums.view()).unwrap();
+            assert_eq!(got_keys[..runs], want.0[..], "round {round}: keys");
+            assert_eq!(got_sums[..runs], want.1[..], "round {round}: sums");
+            assert!(got_keys[runs..].iter().all(|&x| x == i32::MIN), "round {round}: keys past the runs");
+            assert!(got_sums[runs..].iter().all(|&x| x == i64::MIN), "round {round}: sums past the runs");
+        }
+        assert_eq!(plan.next_tile_states_zeroed(stream).unwrap(), (round > 0).then_some(true), "round {round}");
+        assert_eq!(plan.result_words_in_tile_states(), round > 0, "round {round}: where the result words went");
+    }
+}
+
 /// More than 2^31 keys (u8, about 4.5 GB with the values): only where memory allows, and not
 /// under compute-sanitizer (TALLY_SKIP_HUGE=1). Outputs sized for the runs, not the keys.
 #[test]

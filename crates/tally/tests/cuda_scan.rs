@@ -6,7 +6,7 @@ mod common;
 mod scan_common;
 
 use scan_common::*;
-use tally::scan::policy::{policy as scan_policy, ScanKernelOp};
+use tally::scan::policy::{policy as scan_policy, ScanKernelOp, SMALL_SUM_MAX_ITEMS};
 use tally::scan::reference;
 use tally::{Backend, CustomOp, DeviceViewMut, Error, ScanOp, ScanOptions, ScanPlan};
 
@@ -18,7 +18,12 @@ fn cuda() -> Option<Backend> {
 /// tile) and many tiles.
 fn sizes<T: tally::ReduceElement, W: tally::ReduceElement>() -> Vec<usize> {
     let tuning = tally::Tuning::default();
-    let tile = |out, op, key_bytes| scan_policy(T::TYPE, out, op, key_bytes, 0, &tuning).expect("policy").tile as usize;
+    let tile_at = |n: u64, out, op, key_bytes| {
+        scan_policy(T::TYPE, out, op, key_bytes, n, &tuning).expect("policy").tile as usize
+    };
+    let tile = |out, op, key_bytes| tile_at(0, out, op, key_bytes);
+    // Same-width 4-byte sums take larger tiles past `SMALL_SUM_MAX_ITEMS`.
+    let large_sum = tile_at(1 << 30, T::TYPE, ScanKernelOp::Sum, 0);
     let (sum, max) = (ScanKernelOp::Sum, ScanKernelOp::Max);
     let mut tiles = vec![tile(T::TYPE, sum, 0), tile(T::TYPE, max, 0), tile(W::TYPE, sum, 0), tile(T::TYPE, sum, 4)];
     tiles.sort();
@@ -27,7 +32,11 @@ fn sizes<T: tally::ReduceElement, W: tally::ReduceElement>() -> Vec<usize> {
     for t in tiles {
         v.extend([t - 1, t, t + 1, 31 * t + 5, 33 * t - 1]);
     }
-    let largest = tile(T::TYPE, sum, 0).max(tile(W::TYPE, sum, 0));
+    // Either side of the switch, and the large tiles' edges past it (the small shape's sizes
+    // above past the switch run the large shape too).
+    let switch = SMALL_SUM_MAX_ITEMS as usize;
+    v.extend([switch, switch + 1, 100 * large_sum - 1, 100 * large_sum, 100 * large_sum + 1]);
+    let largest = large_sum.max(tile(W::TYPE, sum, 0));
     v.push(1100 * largest + 17);
     v
 }

@@ -130,8 +130,10 @@ class DeviceSet:
         if lo == hi:
             lo, hi = lo - 0.5, hi + 0.5
         counts = np.empty(bins, dtype=np.int64)
+        # A range from the data would key a new kept plan each call: none is kept for it.
         below, above, nan = self._set.histogram(call, bins, lo, hi,
-                                                (counts.__array_interface__["data"][0], bins, True))
+                                                (counts.__array_interface__["data"][0], bins, True),
+                                                range is not None)
         if above > 0:
             # The last bin includes its upper edge: the samples equal to it were counted above.
             at_edge = above if range is None else self._reduce(call, "count", compare=("==", hi))

@@ -38,6 +38,14 @@ impl<T> DeviceBuffer<T> {
         DeviceView { inner: self.slice.slice(0..self.len) }
     }
 
+    /// A sub-range of the buffer, borrowed; None where it reaches past the end.
+    pub fn slice(&self, range: std::ops::Range<usize>) -> Option<DeviceView<'_, T>> {
+        if range.start > range.end || range.end > self.len {
+            return None;
+        }
+        Some(DeviceView { inner: self.slice.slice(range) })
+    }
+
     /// The whole buffer, borrowed for writing.
     pub fn view_mut(&mut self) -> DeviceViewMut<'_, T> {
         DeviceViewMut { inner: self.slice.slice_mut(0..self.len) }

@@ -23,9 +23,11 @@
 // and the 32 lanes of a warp read 32 consecutive slots, coalesced.
 //
 // The tile states (zeroed before the launch) hold a 256-byte header whose first word numbers
-// tiles in the order blocks start (its second, bytes 4 to 8, is a flag a primitive may keep
-// there: a checked scan's overflow, `scan::lookback::FLAG_OFFSET` in Rust), so a tile only ever waits for tiles that are already running
-// (kernels numbered by block index, TALLY_TILES_BY_BLOCK, leave it unused);
+// tiles in the order blocks start, so a tile only ever waits for tiles that are already running
+// (kernels numbered by block index, TALLY_TILES_BY_BLOCK, leave it unused). Its next words are
+// a primitive's to keep there, zeroed with the states: bytes 4 to 8 a flag (a checked scan's
+// overflow, `scan::lookback::FLAG_OFFSET` in Rust), bytes 8 to 24 two result words (a checked
+// reduce-by-key's run count and overflow, `RESULT_OFFSET`);
 // then one slot array per level: tiles, groups of 32 tiles, super-groups of 32 groups. The host
 // computes the same sizes (`scan::lookback` in Rust). A plan launched once takes them from the
 // stream's workspace and zeroes them with a memset; a plan launched again keeps two sets of its
@@ -126,8 +128,8 @@ TALLY_DEVICE u32 lookback_next_tile(unsigned char* states, u32* slot) {
 }
 
 // Zeroes, in `next` (the other set of a plan that keeps two; null for none), the header's first
-// two words (the tile counter, and a word a primitive may keep there: a checked scan's overflow
-// flag) and the slots of this tile's number at each level, so that the plan's next launch finds
+// 24 bytes (the tile counter, and the flag and result words a primitive may keep there) and the
+// slots of this tile's number at each level, so that the plan's next launch finds
 // them zeroed. Every tile number of the launch is taken once and each level has no more
 // slots than tiles, so the launch clears all that a launch reads (not the regions' padding). Thread 0 of each block; nothing in
 // this launch reads `next`.
@@ -136,7 +138,12 @@ TALLY_DEVICE void lookback_clear_next(unsigned char* next, u32 tile, u32 tiles, 
   if (next == nullptr || threadIdx.x != 0) return;
   const LookbackStates<L> s = lookback_states<L>(next, tiles, groups, supers);
   const typename L::Word zero{};
-  if (tile == 0) *reinterpret_cast<u64*>(next) = 0ull;
+  if (tile == 0) {
+    u64* header = reinterpret_cast<u64*>(next);
+    header[0] = 0ull;
+    header[1] = 0ull;
+    header[2] = 0ull;
+  }
   s.level[0].word[tile] = zero;
   if (tile < groups) s.level[1].word[tile] = zero;
   if (tile < supers) s.level[2].word[tile] = zero;

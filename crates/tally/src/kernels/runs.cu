@@ -81,6 +81,8 @@ struct RunsParams {
   u64 key_capacity;      // elements out_keys holds: writes past it are dropped (the host reports it)
   u64 value_capacity;    // the same for out_values
   u64* result;           // [0]: the number of runs (the last tile writes it); [1]: 1 on overflow
+                         // (a checked sum launched from a kept set of tile states: in their
+                         // header, `RESULT_OFFSET`, zeroed with them)
   unsigned char* states; // the tile counter, then the look-back slots (zeroed before the launch)
   unsigned char* states_next; // a kept plan's other set, zeroed here for its next launch; or null
   u32 tiles;

@@ -182,6 +182,30 @@ impl<T: Sample> SetHistogramPlan<'_, T> {
     pub fn combines_posted_counts(&self) -> bool {
         matches!(self.combine, SetCombine::Posted)
     }
+
+    /// The plan without its borrow of the set, for a caller that keeps plans beside their set
+    /// (in one struct, say); [`DetachedSetHistogramPlan::attach`] gives it back.
+    pub fn detach(self) -> DetachedSetHistogramPlan<T> {
+        DetachedSetHistogramPlan { set: self.set.id, plans: self.plans, lengths: self.lengths, combine: self.combine }
+    }
+}
+
+/// A [`SetHistogramPlan`] detached from its set ([`SetHistogramPlan::detach`]): its devices'
+/// plans, kept, and nothing to run until it is attached to the set that made it again.
+pub struct DetachedSetHistogramPlan<T: Sample> {
+    /// The number of the set that made it.
+    set: u64,
+    plans: Vec<HistogramPlan<T>>,
+    lengths: Vec<u64>,
+    combine: SetCombine,
+}
+
+impl<T: Sample> DetachedSetHistogramPlan<T> {
+    /// The plan again, borrowing `set`: an error (and the plan dropped) where another set made it.
+    pub fn attach(self, set: &DeviceSet) -> Result<SetHistogramPlan<'_, T>> {
+        set.check_attached(self.set)?;
+        Ok(SetHistogramPlan { set, plans: self.plans, lengths: self.lengths, combine: self.combine })
+    }
 }
 
 impl DeviceSet {

@@ -14,10 +14,10 @@ mod scan;
 mod select;
 pub mod shard;
 
-pub use histogram::{SetHistogram, SetHistogramPlan};
+pub use histogram::{DetachedSetHistogramPlan, SetHistogram, SetHistogramPlan};
 pub use nccl::{nccl_present, nccl_version, NCCL_LIBRARY};
 pub use rank::RankEnv;
-pub use reduce::SetReducePlan;
+pub use reduce::{DetachedSetReducePlan, SetReducePlan};
 
 use crate::device::{CudaDevice, DevPtr, DeviceInput, DeviceOptions, Input};
 use crate::error::{Error, Result};
@@ -30,6 +30,15 @@ use std::sync::Arc;
 pub struct DeviceSet {
     comms: Vec<Communicator>,
     world: usize,
+    /// This set's number in the process: a detached plan attaches to the set that made it alone.
+    id: u64,
+}
+
+/// The number of the next device set made in this process.
+static NEXT_SET_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+fn next_set_id() -> u64 {
+    NEXT_SET_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 /// The input of a sharded call.
@@ -105,7 +114,7 @@ impl DeviceSet {
             .map(|&ordinal| CudaDevice::with_options(DeviceOptions { ordinal, ..options.clone() }))
             .collect::<Result<Vec<_>>>()?;
         let comms = nccl::init_all(&devs)?;
-        Ok(DeviceSet { world: comms.len(), comms })
+        Ok(DeviceSet { world: comms.len(), comms, id: next_set_id() })
     }
 
     /// This process as one rank of a set launched one process per GPU: the rank, world size
@@ -128,7 +137,7 @@ impl DeviceSet {
             return Err(Error::invalid(format!("rank {rank} of a world of {world}")));
         }
         let comm = nccl::init_rank(dev, rank, world, id)?;
-        Ok(DeviceSet { comms: vec![comm], world })
+        Ok(DeviceSet { comms: vec![comm], world, id: next_set_id() })
     }
 
     /// A new NCCL unique id, for callers that pass it to the other ranks themselves (as 256 hex
@@ -194,6 +203,14 @@ impl DeviceSet {
                 self.devices().into_iter().zip(inputs).map(|(dev, input)| s.spawn(move || f(dev, input))).collect();
             handles.into_iter().map(|h| h.join().expect("a device thread panicked")).collect()
         })
+    }
+
+    /// Refuses a detached plan that another set made.
+    pub(crate) fn check_attached(&self, made_by: u64) -> Result<()> {
+        if made_by != self.id {
+            return Err(Error::invalid("this plan was made by another device set"));
+        }
+        Ok(())
     }
 
     /// Whether this process holds every rank of the set (one process for all its devices): the

@@ -132,6 +132,31 @@ impl<T: ReduceElement> SetReducePlan<'_, T> {
         };
         set.combine_reductions(&self.plans, launched, &local_lengths, &self.lengths, self.op, self.options)
     }
+
+    /// The plan without its borrow of the set, as [`super::SetHistogramPlan::detach`].
+    pub fn detach(self) -> DetachedSetReducePlan<T> {
+        let SetReducePlan { set, plans, op, options, lengths } = self;
+        DetachedSetReducePlan { set: set.id, plans, op, options, lengths }
+    }
+}
+
+/// A [`SetReducePlan`] detached from its set ([`SetReducePlan::detach`]).
+pub struct DetachedSetReducePlan<T: ReduceElement> {
+    /// The number of the set that made it.
+    set: u64,
+    plans: Vec<ReducePlan<T>>,
+    op: ReduceOp,
+    options: ReduceOptions,
+    lengths: Vec<u64>,
+}
+
+impl<T: ReduceElement> DetachedSetReducePlan<T> {
+    /// The plan again, borrowing `set`: an error (and the plan dropped) where another set made it.
+    pub fn attach(self, set: &DeviceSet) -> Result<SetReducePlan<'_, T>> {
+        set.check_attached(self.set)?;
+        let DetachedSetReducePlan { plans, op, options, lengths, .. } = self;
+        Ok(SetReducePlan { set, plans, op, options, lengths })
+    }
 }
 
 /// `w` padded with zeros to `k` words (an empty shard has no words).

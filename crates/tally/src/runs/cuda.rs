@@ -1,7 +1,8 @@
 //! The CUDA side of the run primitives: the kernel family of `runs.cu`, its parameters, and the
 //! plan that resolves the policy for one problem, loads the specialisation and launches it (a
 //! memset of the tile states at a plan's first and second launch on a stream only, one of the
-//! result words for checked sums, then the one kernel).
+//! result words for a checked sum whose tile states come from the workspace, then the one
+//! kernel).
 
 use super::element::{ReduceByKeyInto, RunKey};
 use super::policy::{self, RunsKernelOp, RunsPolicy};
@@ -14,7 +15,7 @@ use crate::device::{
 use crate::error::{Error, Result};
 use crate::histogram::policy::Tuning;
 use crate::reduce::ElementType;
-use crate::scan::lookback::{LookbackStates, TileStates};
+use crate::scan::lookback::{LookbackStates, TileStates, RESULT_OFFSET};
 use crate::scan::ScanValue;
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -129,8 +130,9 @@ impl RunsVariant {
 /// Unique, run-length encoding or reduce-by-key of `n` resident keys of `K` (with values of
 /// `V` combined into `O`), ready to launch: policy resolved, kernel loaded, result words
 /// allocated. Build it once and run it many times; a launch queues the work (the one kernel,
-/// after a memset of the tile states at the plan's first and second launch on a stream and one
-/// of the result words for checked sums) and
+/// after a memset of the tile states at the plan's first and second launch on a stream, and,
+/// for checked sums, of the result words where the tile states come from the workspace: a
+/// launch from the plan's kept states keeps its words in their header) and
 /// [`RunsPlan::read`] waits and returns the number of runs (two words through page-locked
 /// memory), so the launch alone can be timed. One stream at a time uses a plan.
 ///
@@ -145,6 +147,10 @@ pub struct RunsPlan<K, V = K, O = u64> {
     /// Whether the kernel checks its sums for overflow (`CHECKED` in `runs.cu`): only then does
     /// it write result word 1, which a launch then clears and `read` then tests.
     checked: bool,
+    /// Whether the last launch wrote its result words into its kept tile states' header (a
+    /// checked sum's launch from a kept set, whose words are zeroed with the states) rather
+    /// than into `result`.
+    result_in_states: bool,
     n: usize,
     result: DeviceBuffer<u64>,
     /// The result words' page-locked copy on the host (one stream at a time uses a plan).
@@ -243,6 +249,7 @@ impl<K: RunKey, V: ReduceByKeyInto<O>, O: ScanValue> RunsPlan<K, V, O> {
             policy,
             deterministic: op == RunsKernelOp::Sum && O::TYPE.is_float(),
             checked: policy::checks_overflow(op, O::TYPE),
+            result_in_states: false,
             n,
             result,
             result_back,
@@ -280,7 +287,11 @@ impl<K: RunKey, V: ReduceByKeyInto<O>, O: ScanValue> RunsPlan<K, V, O> {
         if self.n == 0 {
             return Ok(0);
         }
-        let words = self.result_back.read(stream, &self.result.view())?;
+        let words = if self.result_in_states {
+            self.result_back.read(stream, &self.tile_states.result_words()?)?
+        } else {
+            self.result_back.read(stream, &self.result.view())?
+        };
         if self.checked && words[1] != 0 {
             return Err(overflow_error::<O>());
         }
@@ -312,6 +323,13 @@ impl<K: RunKey, V: ReduceByKeyInto<O>, O: ScanValue> RunsPlan<K, V, O> {
     #[doc(hidden)]
     pub fn next_tile_states_zeroed(&self, stream: &Stream) -> Result<Option<bool>> {
         self.tile_states.next_set_is_zeroed(stream)
+    }
+
+    /// For tests: whether the last launch wrote its result words into its kept tile states'
+    /// header (a checked sum launched from a kept set) rather than the plan's own words.
+    #[doc(hidden)]
+    pub fn result_words_in_tile_states(&self) -> bool {
+        self.result_in_states
     }
 
     /// Whether the fixed (deterministic) look-back runs: float sums.
@@ -363,17 +381,25 @@ impl<K: RunKey, V: ReduceByKeyInto<O>, O: ScanValue> RunsPlan<K, V, O> {
         out_values: DevPtr<u8>,
     ) -> Result<()> {
         let Some(kernel) = &self.kernel else { return Ok(()) };
-        // The last tile always writes the count (word 0); only a checked sum writes word 1 (zeroed
-        // when the plan was made), so other plans skip the memset.
-        let result = if self.checked {
+        let shape = self.launch_shape();
+        // Until this launch is prepared, a read finds no result words in tile states.
+        self.result_in_states = false;
+        let mut workspace = stream.workspace();
+        let tile_states = self.tile_states.for_launch(stream, &mut workspace, "run tile states")?;
+        let LookbackStates { states, next: states_next, tiles, groups, supers } = tile_states;
+        // The last tile always writes the count (word 0); only a checked sum writes word 1, which
+        // must start at zero. A checked launch from a kept set of tile states keeps both words
+        // in their header, zeroed with them; a first launch (states in the workspace, which other
+        // calls may write before the read) zeroes the plan's own words. Other plans write their
+        // own words and skip the memset (word 1 was zeroed when the plan was made).
+        self.result_in_states = self.checked && states_next.address() != 0;
+        let result = if self.result_in_states {
+            states.offset(RESULT_OFFSET as u64).cast()
+        } else if self.checked {
             stream.zeroed(&mut self.result)?
         } else {
             self.result.view_mut().ptr_mut(stream.cuda_stream())
         };
-        let shape = self.launch_shape();
-        let mut workspace = stream.workspace();
-        let tile_states = self.tile_states.for_launch(stream, &mut workspace, "run tile states")?;
-        let LookbackStates { states, next: states_next, tiles, groups, supers } = tile_states;
         let params = RunsParams {
             keys,
             values,

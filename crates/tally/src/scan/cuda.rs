@@ -92,14 +92,20 @@ impl ScanVariant {
         let mut v = Vec::new();
         for key_bytes in [0, 4, 8] {
             for elem in ElementType::ALL {
-                let variant = |output: ElementType, op, custom| {
-                    let p = policy::policy(elem, output, op, key_bytes, 0, &Tuning::default()).expect("default policy");
+                let variant_at = |n: u64, output: ElementType, op, custom| {
+                    let p = policy::policy(elem, output, op, key_bytes, n, &Tuning::default()).expect("default policy");
                     ScanVariant { input: elem, output, op, key_bytes, custom, shape: p.shape() }
                 };
+                let variant = |output, op, custom| variant_at(0, output, op, custom);
                 // 16-bit floats scan into f32, their accumulator; every other type into itself.
                 let own = elem.arithmetic();
                 for op in [ScanKernelOp::Sum, ScanKernelOp::Min, ScanKernelOp::Max] {
                     v.push(variant(own, op, None));
+                }
+                // Sums take another shape past `SMALL_SUM_MAX_ITEMS` (4-byte ones).
+                let large = variant_at(1 << 40, own, ScanKernelOp::Sum, None);
+                if large.shape != variant(own, ScanKernelOp::Sum, None).shape {
+                    v.push(large);
                 }
                 if let Some(wide) = wide_of(elem) {
                     v.push(variant(wide, ScanKernelOp::Sum, None));
@@ -143,7 +149,7 @@ impl ScanVariant {
 /// loaded, overflow flag allocated. Build it once for an op, types and size and run it many
 /// times; [`ScanPlan::launch`] queues the work (the one kernel, after a memset of the tile
 /// states at the plan's first and second launch on a stream only, and of a checked sum's
-/// overflow flag at its first) and [`ScanPlan::read`] waits and reports an overflow, so the
+/// overflow flag where its tile states come from the workspace) and [`ScanPlan::read`] waits and reports an overflow, so the
 /// launch alone can be timed.
 /// One stream at a time uses a plan.
 pub struct ScanPlan<T, O> {
@@ -471,7 +477,9 @@ mod tests {
     fn params_layout_and_variants() {
         assert!(FAMILY.full_source().contains("sizeof(ScanParams) == 96"));
         let all = ScanVariant::all();
-        assert_eq!(all.len(), 3 * (36 + 6) + 12 + 2);
+        // And the large shape of the same-width 4-byte sums (f32, i32, u32), past
+        // `SMALL_SUM_MAX_ITEMS`.
+        assert_eq!(all.len(), 3 * (36 + 6) + 12 + 2 + 3);
         assert!(all.iter().all(|v| (v.op == ScanKernelOp::Custom) == v.custom.is_some()));
     }
 }

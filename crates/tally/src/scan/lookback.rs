@@ -4,18 +4,27 @@
 //! The sizes here and the kernel's `lookback_region_bytes` must agree.
 
 use crate::device::workspace::Workspace;
-use crate::device::{DevPtr, DeviceBuffer, DeviceViewMut, Stream};
+use crate::device::{DevPtr, DeviceBuffer, DeviceView, DeviceViewMut, Stream};
 use crate::error::Result;
 
 /// Tiles per group, and groups per super-group, of the fixed (deterministic) look-back: a warp.
 pub const GROUP: u64 = 32;
 
-/// The header before the slot arrays (its first word is the tile counter; the second a flag
-/// word a primitive may keep there: a checked scan's overflow flag).
+/// The header before the slot arrays (its first word is the tile counter; the next ones a flag
+/// word and two result words a primitive may keep there).
 pub const HEADER_BYTES: u64 = 256;
 
-/// Where in the header the flag word is (a u32; zeroed with the states).
+/// Where in the header the flag word is (a u32; zeroed with the states): a checked scan's
+/// overflow flag.
 pub(crate) const FLAG_OFFSET: usize = 4;
+
+/// Where in the header the two result words are (u64s, zeroed with the states): a checked
+/// reduce-by-key's run count and overflow flag.
+pub(crate) const RESULT_OFFSET: usize = 8;
+
+/// The header's bytes that a kernel clears in the next set (`lookback_clear_next`): the
+/// counter, the flag and the result words.
+const HEADER_CLEARED: usize = RESULT_OFFSET + 16;
 
 /// `CU_STREAM_PER_THREAD`, the driver's handle of each thread's own default stream.
 const PER_THREAD_STREAM: usize = 2;
@@ -49,8 +58,8 @@ impl LookbackLayout {
         LookbackLayout { tiles, groups, supers, slot_bytes, state_bytes: state_bytes as usize }
     }
 
-    /// The byte ranges of a set that a launch reads: the tile counter and the flag word, then
-    /// each level's slots.
+    /// The byte ranges of a set that a launch reads: the tile counter, the flag and the result
+    /// words, then each level's slots.
     fn read_ranges(&self) -> [std::ops::Range<usize>; 4] {
         let slot = self.slot_bytes as usize;
         let region = |count: u64| (self.slot_bytes * count).next_multiple_of(256) as usize;
@@ -58,7 +67,7 @@ impl LookbackLayout {
         let level1 = level0 + region(self.tiles.max(1));
         let level2 = level1 + region(self.groups);
         [
-            0..FLAG_OFFSET + 4,
+            0..HEADER_CLEARED,
             level0..level0 + slot * self.tiles as usize,
             level1..level1 + slot * self.groups as usize,
             level2..level2 + slot * self.supers as usize,
@@ -126,8 +135,9 @@ pub(crate) struct TileStates {
     layout: LookbackLayout,
     /// The stream of the last launch (its handle's address), while it has one.
     stream: Option<usize>,
-    /// From the second launch on one stream: `[the set the next launch uses, the other]`.
-    kept: Option<[DeviceBuffer<u8>; 2]>,
+    /// From the second launch on one stream: `[the set the next launch uses, the other]`, in
+    /// u64s, so that the result words in the header can be read as such.
+    kept: Option<[DeviceBuffer<u64>; 2]>,
     /// Whether the last launch was queued whole, and so zeroes `kept[0]` before the next runs.
     next_zeroed: bool,
 }
@@ -156,11 +166,12 @@ impl TileStates {
             self.next_zeroed = false;
             return self.layout.reserve_zeroed(stream, workspace, what);
         }
-        let bytes = self.layout.state_bytes;
+        // A whole number of u64s: the layout's regions are multiples of 256 bytes.
+        let words = self.layout.state_bytes / 8;
         if self.kept.is_none() {
             // Where the sets cannot be had (device memory short), the workspace serves, as for
             // a first launch: a plan that launched once launches again.
-            match (stream.alloc::<u8>(bytes, what), stream.alloc::<u8>(bytes, what)) {
+            match (stream.alloc::<u64>(words, what), stream.alloc::<u64>(words, what)) {
                 (Ok(a), Ok(b)) => self.kept = Some([a, b]),
                 _ => return self.layout.reserve_zeroed(stream, workspace, what),
             }
@@ -171,8 +182,8 @@ impl TileStates {
             stream.memset_zeros(&mut kept[0].view_mut())?;
         }
         let cu = stream.cuda_stream();
-        let states = kept[0].view_mut().ptr_mut(cu);
-        let next = kept[1].view_mut().ptr_mut(cu);
+        let states = kept[0].view_mut().ptr_mut(cu).cast();
+        let next = kept[1].view_mut().ptr_mut(cu).cast();
         kept.swap(0, 1);
         Ok(LookbackStates { next, ..self.layout.at(states) })
     }
@@ -188,22 +199,36 @@ impl TileStates {
     /// word zeroed with the states, which a primitive's kernel may set (a checked scan's
     /// overflow flag), so that a launch needs no memset of a flag of its own.
     pub(crate) fn read_flag(&self, stream: &Stream) -> Result<u32> {
-        let Some(kept) = &self.kept else {
-            return Err(crate::error::Error::invalid("no launch from kept tile states to read a flag of"));
-        };
-        let view = kept[1].view();
-        let word = view.slice(FLAG_OFFSET..FLAG_OFFSET + 4).expect("the header holds the flag");
-        let bytes = stream.download(&word)?;
-        Ok(u32::from_le_bytes(bytes.try_into().expect("4 bytes")))
+        // The flag is the upper half of the header's first u64 (bytes 4 to 8, little-endian).
+        const { assert!(FLAG_OFFSET == 4) };
+        let word = self.last_set()?.slice(0..1).expect("the header holds the flag");
+        Ok((stream.download(&word)?[0] >> 32) as u32)
+    }
+
+    /// The header's two result words ([`RESULT_OFFSET`]) of the set the last launch used, where
+    /// it used a kept set: words zeroed with the states, which a primitive's kernel may write (a
+    /// checked reduce-by-key's run count and overflow flag), so that a launch needs no memset of
+    /// result words of its own.
+    pub(crate) fn result_words(&self) -> Result<DeviceView<'_, u64>> {
+        let words = RESULT_OFFSET / 8..RESULT_OFFSET / 8 + 2;
+        Ok(self.last_set()?.slice(words).expect("the header holds the result words"))
+    }
+
+    /// The set the last launch used, where it used a kept one.
+    fn last_set(&self) -> Result<&DeviceBuffer<u64>> {
+        match &self.kept {
+            Some(kept) => Ok(&kept[1]),
+            None => Err(crate::error::Error::invalid("no launch from kept tile states to read the header of")),
+        }
     }
 
     /// For tests: waits for `stream` and says whether the set the next launch will use without
-    /// a memset is zero wherever a launch reads it (the counter, the flag word and each level's
-    /// slots); `None` where the next launch zeroes its states itself (before a plan's second
+    /// a memset is zero wherever a launch reads it (the counter, the flag and result words and
+    /// each level's slots); `None` where the next launch zeroes its states itself (before a plan's second
     /// launch on a stream, or after a launch that was not queued whole).
     pub(crate) fn next_set_is_zeroed(&self, stream: &Stream) -> Result<Option<bool>> {
         let Some(kept) = self.kept.as_ref().filter(|_| self.next_zeroed) else { return Ok(None) };
-        let bytes = stream.download(&kept[0].view())?;
+        let bytes: Vec<u8> = stream.download(&kept[0].view())?.iter().flat_map(|w| w.to_le_bytes()).collect();
         Ok(Some(self.layout.read_ranges().into_iter().all(|r| bytes[r].iter().all(|&b| b == 0))))
     }
 }
@@ -220,7 +245,7 @@ mod tests {
         let wide = LookbackLayout::new(3, 16);
         assert_eq!((wide.groups, wide.supers), (1, 1));
         assert_eq!(wide.state_bytes, 256 * 4);
-        assert_eq!(wide.read_ranges(), [0..8, 256..304, 512..528, 768..784]);
+        assert_eq!(wide.read_ranges(), [0..24, 256..304, 512..528, 768..784]);
         let many = LookbackLayout::new(1 << 20, 16);
         assert_eq!(many.state_bytes as u64, 256 + 16 * (1 << 20) + 16 * 32768 + 16 * 1024);
         assert_eq!(LookbackLayout::new(0, 8).tiles, 0);

@@ -117,6 +117,17 @@ pub fn same_width_vecs(size: usize) -> u32 {
 }
 /// Threads per multiprocessor of a same-width sum (at most 168 registers a thread).
 const SAME_WIDTH_SUM_THREADS_PER_SM: u32 = 384;
+/// Same-width sums of 4-byte items up to this many take [`SMALL_SUM_ROWS`] rows at
+/// [`SMALL_SUM_THREADS_PER_SM`]: where a launch is a few tiles' lifetimes, a thread's serial
+/// work (its loads and running sums) is what shortens, not the look-backs. On an H100, medians
+/// of 100 launches by events (docs/PERF.md, v35): the f32 sum at 2^16 9.1 us against 10.4-11.3
+/// at 24 rows, at 2^20 10.2-10.6 against 11.1-12.1; at 2^22 one mode faster and one slower,
+/// at 2^24 3% slower. 8 rows at 8 blocks: 8.4 us at 2^16, no better at 2^20.
+pub const SMALL_SUM_MAX_ITEMS: u64 = 1 << 20;
+/// Rows per tile of a small same-width 4-byte sum (8,192-item tiles of 128 threads).
+const SMALL_SUM_ROWS: u32 = 16;
+/// Threads per multiprocessor of a small same-width 4-byte sum.
+const SMALL_SUM_THREADS_PER_SM: u32 = 512;
 /// Threads per multiprocessor of other same-width scans (min, max, custom), which keep v11's
 /// tiles: at 128 x 24 a running f32 max measured 1.040 ms against v11's 0.915 ms (docs/PERF.md,
 /// v13).
@@ -296,9 +307,11 @@ pub fn policy(
     }
     let widening = output.size() > input.size() && !keyed;
     let large_sum = op == ScanKernelOp::Sum && !keyed && !widening;
+    let small_sum = large_sum && input.size() == 4 && n <= SMALL_SUM_MAX_ITEMS;
     let default_vecs = match large_keyed {
         Some(shape) => shape.rows,
         None if keyed => keyed_vecs(input.size()),
+        None if small_sum => SMALL_SUM_ROWS,
         None if large_sum => same_width_vecs(input.size()),
         None if widening => widening_vecs(input.size()),
         None => scan_vecs_for(input.size()),
@@ -317,6 +330,7 @@ pub fn policy(
         None if keyed && output.size() > 4 && !(input.size() == 4 && key_bytes == 4) => KEYED_WIDE_THREADS_PER_SM,
         None if keyed => KEYED_THREADS_PER_SM,
         None if widening => WIDENING_THREADS_PER_SM,
+        None if small_sum => SMALL_SUM_THREADS_PER_SM,
         None if large_sum => SAME_WIDTH_SUM_THREADS_PER_SM,
         None => SAME_WIDTH_THREADS_PER_SM,
     };
@@ -347,6 +361,16 @@ mod tests {
         assert_eq!((p.tile, p.states.tiles, p.states.groups, p.states.supers), (12288, 21846, 683, 22));
         assert_eq!((p.min_blocks, p.staged), (3, false));
         assert!(p.states.state_bytes < (1 << 20));
+        // Up to 2^20 items: 16 rows (8,192-item tiles) at 4 blocks; 8-byte sums keep their shape.
+        for n in [0, 1, 1 << 20] {
+            let small = policy(ElementType::F32, ElementType::F32, ScanKernelOp::Sum, 0, n, &t).unwrap();
+            assert_eq!((small.tile, small.min_blocks), (8192, 4), "{n}");
+        }
+        let past = policy(ElementType::U32, ElementType::U32, ScanKernelOp::Sum, 0, (1 << 20) + 1, &t).unwrap();
+        assert_eq!((past.tile, past.min_blocks), (12288, 3));
+        let f64_small = policy(ElementType::F64, ElementType::F64, ScanKernelOp::Sum, 0, 1000, &t).unwrap();
+        let f64_large = policy(ElementType::F64, ElementType::F64, ScanKernelOp::Sum, 0, 1 << 28, &t).unwrap();
+        assert_eq!(f64_small.shape(), f64_large.shape());
         let w = policy(ElementType::I32, ElementType::I64, ScanKernelOp::Sum, 0, (1 << 31) + 5, &t).unwrap();
         // Widening: 8192-item tiles, staged in shared memory, 4 blocks a multiprocessor.
         assert_eq!((w.tile, w.min_blocks, w.staged), (8192, 4, true));
@@ -388,7 +412,7 @@ mod tests {
     #[test]
     fn tuning_changes_the_tile_within_limits() {
         let tuned = Tuning { scan_block_threads: Some(128), scan_vecs: Some(8), ..Tuning::default() };
-        let p = policy(ElementType::F32, ElementType::F32, ScanKernelOp::Sum, 0, 1 << 20, &tuned).unwrap();
+        let p = policy(ElementType::F32, ElementType::F32, ScanKernelOp::Sum, 0, 1 << 28, &tuned).unwrap();
         assert_eq!((p.block_threads, p.vecs, p.tile, p.min_blocks), (128, 8, 4096, 3));
         let largest = Tuning { scan_vecs: Some(32), ..Tuning::default() };
         assert!(policy(ElementType::F32, ElementType::F32, ScanKernelOp::Sum, 0, 1, &largest).is_ok());
@@ -396,8 +420,10 @@ mod tests {
         assert!(policy(ElementType::F32, ElementType::F32, ScanKernelOp::Sum, 0, 1, &too_many).is_err());
         let odd = Tuning { scan_block_threads: Some(96), ..Tuning::default() };
         assert!(policy(ElementType::F32, ElementType::F32, ScanKernelOp::Sum, 0, 1, &odd).is_err());
-        let d = policy(ElementType::F32, ElementType::F32, ScanKernelOp::Sum, 0, 1, &Tuning::default()).unwrap();
+        let d = policy(ElementType::F32, ElementType::F32, ScanKernelOp::Sum, 0, 1 << 28, &Tuning::default()).unwrap();
         assert_eq!((d.block_threads, d.vecs, d.min_blocks), (128, 24, 3));
+        let small = policy(ElementType::F32, ElementType::F32, ScanKernelOp::Sum, 0, 1, &Tuning::default()).unwrap();
+        assert_eq!((small.block_threads, small.vecs, small.min_blocks), (128, 16, 4));
         let keyed = policy(ElementType::F32, ElementType::F32, ScanKernelOp::Sum, 4, 1, &Tuning::default()).unwrap();
         assert_eq!((keyed.block_threads, keyed.vecs, keyed.min_blocks), (512, 6, 2));
         let wide_keyed =
