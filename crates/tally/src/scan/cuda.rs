@@ -86,7 +86,8 @@ pub struct ScanVariant {
 impl ScanVariant {
     /// Every specialisation tally compiles ahead (CI's check): every type into itself (f16 and
     /// bf16 into f32) by sum, min and max, narrow integers' sums into 64 bits, plain and by 4- and 8-byte keys, and
-    /// one custom example per type. Other combinations (min and max into 64 bits, custom
+    /// one custom example per type; plain same-width 4-byte sums in both their shapes (up to and
+    /// past `SMALL_SUM_MAX_ITEMS`). Other combinations (min and max into 64 bits, custom
     /// operations) compile on first use, from the same source.
     pub fn all() -> Vec<ScanVariant> {
         let mut v = Vec::new();

@@ -117,12 +117,14 @@ pub fn same_width_vecs(size: usize) -> u32 {
 }
 /// Threads per multiprocessor of a same-width sum (at most 168 registers a thread).
 const SAME_WIDTH_SUM_THREADS_PER_SM: u32 = 384;
-/// Same-width sums of 4-byte items up to this many take [`SMALL_SUM_ROWS`] rows at
-/// [`SMALL_SUM_THREADS_PER_SM`]: where a launch is a few tiles' lifetimes, a thread's serial
+/// Same-width sums of 4-byte items up to this many take `SMALL_SUM_ROWS` rows at
+/// `SMALL_SUM_THREADS_PER_SM`: where a launch is a few tiles' lifetimes, a thread's serial
 /// work (its loads and running sums) is what shortens, not the look-backs. On an H100, medians
 /// of 100 launches by events (docs/PERF.md, v35): the f32 sum at 2^16 9.1 us against 10.4-11.3
 /// at 24 rows, at 2^20 10.2-10.6 against 11.1-12.1; at 2^22 one mode faster and one slower,
-/// at 2^24 3% slower. 8 rows at 8 blocks: 8.4 us at 2^16, no better at 2^20.
+/// at 2^24 3% slower. 8 rows at 8 blocks: 8.4 us at 2^16, no better at 2^20. The i32 and u32
+/// sums take the same shape, not measured. Tuned rows (`scan_vecs`) keep the large sums'
+/// blocks a multiprocessor, as the registers they were measured with allow.
 pub const SMALL_SUM_MAX_ITEMS: u64 = 1 << 20;
 /// Rows per tile of a small same-width 4-byte sum (8,192-item tiles of 128 threads).
 const SMALL_SUM_ROWS: u32 = 16;
@@ -307,7 +309,7 @@ pub fn policy(
     }
     let widening = output.size() > input.size() && !keyed;
     let large_sum = op == ScanKernelOp::Sum && !keyed && !widening;
-    let small_sum = large_sum && input.size() == 4 && n <= SMALL_SUM_MAX_ITEMS;
+    let small_sum = large_sum && input.size() == 4 && n <= SMALL_SUM_MAX_ITEMS && tuning.scan_vecs.is_none();
     let default_vecs = match large_keyed {
         Some(shape) => shape.rows,
         None if keyed => keyed_vecs(input.size()),
@@ -412,8 +414,11 @@ mod tests {
     #[test]
     fn tuning_changes_the_tile_within_limits() {
         let tuned = Tuning { scan_block_threads: Some(128), scan_vecs: Some(8), ..Tuning::default() };
-        let p = policy(ElementType::F32, ElementType::F32, ScanKernelOp::Sum, 0, 1 << 28, &tuned).unwrap();
-        assert_eq!((p.block_threads, p.vecs, p.tile, p.min_blocks), (128, 8, 4096, 3));
+        for n in [1 << 20, 1 << 28] {
+            // Tuned rows take the large sums' 3 blocks at any size.
+            let p = policy(ElementType::F32, ElementType::F32, ScanKernelOp::Sum, 0, n, &tuned).unwrap();
+            assert_eq!((p.block_threads, p.vecs, p.tile, p.min_blocks), (128, 8, 4096, 3), "{n}");
+        }
         let largest = Tuning { scan_vecs: Some(32), ..Tuning::default() };
         assert!(policy(ElementType::F32, ElementType::F32, ScanKernelOp::Sum, 0, 1, &largest).is_ok());
         let too_many = Tuning { scan_vecs: Some(33), ..Tuning::default() };
