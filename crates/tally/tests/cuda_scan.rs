@@ -6,7 +6,9 @@ mod common;
 mod scan_common;
 
 use scan_common::*;
-use tally::scan::policy::{policy as scan_policy, ScanKernelOp, SMALL_SUM_MAX_ITEMS};
+use tally::scan::policy::{
+    policy as scan_policy, ScanKernelOp, SMALL_KEYED_MAX_ITEMS, SMALL_SUM_MAX_ITEMS, SMALL_WIDENING_MAX_ITEMS,
+};
 use tally::scan::reference;
 use tally::{Backend, CustomOp, DeviceViewMut, Error, ScanOp, ScanOptions, ScanPlan};
 
@@ -21,22 +23,31 @@ fn sizes<T: tally::ReduceElement, W: tally::ReduceElement>() -> Vec<usize> {
     let tile_at = |n: u64, out, op, key_bytes| {
         scan_policy(T::TYPE, out, op, key_bytes, n, &tuning).expect("policy").tile as usize
     };
-    let tile = |out, op, key_bytes| tile_at(0, out, op, key_bytes);
-    // Same-width 4-byte sums take larger tiles past `SMALL_SUM_MAX_ITEMS`.
-    let large_sum = tile_at(1 << 30, T::TYPE, ScanKernelOp::Sum, 0);
     let (sum, max) = (ScanKernelOp::Sum, ScanKernelOp::Max);
-    let mut tiles = vec![tile(T::TYPE, sum, 0), tile(T::TYPE, max, 0), tile(W::TYPE, sum, 0), tile(T::TYPE, sum, 4)];
+    // Each policy's tile at the smallest and the largest sizes (some sums take larger tiles past
+    // a switch: `SMALL_*_MAX_ITEMS`).
+    let mut tiles = Vec::new();
+    for n in [0, 1 << 30] {
+        tiles.extend([tile_at(n, T::TYPE, sum, 0), tile_at(n, T::TYPE, max, 0), tile_at(n, W::TYPE, sum, 0)]);
+        tiles.push(tile_at(n, T::TYPE, sum, 4));
+    }
     tiles.sort();
     tiles.dedup();
     let mut v = vec![0, 1, 33];
     for t in tiles {
         v.extend([t - 1, t, t + 1, 31 * t + 5, 33 * t - 1]);
     }
-    // Either side of the switch, and the large tiles' edges past it (the small shape's sizes
-    // above past the switch run the large shape too).
-    let switch = SMALL_SUM_MAX_ITEMS as usize;
-    v.extend([switch, switch + 1, 100 * large_sum - 1, 100 * large_sum, 100 * large_sum + 1]);
-    let largest = large_sum.max(tile(W::TYPE, sum, 0));
+    // Either side of each switch, and the large tiles' edges past them (the sizes above past a
+    // switch run the large shapes too).
+    for switch in [SMALL_SUM_MAX_ITEMS, SMALL_WIDENING_MAX_ITEMS] {
+        v.extend([switch as usize, switch as usize + 1]);
+    }
+    if tile_at(0, T::TYPE, sum, 4) != tile_at(1 << 30, T::TYPE, sum, 4) {
+        v.extend([SMALL_KEYED_MAX_ITEMS as usize, SMALL_KEYED_MAX_ITEMS as usize + 1]);
+    }
+    let large_sum = tile_at(1 << 30, T::TYPE, sum, 0);
+    v.extend([100 * large_sum - 1, 100 * large_sum, 100 * large_sum + 1]);
+    let largest = large_sum.max(tile_at(1 << 30, W::TYPE, sum, 0));
     v.push(1100 * largest + 17);
     v
 }
@@ -152,7 +163,8 @@ fn gpu_f32_sums_by_key_exact_across_super_groups() {
     let Some(gpu) = cuda() else { return };
     let f32_type = tally::ElementType::F32;
     let tuning = tally::Tuning::default();
-    let tile = scan_policy(f32_type, f32_type, ScanKernelOp::Sum, 4, 0, &tuning).expect("policy").tile as usize;
+    // The tiles of sizes past `SMALL_KEYED_MAX_ITEMS`, as `n` below is.
+    let tile = scan_policy(f32_type, f32_type, ScanKernelOp::Sum, 4, 1 << 30, &tuning).expect("policy").tile as usize;
     let super_group = 1024 * tile;
     let n = 3 * super_group + tile / 2 + 3;
     // (length, key) of each segment, or of each run of 8.

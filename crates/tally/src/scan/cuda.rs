@@ -86,8 +86,8 @@ pub struct ScanVariant {
 impl ScanVariant {
     /// Every specialisation tally compiles ahead (CI's check): every type into itself (f16 and
     /// bf16 into f32) by sum, min and max, narrow integers' sums into 64 bits, plain and by 4- and 8-byte keys, and
-    /// one custom example per type; plain same-width 4-byte sums in both their shapes (up to and
-    /// past `SMALL_SUM_MAX_ITEMS`). Other combinations (min and max into 64 bits, custom
+    /// one custom example per type; the sums whose shape depends on the size in both their shapes
+    /// (plain 4-byte sums into their own type or 64 bits, f32 by 4-byte keys). Other combinations (min and max into 64 bits, custom
     /// operations) compile on first use, from the same source.
     pub fn all() -> Vec<ScanVariant> {
         let mut v = Vec::new();
@@ -103,13 +103,19 @@ impl ScanVariant {
                 for op in [ScanKernelOp::Sum, ScanKernelOp::Min, ScanKernelOp::Max] {
                     v.push(variant(own, op, None));
                 }
-                // Sums take another shape past `SMALL_SUM_MAX_ITEMS` (4-byte ones).
+                // Sums take another shape past `SMALL_SUM_MAX_ITEMS` (plain 4-byte ones) or
+                // `SMALL_KEYED_MAX_ITEMS` (f32 by 4-byte keys).
                 let large = variant_at(1 << 40, own, ScanKernelOp::Sum, None);
                 if large.shape != variant(own, ScanKernelOp::Sum, None).shape {
                     v.push(large);
                 }
                 if let Some(wide) = wide_of(elem) {
                     v.push(variant(wide, ScanKernelOp::Sum, None));
+                    // Widening 4-byte sums take another shape past `SMALL_WIDENING_MAX_ITEMS`.
+                    let large = variant_at(1 << 40, wide, ScanKernelOp::Sum, None);
+                    if large.shape != variant(wide, ScanKernelOp::Sum, None).shape {
+                        v.push(large);
+                    }
                 }
                 if key_bytes == 0 || elem == ElementType::F32 {
                     let custom = Some(("a > b ? a : b".to_string(), "0".to_string()));
@@ -478,9 +484,9 @@ mod tests {
     fn params_layout_and_variants() {
         assert!(FAMILY.full_source().contains("sizeof(ScanParams) == 96"));
         let all = ScanVariant::all();
-        // And the large shape of the same-width 4-byte sums (f32, i32, u32), past
-        // `SMALL_SUM_MAX_ITEMS`.
-        assert_eq!(all.len(), 3 * (36 + 6) + 12 + 2 + 3);
+        // And the large shapes of the same-width 4-byte sums (f32, i32, u32), the widening ones
+        // (i32, u32) and the f32 sum by 4-byte keys.
+        assert_eq!(all.len(), 3 * (36 + 6) + 12 + 2 + 3 + 2 + 1);
         assert!(all.iter().all(|v| (v.op == ScanKernelOp::Custom) == v.custom.is_some()));
     }
 }

@@ -130,6 +130,24 @@ pub const SMALL_SUM_MAX_ITEMS: u64 = 1 << 20;
 const SMALL_SUM_ROWS: u32 = 16;
 /// Threads per multiprocessor of a small same-width 4-byte sum.
 const SMALL_SUM_THREADS_PER_SM: u32 = 512;
+/// Widening sums of 4-byte items (i32 into i64, u32 into u64) up to this many take
+/// `SMALL_WIDENING_ROWS` rows at `SMALL_WIDENING_THREADS_PER_SM`, for the reason above. On an
+/// H100 (docs/PERF.md, v35, call 4; i32 into i64): 8.3 us at 2^16 and 9.4 at 2^18 against
+/// 11.4-11.6 and 12.0-12.5 at 16 rows and 4 blocks, but 13.3 at 2^20 against 12.5 and 31.6 at
+/// 2^22 against 26.4-26.5 (u32 into u64 not measured).
+pub const SMALL_WIDENING_MAX_ITEMS: u64 = 1 << 18;
+/// Rows per tile of a small widening 4-byte sum (2,048-item tiles of 128 threads, staged).
+const SMALL_WIDENING_ROWS: u32 = 4;
+/// Threads per multiprocessor of a small widening 4-byte sum.
+const SMALL_WIDENING_THREADS_PER_SM: u32 = 1024;
+/// f32 sums by 4-byte keys of up to this many items take `SMALL_KEYED_ROWS` rows in
+/// [`KEYED_LARGE_SHAPE`]'s blocks. On an H100 (docs/PERF.md, v35, call 4; keys in runs of 8,
+/// deterministic / fast): 9.1 / 8.4 us at 2^16, 11.0 / 10.3 at 2^20 and 30.0 / 28.8 at 2^22
+/// against 12.0-12.2 / 11.3-11.5, 13.3 / 11.5-12.4 and 31.4-32.3 / 30.1-30.2 at 6 rows; at 2^28
+/// 4 rows measured slower (v27).
+pub const SMALL_KEYED_MAX_ITEMS: u64 = 1 << 22;
+/// Rows per tile of a small f32 sum by 4-byte keys (8,192-item tiles of 512 threads).
+const SMALL_KEYED_ROWS: u32 = 4;
 /// Threads per multiprocessor of other same-width scans (min, max, custom), which keep v11's
 /// tiles: at 128 x 24 a running f32 max measured 1.040 ms against v11's 0.915 ms (docs/PERF.md,
 /// v13).
@@ -309,12 +327,20 @@ pub fn policy(
     }
     let widening = output.size() > input.size() && !keyed;
     let large_sum = op == ScanKernelOp::Sum && !keyed && !widening;
-    let small_sum = large_sum && input.size() == 4 && n <= SMALL_SUM_MAX_ITEMS && tuning.scan_vecs.is_none();
+    // Small problems take fewer rows (less serial work a thread), where measured; tuned rows
+    // keep the large problems' blocks.
+    let untuned = tuning.scan_vecs.is_none();
+    let small_sum = large_sum && input.size() == 4 && n <= SMALL_SUM_MAX_ITEMS && untuned;
+    let small_widening =
+        widening && op == ScanKernelOp::Sum && input.size() == 4 && n <= SMALL_WIDENING_MAX_ITEMS && untuned;
+    let small_keyed = large_keyed == Some(KEYED_LARGE_SHAPE) && n <= SMALL_KEYED_MAX_ITEMS && untuned;
     let default_vecs = match large_keyed {
+        Some(_) if small_keyed => SMALL_KEYED_ROWS,
         Some(shape) => shape.rows,
         None if keyed => keyed_vecs(input.size()),
         None if small_sum => SMALL_SUM_ROWS,
         None if large_sum => same_width_vecs(input.size()),
+        None if small_widening => SMALL_WIDENING_ROWS,
         None if widening => widening_vecs(input.size()),
         None => scan_vecs_for(input.size()),
     };
@@ -331,6 +357,7 @@ pub fn policy(
         Some(shape) => shape.threads * shape.blocks,
         None if keyed && output.size() > 4 && !(input.size() == 4 && key_bytes == 4) => KEYED_WIDE_THREADS_PER_SM,
         None if keyed => KEYED_THREADS_PER_SM,
+        None if small_widening => SMALL_WIDENING_THREADS_PER_SM,
         None if widening => WIDENING_THREADS_PER_SM,
         None if small_sum => SMALL_SUM_THREADS_PER_SM,
         None if large_sum => SAME_WIDTH_SUM_THREADS_PER_SM,
@@ -370,6 +397,20 @@ mod tests {
         }
         let past = policy(ElementType::U32, ElementType::U32, ScanKernelOp::Sum, 0, (1 << 20) + 1, &t).unwrap();
         assert_eq!((past.tile, past.min_blocks), (12288, 3));
+        // Widening 4-byte sums up to 2^18: 4 rows (2,048 items) at 8 blocks; f32 sums by 4-byte keys
+        // up to 2^22: 512 x 4 rows at 2 blocks.
+        for (input, output, key_bytes, switch, small_tile, large_tile, small_blocks, large_blocks) in [
+            (ElementType::I32, ElementType::I64, 0, SMALL_WIDENING_MAX_ITEMS, 2048, 8192, 8, 4),
+            (ElementType::U32, ElementType::U64, 0, SMALL_WIDENING_MAX_ITEMS, 2048, 8192, 8, 4),
+            (ElementType::F32, ElementType::F32, 4, SMALL_KEYED_MAX_ITEMS, 8192, 12288, 2, 2),
+        ] {
+            let small = policy(input, output, ScanKernelOp::Sum, key_bytes, switch, &t).unwrap();
+            let large = policy(input, output, ScanKernelOp::Sum, key_bytes, switch + 1, &t).unwrap();
+            assert_eq!((small.tile, small.min_blocks), (small_tile, small_blocks), "{input:?}");
+            assert_eq!((large.tile, large.min_blocks), (large_tile, large_blocks), "{input:?}");
+        }
+        let u16_wide = policy(ElementType::U16, ElementType::U64, ScanKernelOp::Sum, 0, 1000, &t).unwrap();
+        assert_eq!(u16_wide.tile, 8192, "narrower widening sums keep their shape");
         let f64_small = policy(ElementType::F64, ElementType::F64, ScanKernelOp::Sum, 0, 1000, &t).unwrap();
         let f64_large = policy(ElementType::F64, ElementType::F64, ScanKernelOp::Sum, 0, 1 << 28, &t).unwrap();
         assert_eq!(f64_small.shape(), f64_large.shape());
@@ -385,7 +426,7 @@ mod tests {
         // status and segment flag): 256 tiles, 8 groups, 1 super-group.
         assert_eq!((keyed.block_threads, keyed.vecs, keyed.tile), (512, 4, 4096));
         assert_eq!(keyed.states.state_bytes, 256 + 16 * 256 + 256 + 256);
-        let narrow = policy(ElementType::F32, ElementType::F32, ScanKernelOp::Sum, 4, 1 << 20, &t).unwrap();
+        let narrow = policy(ElementType::F32, ElementType::F32, ScanKernelOp::Sum, 4, (1 << 22) + 1, &t).unwrap();
         // 4-byte values by 4-byte keys into 4-byte outputs: 512 x 6 rows at 2 blocks, one window.
         let s = narrow.shape();
         assert_eq!((s.block_threads, s.vecs, s.min_blocks, s.windows, s.split), (512, 6, 2, 1, true));
@@ -429,7 +470,8 @@ mod tests {
         assert_eq!((d.block_threads, d.vecs, d.min_blocks), (128, 24, 3));
         let small = policy(ElementType::F32, ElementType::F32, ScanKernelOp::Sum, 0, 1, &Tuning::default()).unwrap();
         assert_eq!((small.block_threads, small.vecs, small.min_blocks), (128, 16, 4));
-        let keyed = policy(ElementType::F32, ElementType::F32, ScanKernelOp::Sum, 4, 1, &Tuning::default()).unwrap();
+        let keyed =
+            policy(ElementType::F32, ElementType::F32, ScanKernelOp::Sum, 4, 1 << 28, &Tuning::default()).unwrap();
         assert_eq!((keyed.block_threads, keyed.vecs, keyed.min_blocks), (512, 6, 2));
         let wide_keyed =
             policy(ElementType::I32, ElementType::I64, ScanKernelOp::Sum, 4, 1, &Tuning::default()).unwrap();
