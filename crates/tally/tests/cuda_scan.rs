@@ -37,16 +37,21 @@ fn sizes<T: tally::ReduceElement, W: tally::ReduceElement>() -> Vec<usize> {
     for t in tiles {
         v.extend([t - 1, t, t + 1, 31 * t + 5, 33 * t - 1]);
     }
-    // Either side of each switch, and the large tiles' edges past them (the sizes above past a
-    // switch run the large shapes too).
-    for switch in [SMALL_SUM_MAX_ITEMS, SMALL_WIDENING_MAX_ITEMS] {
-        v.extend([switch as usize, switch as usize + 1]);
-    }
-    if tile_at(0, T::TYPE, sum, 4) != tile_at(1 << 30, T::TYPE, sum, 4) {
-        v.extend([SMALL_KEYED_MAX_ITEMS as usize, SMALL_KEYED_MAX_ITEMS as usize + 1]);
+    // Either side of each switch, and the large tiles' edges just past it (the sizes above past a
+    // switch run the large shapes too), where the shape changes.
+    let switches = [
+        (SMALL_SUM_MAX_ITEMS, T::TYPE, 0),
+        (SMALL_WIDENING_MAX_ITEMS, W::TYPE, 0),
+        (SMALL_KEYED_MAX_ITEMS, T::TYPE, 4),
+    ];
+    for (switch, out, key_bytes) in switches {
+        let large = tile_at(1 << 30, out, sum, key_bytes);
+        if tile_at(0, out, sum, key_bytes) != large {
+            let (switch, past) = (switch as usize, (switch as usize / large + 1) * large);
+            v.extend([switch, switch + 1, past - 1, past, past + 1]);
+        }
     }
     let large_sum = tile_at(1 << 30, T::TYPE, sum, 0);
-    v.extend([100 * large_sum - 1, 100 * large_sum, 100 * large_sum + 1]);
     let largest = large_sum.max(tile_at(1 << 30, W::TYPE, sum, 0));
     v.push(1100 * largest + 17);
     v
@@ -336,6 +341,11 @@ fn gpu_kept_plans_find_their_tile_states_cleared_by_the_launch_before() {
     let mut f32_fast = ScanPlan::<f32, f32>::new(&dev, ScanOp::Sum, fast, n).unwrap();
     let mut wide = ScanPlan::<i32, i64>::new(&dev, ScanOp::Sum, ScanOptions::default(), n).unwrap();
     let mut max_by_key = ScanPlan::<i32, i32>::by_key::<u32>(&dev, ScanOp::Max, ScanOptions::default(), n).unwrap();
+    // The f32 sum by key (its small shape under TALLY_SMALL), and a widening sum short enough
+    // for its small shape.
+    let mut f32_by_key = ScanPlan::<f32, f32>::by_key::<u32>(&dev, ScanOp::Sum, det, n).unwrap();
+    let m = n.min(SMALL_WIDENING_MAX_ITEMS as usize);
+    let mut wide_small = ScanPlan::<i32, i64>::new(&dev, ScanOp::Sum, ScanOptions::default(), m).unwrap();
     assert!(small || f32_det.policy().states.tiles > 1024 && wide.policy().states.tiles > 1024);
     let mut f_in = stream.alloc::<f32>(n, "f32 input").unwrap();
     let mut i_in = stream.alloc::<i32>(n, "i32 input").unwrap();
@@ -378,6 +388,26 @@ fn gpu_kept_plans_find_their_tile_states_cleared_by_the_launch_before() {
         assert_eq!(zeroed, (round > 0).then_some(true), "round {round}");
         let want: Vec<i32> = reference::scan(&is, Some(&ks), ScanOp::Max, &ScanOptions::default()).unwrap();
         assert_eq!(stream.download(&i_out.view()).unwrap(), want, "i32 max by key, round {round}");
+        stream.copy_to_device(&vec![f32::NAN; n], &mut f_out.view_mut()).unwrap();
+        f32_by_key.launch_by_key(stream, &k_in.view(), &f_in.view(), &mut f_out.view_mut()).unwrap();
+        f32_by_key.read(stream).unwrap();
+        let zeroed = f32_by_key.next_tile_states_zeroed(stream).unwrap();
+        assert_eq!(zeroed, (round > 0).then_some(true), "round {round}");
+        let want: Vec<f32> = reference::scan(&fs, Some(&ks), ScanOp::Sum, &det).unwrap();
+        let got = stream.download(&f_out.view()).unwrap();
+        compare(&fs, &got, &want, ScanOp::Sum, &format!("f32 sum by key, round {round}"));
+        stream.copy_to_device(&vec![i64::MIN; n], &mut wide_out.view_mut()).unwrap();
+        {
+            let mut whole = wide_out.view_mut();
+            let mut part = whole.slice_mut(..m).unwrap();
+            wide_small.launch(stream, &i_in.slice(0..m).unwrap(), &mut part).unwrap();
+        }
+        wide_small.read(stream).unwrap();
+        assert_eq!(wide_small.next_tile_states_zeroed(stream).unwrap(), (round > 0).then_some(true), "round {round}");
+        let want: Vec<i64> = reference::scan(&is[..m], none, ScanOp::Sum, &ScanOptions::default()).unwrap();
+        let got = stream.download(&wide_out.view()).unwrap();
+        assert_eq!(got[..m], want[..], "i32 into i64 of {m}, round {round}");
+        assert!(got[m..].iter().all(|&x| x == i64::MIN), "past the {m} elements, round {round}");
     }
     // Another stream: the plan's sets belong to the first, so it starts again from the
     // workspace, then keeps sets of the second stream's.

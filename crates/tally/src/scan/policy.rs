@@ -314,8 +314,9 @@ pub fn policy(
     let keyed = key_bytes != 0;
     // Scans by key keep v10's 256 threads and 16 items per thread (at 128 x 8 they measured 10%
     // slower, docs/PERF.md, v11), but the f32 and f64 sums by 4-byte keys, which run blocks of
-    // 512 (`keyed_shape_of_512`). Tuning the threads alone keeps that shape's rows and its 1,024
-    // threads a multiprocessor (256 threads: 4 blocks).
+    // 512 (`keyed_shape_of_512`). Tuning the threads alone keeps that shape's rows (for the f32
+    // sum, its small rows up to `SMALL_KEYED_MAX_ITEMS`) and its 1,024 threads a multiprocessor
+    // (256 threads: 4 blocks).
     let large_keyed = keyed_shape_of_512(input, output, op, key_bytes);
     let block_threads = tuning.scan_block_threads.unwrap_or(match large_keyed {
         Some(shape) => shape.threads,
