@@ -5,19 +5,18 @@
 //! (each device array on its own device). Results come back on the host; every call waits.
 //!
 //! Histograms and reductions of shards resident on the devices keep their set's plans between
-//! calls (`KeptSetPlans`), as one device's calls keep theirs (`plans.rs`), where this process
+//! calls, as one device's calls keep theirs (`plans.rs`), where this process
 //! holds every rank. Across processes they do not: a plan kept in one process and not in
 //! another would have them run different collectives.
 
 use crate::array::{parse_dtype, Held, Target};
 use crate::dispatch;
 use crate::error::{to_py, type_error, value_error};
+use crate::plans::KeptPlans;
 use crate::reduce::{parse_op, to_python};
 use cudarc::driver::DeviceRepr;
 use pyo3::prelude::*;
 use pyo3::types::PyByteArray;
-use std::any::Any;
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use tally::multi::{DetachedSetHistogramPlan, DetachedSetReducePlan, DeviceSet, Shards};
 use tally::{
@@ -29,9 +28,10 @@ use tally::{
 /// calls from several Python threads wait for each other here.
 #[pyclass(name = "DeviceSet", module = "tally._native", frozen)]
 pub struct PyDeviceSet {
-    /// Taken only while `set` is held (so in that order); declared first, so that the plans go
-    /// before the set's communicators.
-    plans: Mutex<KeptSetPlans>,
+    /// The set's plans kept between calls, detached from the set beside them: taken only while
+    /// `set` is held (so in that order); declared first, so that the plans go before the set's
+    /// communicators.
+    plans: Mutex<KeptPlans<SetPlanKey>>,
     set: Mutex<DeviceSet>,
 }
 
@@ -41,30 +41,6 @@ const MAX_SET_PLANS: usize = 16;
 /// What identifies a kept set plan: the primitive with its element type and options, and the
 /// lengths of this process's shards.
 type SetPlanKey = (String, Vec<usize>);
-
-/// A set's plans kept between calls (detached from the set, which is beside them): made for the
-/// first call of a key, launched again by the next calls with the same key.
-#[derive(Default)]
-struct KeptSetPlans {
-    plans: HashMap<SetPlanKey, Box<dyn Any + Send>>,
-    /// Calls that found their plan kept (tests).
-    reused: u64,
-}
-
-impl KeptSetPlans {
-    fn take<P: 'static>(&mut self, key: &SetPlanKey) -> Option<P> {
-        let plan = self.plans.remove(key).and_then(|p| p.downcast::<P>().ok()).map(|p| *p);
-        self.reused += plan.is_some() as u64;
-        plan
-    }
-
-    fn keep<P: Send + 'static>(&mut self, key: SetPlanKey, plan: P) {
-        if self.plans.len() >= MAX_SET_PLANS {
-            self.plans.clear();
-        }
-        self.plans.insert(key, Box::new(plan));
-    }
-}
 
 impl<T: DeviceRepr> HeldShards<T> {
     /// The key of a kept set plan for these shards (`what`: the primitive, its types and
@@ -99,7 +75,7 @@ impl<T: DeviceRepr> HeldShards<T> {
 
 impl PyDeviceSet {
     fn holding(set: DeviceSet) -> Self {
-        PyDeviceSet { plans: Mutex::default(), set: Mutex::new(set) }
+        PyDeviceSet { plans: Mutex::new(KeptPlans::new(MAX_SET_PLANS)), set: Mutex::new(set) }
     }
 
     fn set(&self) -> MutexGuard<'_, DeviceSet> {
@@ -107,7 +83,7 @@ impl PyDeviceSet {
     }
 
     /// The kept set plans (take them while holding `set()`).
-    fn plans(&self) -> MutexGuard<'_, KeptSetPlans> {
+    fn plans(&self) -> MutexGuard<'_, KeptPlans<SetPlanKey>> {
         self.plans.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
@@ -186,8 +162,7 @@ impl PyDeviceSet {
     /// (tests).
     fn kept_plans(&self) -> (usize, u64) {
         let _set = self.set();
-        let plans = self.plans();
-        (plans.plans.len(), plans.reused)
+        self.plans().counts()
     }
 
     /// How many ranks the whole set has.
@@ -317,7 +292,7 @@ fn histogram_of<T: Sample>(
 /// kept again after the call; a plan whose run fails is dropped.
 fn kept_histogram<T: Sample>(
     set: &DeviceSet,
-    plans: &mut KeptSetPlans,
+    plans: &mut KeptPlans<SetPlanKey>,
     key: SetPlanKey,
     held: &HeldShards<T>,
     spec: &HistogramSpec,
@@ -334,7 +309,7 @@ fn kept_histogram<T: Sample>(
 /// A reduction by the set's plan kept for `key`, as [`kept_histogram`].
 fn kept_reduce<T: ReduceElement>(
     set: &DeviceSet,
-    plans: &mut KeptSetPlans,
+    plans: &mut KeptPlans<SetPlanKey>,
     key: SetPlanKey,
     held: &HeldShards<T>,
     op: tally::ReduceOp,

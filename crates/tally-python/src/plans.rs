@@ -4,9 +4,11 @@
 //! `device.rs`), element type, spec and length is kept and launched again by the next call that
 //! matches. A call takes its plan out while it runs, so two threads never share one, and puts it
 //! back after; the work it queued stays ordered before the next call's on the same stream.
+//! Device sets keep their own (`multi.rs`), in a [`KeptPlans`] of their own.
 
 use std::any::Any;
 use std::collections::HashMap;
+use std::hash::Hash;
 use std::sync::{Mutex, OnceLock};
 
 /// Plans kept at most: enough for the shapes of a pipeline; past that the cache starts over.
@@ -16,27 +18,55 @@ const MAX_PLANS: usize = 64;
 /// the primitive with its element types and options, and the length.
 pub type Key = (usize, String, usize);
 
-type Plans = Mutex<HashMap<Key, Box<dyn Any + Send>>>;
+/// Plans of any type by key, at most `max` of them (past that the cache starts over).
+pub struct KeptPlans<K> {
+    plans: HashMap<K, Box<dyn Any + Send>>,
+    max: usize,
+    /// Takes that found their plan kept (tests).
+    reused: u64,
+}
 
-fn plans() -> &'static Plans {
-    static PLANS: OnceLock<Plans> = OnceLock::new();
-    PLANS.get_or_init(Plans::default)
+impl<K: Hash + Eq> KeptPlans<K> {
+    pub fn new(max: usize) -> Self {
+        KeptPlans { plans: HashMap::new(), max, reused: 0 }
+    }
+
+    /// The plan kept for `key`, taken out of the cache.
+    pub fn take<P: 'static>(&mut self, key: &K) -> Option<P> {
+        let plan = self.plans.remove(key).and_then(|p| p.downcast::<P>().ok()).map(|p| *p);
+        self.reused += plan.is_some() as u64;
+        plan
+    }
+
+    /// Keeps `plan` for the next call with `key`.
+    pub fn keep<P: Send + 'static>(&mut self, key: K, plan: P) {
+        if self.plans.len() >= self.max {
+            self.plans.clear();
+        }
+        self.plans.insert(key, Box::new(plan));
+    }
+
+    /// Plans kept, and takes that found theirs.
+    pub fn counts(&self) -> (usize, u64) {
+        (self.plans.len(), self.reused)
+    }
+}
+
+fn plans() -> std::sync::MutexGuard<'static, KeptPlans<Key>> {
+    static PLANS: OnceLock<Mutex<KeptPlans<Key>>> = OnceLock::new();
+    PLANS.get_or_init(|| Mutex::new(KeptPlans::new(MAX_PLANS))).lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// The kept plan for `key`, taken out of the cache; or a new one from `make`.
 pub fn take<P: Send + 'static, E>(key: &Key, make: impl FnOnce() -> Result<P, E>) -> Result<P, E> {
-    let kept = plans().lock().unwrap_or_else(|poisoned| poisoned.into_inner()).remove(key);
-    match kept.and_then(|p| p.downcast::<P>().ok()) {
-        Some(plan) => Ok(*plan),
+    let kept = plans().take::<P>(key);
+    match kept {
+        Some(plan) => Ok(plan),
         None => make(),
     }
 }
 
 /// Keeps `plan` for the next call with `key`.
 pub fn keep<P: Send + 'static>(key: Key, plan: P) {
-    let mut map = plans().lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    if map.len() >= MAX_PLANS {
-        map.clear();
-    }
-    map.insert(key, Box::new(plan));
+    plans().keep(key, plan);
 }

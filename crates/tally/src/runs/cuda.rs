@@ -388,17 +388,15 @@ impl<K: RunKey, V: ReduceByKeyInto<O>, O: ScanValue> RunsPlan<K, V, O> {
         let tile_states = self.tile_states.for_launch(stream, &mut workspace, "run tile states")?;
         let LookbackStates { states, next: states_next, tiles, groups, supers } = tile_states;
         // The last tile always writes the count (word 0); only a checked sum writes word 1, which
-        // must start at zero. A checked launch from a kept set of tile states keeps both words
-        // in their header, zeroed with them; a first launch (states in the workspace, which other
-        // calls may write before the read) zeroes the plan's own words. Other plans write their
-        // own words and skip the memset (word 1 was zeroed when the plan was made).
-        self.result_in_states = self.checked && states_next.address() != 0;
-        let result = if self.result_in_states {
-            states.offset(RESULT_OFFSET as u64).cast()
-        } else if self.checked {
-            stream.zeroed(&mut self.result)?
-        } else {
-            self.result.view_mut().ptr_mut(stream.cuda_stream())
+        // must start at zero: a checked launch keeps both words in the kept set's header where
+        // it has one, otherwise zeroes the plan's own. Other plans write their own words and skip
+        // the memset (word 1 was zeroed when the plan was made).
+        let in_states = tile_states.kept_header(RESULT_OFFSET).filter(|_| self.checked);
+        self.result_in_states = in_states.is_some();
+        let result = match in_states {
+            Some(words) => words,
+            None if self.checked => stream.zeroed(&mut self.result)?,
+            None => self.result.view_mut().ptr_mut(stream.cuda_stream()),
         };
         let params = RunsParams {
             keys,

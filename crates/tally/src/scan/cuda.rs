@@ -98,24 +98,25 @@ impl ScanVariant {
                     ScanVariant { input: elem, output, op, key_bytes, custom, shape: p.shape() }
                 };
                 let variant = |output, op, custom| variant_at(0, output, op, custom);
+                // A sum's shape at the smallest sizes, and where it differs (the `SMALL_*_MAX_ITEMS`
+                // of the policy: plain 4-byte sums, into their own type or 64 bits, and f32 by
+                // 4-byte keys) at the largest.
+                let sums = |output| {
+                    let (small, large) = (
+                        variant(output, ScanKernelOp::Sum, None),
+                        variant_at(1 << 40, output, ScanKernelOp::Sum, None),
+                    );
+                    let differs = large.shape != small.shape;
+                    std::iter::once(small).chain(differs.then_some(large))
+                };
                 // 16-bit floats scan into f32, their accumulator; every other type into itself.
                 let own = elem.arithmetic();
-                for op in [ScanKernelOp::Sum, ScanKernelOp::Min, ScanKernelOp::Max] {
+                v.extend(sums(own));
+                for op in [ScanKernelOp::Min, ScanKernelOp::Max] {
                     v.push(variant(own, op, None));
                 }
-                // Sums take another shape past `SMALL_SUM_MAX_ITEMS` (plain 4-byte ones) or
-                // `SMALL_KEYED_MAX_ITEMS` (f32 by 4-byte keys).
-                let large = variant_at(1 << 40, own, ScanKernelOp::Sum, None);
-                if large.shape != variant(own, ScanKernelOp::Sum, None).shape {
-                    v.push(large);
-                }
                 if let Some(wide) = wide_of(elem) {
-                    v.push(variant(wide, ScanKernelOp::Sum, None));
-                    // Widening 4-byte sums take another shape past `SMALL_WIDENING_MAX_ITEMS`.
-                    let large = variant_at(1 << 40, wide, ScanKernelOp::Sum, None);
-                    if large.shape != variant(wide, ScanKernelOp::Sum, None).shape {
-                        v.push(large);
-                    }
+                    v.extend(sums(wide));
                 }
                 if key_bytes == 0 || elem == ElementType::F32 {
                     let custom = Some(("a > b ? a : b".to_string(), "0".to_string()));
@@ -333,17 +334,14 @@ impl<T: ScanInto<O>, O: ScanValue> ScanPlan<T, O> {
         let mut workspace = stream.workspace();
         let tile_states = self.tile_states.for_launch(stream, &mut workspace, "scan tile states")?;
         let LookbackStates { states, next: states_next, tiles, groups, supers } = tile_states;
-        // Only a checked sum writes the flag. A launch from a kept set of tile states keeps it
-        // in their header, zeroed with them; a plan's first launch (states in the workspace,
-        // which other calls may write before the read) zeroes the plan's own flag: the other
-        // plans and launches skip its memset, a launch on the stream less.
-        self.flag_in_states = self.checked && states_next.address() != 0;
-        let overflow = if self.flag_in_states {
-            states.offset(FLAG_OFFSET as u64).cast()
-        } else if self.checked {
-            stream.zeroed(&mut self.overflow)?
-        } else {
-            self.overflow.view_mut().ptr_mut(stream.cuda_stream())
+        // Only a checked sum writes the flag: in the kept set's header where it has one,
+        // otherwise in the plan's own flag, zeroed first; the other plans skip the memset.
+        let in_states = tile_states.kept_header(FLAG_OFFSET).filter(|_| self.checked);
+        self.flag_in_states = in_states.is_some();
+        let overflow = match in_states {
+            Some(flag) => flag,
+            None if self.checked => stream.zeroed(&mut self.overflow)?,
+            None => self.overflow.view_mut().ptr_mut(stream.cuda_stream()),
         };
         let params = ScanParams {
             input,

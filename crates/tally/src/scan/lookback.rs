@@ -115,6 +115,17 @@ pub(crate) struct LookbackStates {
     pub supers: u32,
 }
 
+impl LookbackStates {
+    /// Where a launch from a kept set (one that clears a next set) may keep words in the
+    /// header, `offset` bytes in ([`FLAG_OFFSET`], [`RESULT_OFFSET`]): zeroed with the set, so
+    /// the launch needs no memset of words of its own, and read back from the set it used
+    /// ([`TileStates::read_flag`], [`TileStates::result_words`]). None for states from the
+    /// workspace, which other calls may write before the read.
+    pub(crate) fn kept_header<U>(&self, offset: usize) -> Option<DevPtr<U>> {
+        (self.next.address() != 0).then(|| self.states.offset(offset as u64).cast())
+    }
+}
+
 /// A plan's tile states. Its first launch takes them from the stream's workspace and zeroes
 /// them with a memset, as a plan made for one call needs nothing more; from its second launch
 /// the plan keeps two sets of its own, and each launch uses the set the one before zeroed and
