@@ -419,7 +419,9 @@ fn around_switch_over(dev: &Arc<CudaDevice>, limit: usize, auto_switches: bool) 
                     continue;
                 }
                 if *one_bin && bins > points.block_shared16 {
-                    assert_eq!(ran, Strategy::GlobalL2, "all in one bin at {bins} bins");
+                    // Global-l2's hot-bin cache while one of its passes holds every bin.
+                    let want = if bins <= points.global_l2_pass { Strategy::GlobalL2 } else { Strategy::Partition };
+                    assert_eq!(ran, want, "all in one bin at {bins} bins");
                 } else {
                     chosen[side].push(ran);
                 }

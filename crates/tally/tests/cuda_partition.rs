@@ -7,7 +7,7 @@
 use std::sync::Arc;
 use tally::data::{samples, splitmix64, Distribution};
 use tally::device::CudaDevice;
-use tally::histogram::partition::{max_keys_with, PartitionShape, PARTITION_TILE};
+use tally::histogram::partition::{max_keys_with, scatter_shape, PartitionShape, PARTITION_TILE};
 use tally::histogram::strategy::partition_preferred;
 use tally::histogram::weighted::ValueKind;
 use tally::histogram::{reference, GeneralInput, GeneralPlan, GeneralSpec, HistogramPlan, SwitchOver, Tuning};
@@ -43,11 +43,12 @@ fn partitioned<T: Sample>(
     partition.expect("a partition plan reports its slices").0
 }
 
-/// What `auto` runs for `keys` keys past the 16-bit block copy: the partition where it is
-/// preferred, global-l2 for data concentrated in one bin (top share 0.9 or more) or past its
-/// preference.
-fn auto_past_block_copies(keys: usize, concentrated: bool) -> Strategy {
-    if partition_preferred(keys, if concentrated { 0.9 } else { 0.0 }) {
+/// What `auto` runs for `keys` keys past the 16-bit block copy on `dev`: the partition where it
+/// is preferred, global-l2 for data concentrated in one bin (top share 0.9 or more) that it
+/// counts in one pass, or past the partition's preference.
+fn auto_past_block_copies(dev: &CudaDevice, keys: usize, concentrated: bool) -> Strategy {
+    let pass = tally::histogram::policy::l2_slice(dev.info().l2_bytes, 4);
+    if partition_preferred(keys, if concentrated { 0.9 } else { 0.0 }, pass) {
         Strategy::Partition
     } else {
         Strategy::GlobalL2
@@ -113,7 +114,7 @@ fn partition_around_chunks_and_the_switch_point() {
     }
     // auto: the 16-bit block copy up to the switch point, the partition past it.
     let at = points.block_shared16;
-    for (bins, want) in [(at, Strategy::BlockShared16), (at + 1, auto_past_block_copies(at + 1, false))] {
+    for (bins, want) in [(at, Strategy::BlockShared16), (at + 1, auto_past_block_copies(&dev, at + 1, false))] {
         let host: Vec<i32> = samples(Distribution::Uniform, bins as u32, 1 << 16, 1);
         let spec = HistogramSpec::even(bins as u32, 0.0, bins as f64);
         assert_eq!(ran(&dev, &host, &spec, Strategy::Auto), want, "auto at {bins} bins");
@@ -121,7 +122,8 @@ fn partition_around_chunks_and_the_switch_point() {
 }
 
 /// 1M and 16M bins, uniform, Zipf, 90% and all in one bin: the partition counts each exactly,
-/// and `auto` partitions unless one bin holds a large share (then global-l2's hot-bin cache).
+/// and `auto` partitions unless one bin holds a large share and one pass of global-l2 holds
+/// every bin (then global-l2's hot-bin cache: at 1M bins, not at 16M).
 #[test]
 fn partition_large_bins_every_distribution() {
     let Some(dev) = gpu() else { return };
@@ -137,7 +139,7 @@ fn partition_large_bins_every_distribution() {
             let concentrated = matches!(dist, Distribution::Hot90 | Distribution::Hot100);
             assert_eq!(
                 ran(&dev, &host, &spec, Strategy::Auto),
-                auto_past_block_copies(bins as usize, concentrated),
+                auto_past_block_copies(&dev, bins as usize, concentrated),
                 "{dist:?}"
             );
         }
@@ -290,8 +292,9 @@ fn partition_every_sample_type() {
     }
     // Through the Backend: `auto` on floats past the switch point partitions.
     let spec = HistogramSpec::even(1 << 20, -1.0, 1.0);
+    let want = auto_past_block_copies(&dev, 1 << 20, false);
     let h = Backend::Cuda(dev).histogram(&singles, &spec, Strategy::Auto).unwrap();
-    assert_eq!(h.strategy, auto_past_block_copies(1 << 20, false));
+    assert_eq!(h.strategy, want);
     assert_same_counts(&h, &reference::histogram(&singles, &spec), "auto f32");
 }
 
@@ -328,8 +331,8 @@ fn partitioned_sizes_and_distributions(
 
 /// The tuned shapes and the ranking the sweep compares: threads, keys per thread, blocks per
 /// multiprocessor, ranks by shared atomics or by `__match_any_sync`; each counts tile-edge sizes,
-/// misaligned inputs, few and many chunks, skewed data, several slices and interleaved channels
-/// exactly.
+/// misaligned inputs, few chunks (the warp's scan of the chunk counts) and many (chunks of 2^12
+/// keys: the block's scan), skewed data, several slices and interleaved channels exactly.
 #[test]
 fn partition_tuned_shapes_and_ranking() {
     let Some(dev) = gpu() else { return };
@@ -344,7 +347,7 @@ fn partition_tuned_shapes_and_ranking() {
     let specials = [-1, 0, 99_999, 100_000, (1 << 20) - 1, 1 << 20, i32::MIN as i64];
     for (threads, items, blocks, matched) in shapes {
         let t = Tuning::default().with_partition_shape(threads, items, blocks, matched);
-        let tile = PartitionShape::new(&t, tally::DType::I32).tile();
+        let tile = PartitionShape::new(&t, tally::DType::I32, 0).tile();
         assert_eq!(tile, (threads * items) as usize);
         for bins in [100_000u32, 1 << 20] {
             let sizes = if racecheck() {
@@ -355,6 +358,10 @@ fn partition_tuned_shapes_and_ranking() {
             let seeds = (u64::from(threads + items), u64::from(threads));
             partitioned_sizes_and_distributions(&dev, bins, &sizes, 9 * tile + 5, seeds, &specials, &t);
         }
+        let many = Tuning { partition_chunk_shift: Some(12), ..t.clone() };
+        let sizes = [1, tile + 1, 3 * tile + 7];
+        let seeds = (u64::from(threads * items), u64::from(blocks));
+        partitioned_sizes_and_distributions(&dev, 1 << 20, &sizes, 5 * tile + 5, seeds, &specials, &many);
         // Several slices of whole tuned tiles, and interleaved channels in u16 and u8 samples.
         let sliced = Tuning { partition_slice: Some(2 * tile + 1), ..t.clone() };
         let host: Vec<i32> = samples(Distribution::Zipf, 1 << 20, 7 * tile + 3, 9);
@@ -384,9 +391,11 @@ fn partition_smaller_chunks() {
             if bins as usize > max_keys_with(dev.info(), shift, PARTITION_TILE) {
                 continue;
             }
-            let sizes = [1, PARTITION_TILE + 1, 3 * PARTITION_TILE + 17];
+            // The scatter's tile for these chunks: 16,384 keys past FEW_CHUNKS.
+            let tile = scatter_shape(dev.info(), &t, tally::DType::I32, bins as usize).tile();
+            let sizes = [1, tile - 1, tile + 1, 3 * tile + 17];
             let seeds = (u64::from(shift), u64::from(shift));
-            partitioned_sizes_and_distributions(&dev, bins, &sizes, 5 * PARTITION_TILE + 5, seeds, &specials, &t);
+            partitioned_sizes_and_distributions(&dev, bins, &sizes, 5 * tile + 5, seeds, &specials, &t);
         }
         let sliced = Tuning { partition_slice: Some(2 * PARTITION_TILE), ..t.clone() };
         let host: Vec<i32> = samples(Distribution::Zipf, 100_000, 7 * PARTITION_TILE + 3, 9);
@@ -606,12 +615,15 @@ fn auto_partitions_spread_pairs() {
     // x at one value, y uniform: a probe that read y as x, or pairs with the wrong stride, would
     // find one bin holding them all.
     let column: Vec<f32> = uniform.chunks_exact(2).flat_map(|p| [0.3, p[1]]).collect();
-    let spread = auto_past_block_copies(1 << 20, false);
+    let spread = auto_past_block_copies(&dev, 1 << 20, false);
+    // Concentrated pairs: global-l2 where one pass of its 64-bit counters holds every bin.
+    let pass = tally::histogram::policy::l2_slice(dev.info().l2_bytes, 8);
+    let hot_pairs = if partition_preferred(1 << 20, 0.9, pass) { Strategy::Partition } else { Strategy::GlobalL2 };
     for (name, xy, want) in [
         ("uniform", &uniform, spread),
         ("blob", &blob, spread),
         ("one column", &column, spread),
-        ("hot", &hot, Strategy::GlobalL2),
+        ("hot", &hot, hot_pairs),
     ] {
         for layout in [PairLayout::Split(0, 0), PairLayout::Interleaved(0)] {
             let (ran, _) = pairs_checked(&dev, xy, &big, Strategy::Auto, layout, &t);

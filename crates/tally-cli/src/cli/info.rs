@@ -71,7 +71,8 @@ pub fn run(a: InfoArgs) -> anyhow::Result<()> {
             let bins = |v: Option<usize>| v.map_or("-".to_string(), |b| b.to_string());
             println!(
                 "auto histogram     block-shared up to {} bins, block-shared-16 up to {}, then partition in chunks of {} \
-                 bins up to {} (global-l2 where one bin holds a quarter of a probe, and past that, in passes of {} bins)",
+                 bins up to {} (global-l2 where one bin holds a quarter of a probe and one pass of {} bins holds them all, \
+                 and past the partition, in passes)",
                 s.block_shared, s.block_shared16, s.partition_chunk, s.partition, s.global_l2_pass
             );
             println!(

@@ -20,6 +20,13 @@ Python times within 2% of them at 2^28.
 The second table is the Python layer's cost: a call of ``tally.sum`` on a resident tensor of
 2^10 elements against the same library call timed inside the extension (target: at most 15 us
 more).
+
+``--devices all`` (or ``0,1``) adds the scaling of a :class:`tally.DeviceSet` from Python: a
+256-bin histogram of int32 samples and a float32 sum of 2^``--devices-log2`` elements split in
+even shards resident on the set's GPUs, against one GPU holding all of them, each call timed
+whole (the set's calls wait for their results on the host; a one-GPU call is followed by a
+synchronisation of its device), the median of single calls. The set keeps its plans between
+calls, as the Rust caller does.
 """
 
 from __future__ import annotations
@@ -29,6 +36,8 @@ import json
 import statistics
 import time
 from typing import Callable, Dict, List, Optional, Tuple
+
+import numpy as np
 
 import tally
 
@@ -144,6 +153,53 @@ def overhead(torch, n: int = 1 << 10, reps: int = 2000) -> List[str]:
             f"Python layer {extra * 1e6:6.2f} us ({verdict} the 15 us target)"]
 
 
+def scaling(torch, devices: List[int], n: int, reps: int) -> List[str]:
+    """One GPU against the set of ``devices`` on the same ``n`` elements (see the module's
+    text); returns the lines to print."""
+    s = tally.DeviceSet(devices)
+    g = torch.Generator(device=f"cuda:{devices[0]}").manual_seed(7)
+    ints = torch.randint(0, 256, (n,), device=f"cuda:{devices[0]}", dtype=torch.int32, generator=g)
+    floats = torch.rand(n, device=f"cuda:{devices[0]}", generator=g)
+    bounds = [n * i // len(devices) for i in range(len(devices) + 1)]
+
+    def shards(x):
+        return [x[bounds[i]:bounds[i + 1]].to(f"cuda:{d}") for i, d in enumerate(devices)]
+
+    def sync_all():
+        for d in devices:
+            torch.cuda.synchronize(d)
+
+    lines = [f"device set {devices} from Python, 2^{n.bit_length() - 1} elements in {len(devices)} even "
+             "shards against one GPU holding all; ms per call, median of single calls",
+             f"{'case':28} {'one GPU':>10} {'set':>10} {'scaling':>8}"]
+    cases = [
+        ("histogram i32 256 bins", ints, lambda x: tally.histogram(x, 256, (0, 256)),
+         lambda parts: s.histogram(parts, 256, (0, 256))),
+        ("sum f32", floats, lambda x: tally.sum(x), lambda parts: s.sum(parts)),
+    ]
+    for name, x, one, many in cases:
+        parts = shards(x)
+        sync_all()
+        if name.startswith("histogram") and not np.array_equal(_host(one(x)[0]), _host(many(parts)[0])):
+            lines.append(f"{name:28} the set's counts differ from one GPU's")
+            continue
+
+        def single():
+            one(x)
+            torch.cuda.synchronize(devices[0])
+
+        t1 = _time(single, sync_all, reps, waits=True)
+        tn = _time(lambda: many(parts), sync_all, reps, waits=True)
+        lines.append(f"{name:28} {_fmt(t1)} {_fmt(tn)} {t1 / tn:7.2f}x")
+        del parts
+    return lines
+
+
+def _host(counts) -> "np.ndarray":
+    """Counts as a numpy array, from a torch tensor or a numpy array."""
+    return counts.cpu().numpy() if hasattr(counts, "cpu") else np.asarray(counts)
+
+
 #: The cases set beside the Rust bench: (case, the Rust bench, the fields that pick its row, the
 #: field that times it as the Python call is timed, the bench data the call reads, the call).
 #: ``end_to_end_us`` is in microseconds, the other fields in ms; "mask" is ``x > 0`` of the
@@ -257,6 +313,9 @@ def main(argv: Optional[List[str]] = None) -> None:
     parser.add_argument("--reps", type=int, default=20, help="calls per timed burst")
     parser.add_argument("--rust", metavar="TALLY", help="the tally CLI of the same build: its bench of the same "
                         "cases at the largest size is set beside the Python times, for the 2% comparison")
+    parser.add_argument("--devices", help="'all' or ordinals such as 0,1: also time a DeviceSet against one GPU")
+    parser.add_argument("--devices-log2", type=int, default=30, help="elements of the device-set cases, as a "
+                        "power of two (default 30)")
     args = parser.parse_args(argv)
     import torch
 
@@ -273,6 +332,12 @@ def main(argv: Optional[List[str]] = None) -> None:
         for line in compare(torch, cupy, 1 << k, args.reps if k >= 24 else args.reps * 10):
             print(line)
         torch.cuda.empty_cache()
+    if args.devices:
+        devices = (list(range(torch.cuda.device_count())) if args.devices == "all"
+                   else [int(d) for d in args.devices.split(",")])
+        print()
+        for line in scaling(torch, devices, 1 << args.devices_log2, args.reps):
+            print(line, flush=True)
     if args.rust and args.log2:
         k = max(args.log2)
         for line in run_rust(args.rust, k, torch, args.reps if k >= 24 else args.reps * 10):

@@ -3,7 +3,7 @@
 
 use super::axis::{self, binning_for, Binning, DeviceAxis};
 use super::binning::BinRule;
-use super::partition::{PartitionKeys, PartitionParams, PartitionPlan, PartitionShape, PartitionSource};
+use super::partition::{PartitionKeys, PartitionParams, PartitionPlan, PartitionSource};
 use super::policy::{self, Capacity, Tuning, Variant, BLOCK_SIZES, PROBE_SAMPLES};
 use super::{Bins, Histogram, HistogramSpec, Strategy, MAX_CHANNELS};
 use crate::device::params::KernelParams;
@@ -156,7 +156,7 @@ impl<T: Sample> HistogramPlan<T> {
                 if n > 0 && (!info.has_clusters() || !cap.fits(Strategy::BlockShared16, width, 0)) {
                     skew = Some(probe_skew(dev, samples, spec)?);
                 }
-                policy::choose(&cap, info, width, skew.unwrap_or_default().top_fraction)
+                policy::choose(&cap, info, width, skew.unwrap_or_default().top_fraction, counter_size)
             }
             Strategy::ThreadPrivate => {
                 return Err(Error::invalid("thread-private is the CPU backend's strategy; use --backend cpu"))
@@ -201,7 +201,7 @@ impl<T: Sample> HistogramPlan<T> {
                     tuning.partition_match = Some(super::partition::match_ranks_preferred(top));
                 }
                 let tuning = &tuning;
-                let shape = PartitionShape::new(tuning, T::DTYPE);
+                let shape = super::partition::scatter_shape(dev.info(), tuning, T::DTYPE, width);
                 let variant = variant_of(shape.threads, false, 0);
                 let params = PartitionParams {
                     counts: counts_ptr,

@@ -18,16 +18,31 @@ use crate::device::{CudaDevice, DevPtr, DeviceInfo, DeviceViewMut, Kernel, Launc
 use crate::error::{Error, Result};
 use crate::sample::DType;
 
-/// Threads per block of the scatter, unless tuned.
+/// Threads per block of the scatter up to `FEW_CHUNKS` chunks, unless tuned.
 pub const PARTITION_THREADS: u32 = 512;
-/// Keys per thread and tile of the scatter, unless tuned: 8,192 per tile, a tile that the
-/// scatter counting-sorts in shared memory before its global writes.
+/// Keys per thread and tile of the scatter, unless tuned: 8,192 per tile up to `FEW_CHUNKS`
+/// chunks (16,384 past them), a tile that the scatter counting-sorts in shared memory before
+/// its global writes.
 pub const PARTITION_ITEMS: u32 = 16;
-/// Samples per tile, unless tuned.
+/// Samples per tile up to `FEW_CHUNKS` chunks, unless tuned.
 pub const PARTITION_TILE: usize = (PARTITION_THREADS * PARTITION_ITEMS) as usize;
-/// Blocks of the scatter per multiprocessor, unless tuned: its register bound
-/// (`__launch_bounds__`), so that one block's barriers overlap another's work.
+/// Blocks of the scatter per multiprocessor up to `FEW_CHUNKS` chunks, unless tuned: its
+/// register bound (`__launch_bounds__`), so that one block's barriers overlap another's work.
 pub const PARTITION_BLOCKS_PER_SM: u32 = 2;
+/// Chunks up to which the scatter keeps its default shape (`PARTITION_THREADS` threads at
+/// `PARTITION_BLOCKS_PER_SM` blocks a multiprocessor); past them it takes
+/// `MANY_CHUNKS_THREADS` at `MANY_CHUNKS_BLOCKS_PER_SM`. Up to these chunks warp 0 alone scans a
+/// tile's chunk counts (`WARP_SCAN_CHUNKS` of histogram_partition.cu, the same number); past
+/// them the whole block does, and a tile of 16,384 keys pays that scan's barriers and per-chunk
+/// work half as often a sample. Measured on an H100 (2^28 i32, docs/PERF.md v36, two rounds):
+/// 1,024 x 16 at one block took 0.93 / 0.99 / 1.11 / 1.32 ms at 2M / 4M / 8M / 16M bins uniform
+/// (64 to 512 chunks) where 512 x 16 at two took 0.91-0.92 / 1.00 / 1.19 / 1.49, and on Zipf
+/// data 1.25 / 1.35 / 1.45 / 1.65 against 1.12 / 1.24 / 1.53 / 1.73.
+pub const FEW_CHUNKS: usize = 128;
+/// Threads per block of the scatter past `FEW_CHUNKS` chunks, unless tuned.
+pub const MANY_CHUNKS_THREADS: u32 = 1024;
+/// Blocks of the scatter per multiprocessor past `FEW_CHUNKS` chunks, unless tuned.
+pub const MANY_CHUNKS_BLOCKS_PER_SM: u32 = 1;
 /// Whether the scatter ranks a warp's keys of one chunk with one atomic after
 /// `__match_any_sync`, unless tuned. Off: the shared atomic unit already combines a warp's adds to
 /// one address, and at 32 chunks and more few lanes share one.
@@ -128,13 +143,27 @@ pub fn max_keys_with(info: &DeviceInfo, chunk_shift: u32, tile: usize) -> usize 
 }
 
 /// The most keys the partition counts on `info`'s device as `tuning` shapes it (its chunks, and
-/// the largest tile it gives any sample type): what `auto` may send to it.
+/// the largest tile of the shape it falls back to for any sample type, [`scatter_shape`]): what
+/// `auto` may send to it.
 pub fn max_keys_tuned(info: &DeviceInfo, tuning: &Tuning) -> usize {
-    let tile = DType::ALL.iter().map(|&d| PartitionShape::new(tuning, d).tile()).max().unwrap_or(PARTITION_TILE);
+    let tile = DType::ALL.iter().map(|&d| PartitionShape::new(tuning, d, 0).tile()).max().unwrap_or(PARTITION_TILE);
     max_keys_with(info, tuned_chunk_shift(info, tuning), tile)
 }
 
-/// The shape of the scatter: a pure function of `Tuning` and the sample type.
+/// The scatter's shape for `width` keys of samples of `dtype` on `info`'s device as `tuning`
+/// asks: [`PartitionShape::new`] for their chunks, or its shape for few chunks where the
+/// device's shared memory does not hold that many chunks beside the larger tile.
+pub fn scatter_shape(info: &DeviceInfo, tuning: &Tuning, dtype: DType, width: usize) -> PartitionShape {
+    let chunks = width.max(1).div_ceil(1 << tuned_chunk_shift(info, tuning));
+    let shape = PartitionShape::new(tuning, dtype, chunks);
+    if chunks > max_chunks(info, shape.tile()) {
+        PartitionShape::new(tuning, dtype, 0)
+    } else {
+        shape
+    }
+}
+
+/// The shape of the scatter: a pure function of `Tuning`, the sample type and the chunks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PartitionShape {
     /// Threads per block (a power of two in 128..=1024).
@@ -149,15 +178,23 @@ pub struct PartitionShape {
 }
 
 impl PartitionShape {
-    /// The shape `tuning` asks for with samples of `dtype`, rounded to what the kernels take:
-    /// items at least one 16-byte load, a tile of at most 16,384 keys, at most 2,048 threads per
-    /// multiprocessor.
-    pub fn new(tuning: &Tuning, dtype: DType) -> PartitionShape {
-        let threads = tuning.partition_threads.unwrap_or(PARTITION_THREADS).clamp(128, 1024).next_power_of_two();
+    /// The shape `tuning` asks for with samples of `dtype` over `chunks` chunks, rounded to what
+    /// the kernels take: items at least one 16-byte load, a tile of at most 16,384 keys, at most
+    /// 2,048 threads per multiprocessor. Past `FEW_CHUNKS` the threads and blocks a
+    /// multiprocessor are `MANY_CHUNKS_*` where neither is tuned (one tuned alone keeps the
+    /// other's few-chunk default, so that a tuning means the same shape at any chunks).
+    pub fn new(tuning: &Tuning, dtype: DType, chunks: usize) -> PartitionShape {
+        let untuned = tuning.partition_threads.is_none() && tuning.partition_blocks_per_sm.is_none();
+        let (threads, blocks_per_sm) = if untuned && chunks > FEW_CHUNKS {
+            (MANY_CHUNKS_THREADS, MANY_CHUNKS_BLOCKS_PER_SM)
+        } else {
+            (PARTITION_THREADS, PARTITION_BLOCKS_PER_SM)
+        };
+        let threads = tuning.partition_threads.unwrap_or(threads).clamp(128, 1024).next_power_of_two();
         let vec_items = (16 / dtype.size()) as u32;
         let items = tuning.partition_items.unwrap_or(PARTITION_ITEMS).clamp(1, 32).next_power_of_two();
         let items = items.min(MAX_TILE / threads).max(vec_items);
-        let blocks_per_sm = tuning.partition_blocks_per_sm.unwrap_or(PARTITION_BLOCKS_PER_SM).clamp(1, 2048 / threads);
+        let blocks_per_sm = tuning.partition_blocks_per_sm.unwrap_or(blocks_per_sm).clamp(1, 2048 / threads);
         let match_ranks = tuning.partition_match.unwrap_or(PARTITION_MATCH);
         PartitionShape { threads, items, blocks_per_sm, match_ranks }
     }
@@ -403,13 +440,17 @@ pub(crate) static FAMILY: KernelFamily = KernelFamily {
     name: "histogram_partition.cu",
     source: include_str!("../kernels/histogram_partition.cu"),
     params: || vec![axis::AxisParams::layout(), PartitionParams::layout()],
-    // The default shape with either ranking: `auto` picks the ranking from the data.
+    // The default shapes of few and many chunks with either ranking: `auto` picks the ranking
+    // from the data.
     variants: |_| {
         let ranking = |m: bool| Tuning { partition_match: Some(m), ..Tuning::default() };
-        [ranking(false), ranking(true)]
-            .iter()
-            .flat_map(|t| variants().into_iter().map(move |k| defines(&k, &PartitionShape::new(t, k.dtype()))))
-            .collect()
+        let mut out = Vec::new();
+        for t in [ranking(false), ranking(true)] {
+            for chunks in [FEW_CHUNKS, FEW_CHUNKS + 1] {
+                out.extend(variants().into_iter().map(|k| defines(&k, &PartitionShape::new(&t, k.dtype(), chunks))));
+            }
+        }
+        out
     },
 };
 
@@ -463,7 +504,7 @@ impl PartitionPlan {
     ) -> Result<PartitionPlan> {
         let info = dev.info();
         let stream = dev.stream();
-        let shape = PartitionShape::new(tuning, keys.dtype());
+        let shape = scatter_shape(info, tuning, keys.dtype(), params.width as usize);
         let tile = shape.tile();
         let bound = scratch_bound(stream)?;
         let layout = PartitionLayout::new(info, params.width as usize, n, bound, tuning, tile)?;
@@ -578,16 +619,32 @@ mod tests {
 
     #[test]
     fn shapes_round_to_what_the_kernels_take() {
-        let default = PartitionShape::new(&Tuning::default(), DType::I32);
+        let default = PartitionShape::new(&Tuning::default(), DType::I32, FEW_CHUNKS);
         assert_eq!(default.tile(), PARTITION_TILE);
         assert_eq!((default.blocks_per_sm, default.match_ranks), (PARTITION_BLOCKS_PER_SM, PARTITION_MATCH));
+        // Past FEW_CHUNKS, larger blocks, one a multiprocessor.
+        let many = PartitionShape::new(&Tuning::default(), DType::I32, FEW_CHUNKS + 1);
+        assert_eq!((many.threads, many.items, many.blocks_per_sm), (MANY_CHUNKS_THREADS, PARTITION_ITEMS, 1));
+        assert_eq!(PartitionShape::new(&Tuning::default(), DType::U8, 512).tile(), MAX_TILE as usize);
         let shape = |threads, items, blocks| {
             let t = Tuning::default().with_partition_shape(threads, items, blocks, true);
             move |dtype| {
-                let s = PartitionShape::new(&t, dtype);
+                let s = PartitionShape::new(&t, dtype, 0);
+                assert_eq!(s, PartitionShape::new(&t, dtype, 4096), "a tuned shape holds for any chunks");
                 (s.threads, s.items, s.blocks_per_sm, s.match_ranks)
             }
         };
+        // One of threads and blocks tuned: the other keeps its few-chunk default at any chunks.
+        for (threads, blocks) in [(Some(256), None), (None, Some(3))] {
+            let t = Tuning { partition_threads: threads, partition_blocks_per_sm: blocks, ..Tuning::default() };
+            let (few, many) = (PartitionShape::new(&t, DType::I32, 0), PartitionShape::new(&t, DType::I32, 4096));
+            assert_eq!(few, many);
+            assert_eq!(few.threads, threads.unwrap_or(PARTITION_THREADS));
+            assert_eq!(few.blocks_per_sm, blocks.unwrap_or(PARTITION_BLOCKS_PER_SM));
+        }
+        // Items alone tuned: the many-chunk threads and blocks still apply.
+        let items = Tuning { partition_items: Some(8), ..Tuning::default() };
+        assert_eq!(PartitionShape::new(&items, DType::I32, 4096).threads, MANY_CHUNKS_THREADS);
         assert_eq!(shape(256, 8, 3)(DType::I32), (256, 8, 3, true));
         assert_eq!(shape(300, 5, 0)(DType::I32), (512, 8, 1, true));
         assert_eq!(shape(0, 0, 99)(DType::I64), (128, 2, 16, true));
@@ -596,6 +653,37 @@ mod tests {
         assert_eq!(shape(4096, 32, 4)(DType::I32), (1024, 16, 2, true));
         // A larger tile leaves less shared memory for chunks.
         assert!(max_chunks(&h200(), 1 << 14) <= max_chunks(&h200(), PARTITION_TILE));
+    }
+
+    #[test]
+    fn the_scatter_shape_follows_the_chunks_where_shared_memory_holds_them() {
+        let info = h200();
+        let t = Tuning::default();
+        let keys = chunk_keys(&info);
+        let few = PartitionShape::new(&t, DType::I32, 0);
+        let many = PartitionShape::new(&t, DType::I32, FEW_CHUNKS + 1);
+        assert_ne!(few, many);
+        assert_eq!(scatter_shape(&info, &t, DType::I32, 1 << 20), few);
+        assert_eq!(scatter_shape(&info, &t, DType::I32, FEW_CHUNKS * keys), few);
+        assert_eq!(scatter_shape(&info, &t, DType::I32, FEW_CHUNKS * keys + 1), many);
+        assert_eq!(scatter_shape(&info, &t, DType::I32, 1 << 24), many);
+        // Smaller tuned chunks: more of them for the same keys.
+        let chunked = Tuning { partition_chunk_shift: Some(12), ..Tuning::default() };
+        assert_eq!(scatter_shape(&info, &chunked, DType::I32, 1 << 20), PartitionShape::new(&chunked, DType::I32, 256));
+        // A device whose shared memory holds fewer chunks beside the larger tile than beside
+        // the default one keeps the default shape there, so that the keys still fit.
+        let small = DeviceInfo { smem_per_block_optin: 64 << 10, ..h200() };
+        let (k, between) = (chunk_keys(&small), max_chunks(&small, many.tile()) + 1);
+        assert!(FEW_CHUNKS < between && between <= max_chunks(&small, few.tile()));
+        assert_eq!(scatter_shape(&small, &t, DType::I32, between * k), few);
+        assert_eq!(scatter_shape(&small, &t, DType::I32, (between - 1) * k), many);
+        assert!(between * k <= max_keys_tuned(&small, &t));
+    }
+
+    #[test]
+    fn few_chunks_is_the_kernels_warp_scan_bound() {
+        let define = format!("#define TALLY_PARTITION_WARP_SCAN_CHUNKS {FEW_CHUNKS}\n");
+        assert!(FAMILY.source.contains(&define), "histogram_partition.cu defines {define}");
     }
 
     #[test]

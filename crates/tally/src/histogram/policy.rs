@@ -42,13 +42,16 @@ pub struct Tuning {
     /// many as its scratch bound allows.
     pub partition_slice: Option<usize>,
     /// Threads per block of the partition's scatter (a power of two in 128..=1024);
-    /// default `partition::PARTITION_THREADS`.
+    /// default `partition::PARTITION_THREADS`, or past `partition::FEW_CHUNKS` chunks
+    /// `partition::MANY_CHUNKS_THREADS` where `partition_blocks_per_sm` is not tuned either.
     pub partition_threads: Option<u32>,
     /// Keys per thread and tile of the partition's scatter (a power of two, at least
     /// one 16-byte load, at most 32 and 16,384 per tile); default `partition::PARTITION_ITEMS`.
     pub partition_items: Option<u32>,
     /// Blocks of the partition's scatter per multiprocessor (its register bound and grid, where
-    /// shared memory allows); default `partition::PARTITION_BLOCKS_PER_SM`.
+    /// shared memory allows); default `partition::PARTITION_BLOCKS_PER_SM`, or past
+    /// `partition::FEW_CHUNKS` chunks `partition::MANY_CHUNKS_BLOCKS_PER_SM` where
+    /// `partition_threads` is not tuned either.
     pub partition_blocks_per_sm: Option<u32>,
     /// Whether the partition's scatter ranks a warp's keys of one chunk together
     /// (`__match_any_sync`) instead of one shared atomic per key; default
@@ -473,8 +476,15 @@ impl Capacity {
         self.clusters && self.cluster_shape(s, width, 16).is_some_and(|c| c.slice >= width)
     }
 
-    /// What `auto` looks at, for `width` keys and a probed top-bin share.
-    pub fn auto_inputs(&self, width: usize, top_bin_fraction: f64, compute_capability: (i32, i32)) -> AutoInputs {
+    /// What `auto` looks at, for `width` keys, a probed top-bin share and global-l2's keys a
+    /// pass (`pass_keys`).
+    pub fn auto_inputs(
+        &self,
+        width: usize,
+        top_bin_fraction: f64,
+        compute_capability: (i32, i32),
+        l2_pass_keys: usize,
+    ) -> AutoInputs {
         AutoInputs {
             block_shared_fits: self.fits(Strategy::BlockShared, width, 0),
             block_shared16_fits: self.fits(Strategy::BlockShared16, width, 0),
@@ -482,6 +492,7 @@ impl Capacity {
             keys: width,
             top_bin_fraction,
             compute_capability,
+            l2_pass_keys,
         }
     }
 
@@ -599,9 +610,17 @@ impl SwitchOver {
     }
 }
 
-/// `auto`'s choice for `width` keys on `info`'s device with a probed top-bin share.
-pub fn choose(cap: &Capacity, info: &DeviceInfo, width: usize, top_bin_fraction: f64) -> Strategy {
-    strategy::choose(cap.auto_inputs(width, top_bin_fraction, info.compute_capability))
+/// `auto`'s choice for `width` keys on `info`'s device with a probed top-bin share, counted in
+/// `counter_bytes`-byte counters (which size global-l2's passes).
+pub fn choose(
+    cap: &Capacity,
+    info: &DeviceInfo,
+    width: usize,
+    top_bin_fraction: f64,
+    counter_bytes: usize,
+) -> Strategy {
+    let pass = cap.pass_keys(info, Strategy::GlobalL2, width, counter_bytes);
+    strategy::choose(cap.auto_inputs(width, top_bin_fraction, info.compute_capability, pass))
 }
 
 #[cfg(test)]

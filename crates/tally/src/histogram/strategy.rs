@@ -122,6 +122,9 @@ pub struct AutoInputs {
     pub top_bin_fraction: f64,
     /// The device's (major, minor) compute capability.
     pub compute_capability: (i32, i32),
+    /// Keys that global-l2 counts in one pass over the samples (32-bit counters in half the
+    /// L2, or the tuned `pass_keys`).
+    pub l2_pass_keys: usize,
 }
 
 /// Above this share of samples in one bin, `auto` aggregates within the warp first on devices
@@ -135,15 +138,22 @@ pub const SKEW_THRESHOLD: f64 = 0.25;
 /// 2^15 keys).
 pub const PARTITION_AUTO_MAX_KEYS: usize = 1 << 27;
 
-/// `auto` partitions only where the skew probe finds less than this share of the samples in one
-/// bin; above it global-l2's hot-bin cache counts that bin in shared memory.
+/// Where the skew probe finds this share of the samples in one bin or more, `auto` leaves to
+/// global-l2 the histograms that it counts in one pass: its hot-bin cache counts that bin in
+/// shared memory. Past one pass global-l2 reads the samples once a pass, and the partition
+/// wins again. Measured on an H100 (90% in one bin, 2^28 i32, 6,553,600 keys a pass, docs/PERF.md
+/// v36, two rounds): global-l2 0.85-0.91 ms against the partition's 1.18-1.29 from 2M to 6M
+/// bins (one pass), 1.34 against 1.30 at 7M (two passes), 1.49-1.50 against 1.31-1.32 at 9M,
+/// 2.11 against 1.73 at 16M (three).
 pub const PARTITION_AUTO_MAX_TOP_FRACTION: f64 = SKEW_THRESHOLD;
 
-/// Whether `auto` prefers the partition to global-l2 for `keys` keys and a probed top-bin share
-/// (where both can run and no block copy holds the keys): only where the partition was measured
-/// faster by a margin, bounded by `PARTITION_AUTO_MAX_KEYS` and `PARTITION_AUTO_MAX_TOP_FRACTION`.
-pub fn partition_preferred(keys: usize, top_bin_fraction: f64) -> bool {
-    keys <= PARTITION_AUTO_MAX_KEYS && top_bin_fraction < PARTITION_AUTO_MAX_TOP_FRACTION
+/// Whether `auto` prefers the partition to global-l2 for `keys` keys, a probed top-bin share
+/// and global-l2's keys a pass (where both can run and no block copy holds the keys): only
+/// where the partition was measured faster by a margin, bounded by `PARTITION_AUTO_MAX_KEYS`,
+/// and for skewed data (`PARTITION_AUTO_MAX_TOP_FRACTION`) where global-l2 would take more than
+/// one pass.
+pub fn partition_preferred(keys: usize, top_bin_fraction: f64, l2_pass_keys: usize) -> bool {
+    keys <= PARTITION_AUTO_MAX_KEYS && (top_bin_fraction < PARTITION_AUTO_MAX_TOP_FRACTION || keys > l2_pass_keys)
 }
 
 /// `auto`'s choice; the measurements behind it are in docs/PERF.md.
@@ -166,9 +176,10 @@ pub fn partition_preferred(keys: usize, top_bin_fraction: f64) -> bool {
 /// There, global atomics ran at 9.1% of the read bandwidth on uniform data at 1M bins, where a
 /// prototype of the partition counted in half the time (issue 14); but where one bin holds a
 /// large share, global-l2's hot-bin cache counts it in shared memory (90% in one bin, 1M bins:
-/// 0.72 ms against the partition's 2.1 ms). So past the 16-bit block copy `auto` partitions
-/// where `partition_preferred` says so: its inputs are the keys and the skew probe's top-bin
-/// share, its thresholds the named constants above.
+/// 0.72 ms against the partition's 2.1 ms), as long as it counts every key in one pass. So past
+/// the 16-bit block copy `auto` partitions where `partition_preferred` says so: its inputs are
+/// the keys, the skew probe's top-bin share and global-l2's keys a pass, its thresholds the
+/// named constants above.
 pub fn choose(inp: AutoInputs) -> Strategy {
     if inp.block_shared_fits {
         if inp.compute_capability.0 < 9 && inp.top_bin_fraction >= SKEW_THRESHOLD {
@@ -179,7 +190,7 @@ pub fn choose(inp: AutoInputs) -> Strategy {
     if inp.block_shared16_fits {
         return Strategy::BlockShared16;
     }
-    if inp.partition_fits && partition_preferred(inp.keys, inp.top_bin_fraction) {
+    if inp.partition_fits && partition_preferred(inp.keys, inp.top_bin_fraction, inp.l2_pass_keys) {
         return Strategy::Partition;
     }
     Strategy::GlobalL2
@@ -188,6 +199,9 @@ pub fn choose(inp: AutoInputs) -> Strategy {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Global-l2's keys a pass in these inputs: an H100's (50 MiB of L2).
+    const PASS: usize = 6_553_600;
 
     /// Inputs for a histogram of `counters` 32-bit counters on a device with 200 KB of shared
     /// memory per block.
@@ -200,12 +214,13 @@ mod tests {
             keys: counters,
             top_bin_fraction: top,
             compute_capability: cc,
+            l2_pass_keys: PASS,
         }
     }
 
     /// What `auto` picks past the 16-bit block copy and within the partition's reach.
     fn partition_or_l2(keys: usize, top: f64) -> Strategy {
-        if partition_preferred(keys, top) {
+        if partition_preferred(keys, top, PASS) {
             Strategy::Partition
         } else {
             Strategy::GlobalL2
@@ -215,10 +230,16 @@ mod tests {
     #[test]
     fn partition_thresholds() {
         let most = PARTITION_AUTO_MAX_KEYS;
-        assert!(partition_preferred(most, 0.0));
-        assert!(!partition_preferred(most + 1, 0.0));
-        assert!(partition_preferred(most, PARTITION_AUTO_MAX_TOP_FRACTION - 1e-9));
-        assert!(!partition_preferred(most, PARTITION_AUTO_MAX_TOP_FRACTION));
+        assert!(partition_preferred(most, 0.0, PASS));
+        assert!(!partition_preferred(most + 1, 0.0, PASS));
+        assert!(partition_preferred(most, PARTITION_AUTO_MAX_TOP_FRACTION - 1e-9, PASS));
+        // Skewed data: global-l2 while one pass counts every key, the partition past that.
+        let top = PARTITION_AUTO_MAX_TOP_FRACTION;
+        assert!(!partition_preferred(PASS, top, PASS));
+        assert!(!partition_preferred(PASS, 0.9, PASS));
+        assert!(partition_preferred(PASS + 1, top, PASS));
+        assert!(partition_preferred(most, 1.0, PASS));
+        assert!(!partition_preferred(most + 1, 1.0, PASS));
         if most < 1 << 27 {
             assert_eq!(choose(inputs(most + 1, 0.0, (9, 0))), Strategy::GlobalL2);
         }
@@ -244,7 +265,10 @@ mod tests {
             choose(inputs(1 << 20, SKEW_THRESHOLD - 1e-9, (9, 0))),
             partition_or_l2(1 << 20, SKEW_THRESHOLD - 1e-9)
         );
-        assert_eq!(choose(inputs(1 << 24, 0.9, (8, 0))), Strategy::GlobalL2);
+        assert_eq!(choose(inputs(PASS, 0.9, (8, 0))), Strategy::GlobalL2);
+        // ... in one pass of global-l2; past it the partition.
+        assert_eq!(choose(inputs(PASS + 1, 0.9, (9, 0))), Strategy::Partition);
+        assert_eq!(choose(inputs(1 << 24, 0.9, (8, 0))), Strategy::Partition);
         // Below the switch point skew changes nothing on sm_90; past the partition's reach,
         // global-l2 counts everything.
         assert_eq!(choose(inputs(65536, 0.9, (9, 0))), Strategy::BlockShared16);

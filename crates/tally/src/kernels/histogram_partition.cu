@@ -238,15 +238,45 @@ TALLY_DEVICE void tile_keys(const PartitionParams& p, const KeyRule& rule, Outli
 
 // ---- 1: each tile's keys, sorted by chunk, into the tile's own region ---------------------------
 
-// Three barriers per tile besides the block scan's: the tile counters are double-buffered, so
-// that each tile's are zeroed while the previous tile scans its own, and the next tile's first
-// shared atomics need no barrier of their own; and the staged keys are rewritten only after the
-// next tile's ranking barrier, which every thread passes after its copy-out.
+// Three barriers per tile, and the block scan's three where the chunks are many: the tile
+// counters are double-buffered, so that each tile's are zeroed while the previous tile scans its
+// own, and the next tile's first shared atomics need no barrier of their own; the staged keys are
+// rewritten only after the next tile's ranking barrier, which every thread passes after its
+// copy-out. Up to WARP_SCAN_CHUNKS chunks (1M bins: 32) warp 0 alone scans the tile's chunk
+// counts, a few consecutive chunks a lane, between the ranking barrier and the staging one, so
+// that the block scan's three barriers a tile are gone (v32's profile found 43.7% of the
+// scatter's stalls at barriers; docs/PERF.md v36: 2-3% faster at 1M bins on an H100). The same
+// number is `FEW_CHUNKS` in src/histogram/partition.rs, past which the policy gives the scatter
+// tiles of 16,384 keys. TALLY_PARTITION_WARP_SCAN_CHUNKS (a measurement; 0: always the block
+// scan) overrides it.
+#ifndef TALLY_PARTITION_WARP_SCAN_CHUNKS
+#define TALLY_PARTITION_WARP_SCAN_CHUNKS 128
+#endif
+constexpr u32 WARP_SCAN_CHUNKS = TALLY_PARTITION_WARP_SCAN_CHUNKS;
+
+// The tile's chunk starts into `tile_start` (for the staging) and its segments into the table,
+// the block's totals and the next tile's counters zeroed, for the chunks [lo, hi) of this thread,
+// whose first starts at `start`.
+TALLY_DEVICE void publish_tile_chunks(const PartitionParams& p, u64 tiles, u64 tile, u32 lo, u32 hi, u32 start,
+                                      const u32* tile_count, u32* next_count, u32* tile_start, u32* block_total) {
+  for (u32 c = lo; c < hi; ++c) {
+    const u32 count = tile_count[c];
+    tile_start[c] = start;
+    // Tiles go to blocks in order, so the neighbouring entries of a column are written at about
+    // the same time and L2 merges them before they reach memory.
+    p.segments[(u64)c * tiles + tile] = start | count << 16;
+    block_total[c] += count;
+    start += count;
+    next_count[c] = 0;  // the next tile's counters, last read by the previous tile's scan
+  }
+}
+
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS) tally_partition_scatter(const PartitionParams p) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   // [table][outliers u32 x 3 * MAX_CHANNELS][chunk totals | tile counts x 2 | tile starts: u32 x chunks]
   // [staged keys u16 x TILE_ITEMS]; every part before the staged keys is a multiple of 16 bytes.
   __shared__ u32 scan_scratch[BLOCK_THREADS / 32];
+  __shared__ u32 tile_total;  // the warp scan's total for the copy-out
   KeyRule binner;
   OutlierTally out;
   out.shared = reinterpret_cast<u32*>(partition_binner(p, binner, smem_raw, BLOCK_THREADS));
@@ -258,9 +288,12 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS) tally_pa
                        (TALLY_DIMS == 1 || p.interleaved || (reinterpret_cast<size_t>(p.samples_y) & 15) == 0);
   const u64 tiles = (p.n + TILE_ITEMS - 1) / TILE_ITEMS;
   const u32 local_mask = (1u << p.chunk_shift) - 1;
-  // Each thread scans a run of consecutive chunks.
-  const u32 per = (p.chunks + BLOCK_THREADS - 1) / BLOCK_THREADS;
-  const u32 run_lo = min(p.chunks, threadIdx.x * per), run_hi = min(p.chunks, run_lo + per);
+  // Each thread scans a run of consecutive chunks; where warp 0 alone scans them, each lane.
+  const bool warp_scan = p.chunks <= WARP_SCAN_CHUNKS;
+  const u32 scanners = warp_scan ? 32 : BLOCK_THREADS;
+  const u32 per = (p.chunks + scanners - 1) / scanners;
+  const u32 run_lo = threadIdx.x < scanners ? min(p.chunks, threadIdx.x * per) : p.chunks;
+  const u32 run_hi = min(p.chunks, run_lo + per);
 #if TALLY_MATCH_RANKS
   const u32 lanes_below = (1u << lane_id()) - 1;
 #endif
@@ -296,18 +329,23 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS) tally_pa
     u32 sum = 0;
     for (u32 c = run_lo; c < run_hi; ++c) sum += tile_count[c];
     u32 total;
-    u32 start = block_inclusive_scan<BLOCK_THREADS>(sum, scan_scratch, 0u, [](u32 a, u32 b) { return a + b; }, total) - sum;
-    for (u32 c = run_lo; c < run_hi; ++c) {
-      const u32 count = tile_count[c];
-      tile_start[c] = start;
-      // Tiles go to blocks in order, so the neighbouring entries of a column are written at about
-      // the same time and L2 merges them before they reach memory.
-      p.segments[(u64)c * tiles + tile] = start | count << 16;
-      block_total[c] += count;
-      start += count;
-      next_count[c] = 0;  // the next tile's counters, last read by the previous tile's scan
+    const auto plus = [](u32 a, u32 b) { return a + b; };
+    if (warp_scan) {
+      // The branch is the same for the whole block (p.chunks), so every thread meets the barrier.
+      if (warp_id() == 0) {
+        const u32 inclusive = warp_inclusive_scan(sum, plus);
+        publish_tile_chunks(p, tiles, tile, run_lo, run_hi, inclusive - sum, tile_count, next_count, tile_start,
+                            block_total);
+        if (lane_id() == 31) tile_total = inclusive;
+      }
+      __syncthreads();
+      // Rewritten only after the next tile's ranking barrier, which every thread passes later.
+      total = tile_total;
+    } else {
+      const u32 start = block_inclusive_scan<BLOCK_THREADS>(sum, scan_scratch, 0u, plus, total) - sum;
+      publish_tile_chunks(p, tiles, tile, run_lo, run_hi, start, tile_count, next_count, tile_start, block_total);
+      __syncthreads();
     }
-    __syncthreads();
 #pragma unroll
     for (int j = 0; j < ITEMS; ++j)
       if (key[j] != NO_KEY) stage[tile_start[key[j] >> p.chunk_shift] + rank[j]] = (u16)(key[j] & local_mask);

@@ -427,6 +427,8 @@ impl<T: Sample, W: Weight> GeneralPlan<T, W> {
         // Only three strategies here and the partition for 2-D counts: the per-warp and 16-bit
         // ones degrade to a block copy when it fits, everything else (clusters included, and the
         // partition where it cannot take the histogram) to L2-sized passes of global atomics.
+        // Global-l2's keys a pass (64-bit counters in half the L2).
+        let l2_pass = tuning.pass_keys.unwrap_or_else(|| policy::l2_slice(info.l2_bytes, 8));
         let strategy = match requested {
             Strategy::ThreadPrivate => {
                 return Err(Error::invalid("thread-private is the CPU backend's strategy; use --backend cpu"))
@@ -437,11 +439,12 @@ impl<T: Sample, W: Weight> GeneralPlan<T, W> {
             Strategy::GlobalL2 => Strategy::GlobalL2,
             Strategy::Partition if partition_reach => Strategy::Partition,
             // As 1-D `auto` past its block copies (strategy::partition_preferred): the partition,
-            // unless the probe finds one bin holding a large share (global-l2's warp aggregation).
+            // unless the probe finds one bin holding a large share (global-l2's warp aggregation)
+            // and global-l2 counts every key in one pass of its 64-bit counters.
             Strategy::Auto if partition_reach && !fits(Strategy::BlockShared) => {
                 let top = probe_top(&params)?;
                 top_bin_fraction = Some(top);
-                if partition_preferred(width, top) {
+                if partition_preferred(width, top, l2_pass) {
                     Strategy::Partition
                 } else {
                     Strategy::GlobalL2
@@ -499,11 +502,7 @@ impl<T: Sample, W: Weight> GeneralPlan<T, W> {
             let max_grid = info.multiprocessors as u64 * kernel.blocks_per_sm(threads, smem)? as u64;
             let per_thread = if accum == Accum::Exact { 1 } else { UNROLL };
             let grid = policy::grid(n as u64, threads as u64 * per_thread, max_grid);
-            let slice = if strategy == Strategy::GlobalL2 {
-                tuning.pass_keys.unwrap_or_else(|| policy::l2_slice(info.l2_bytes, 8))
-            } else {
-                width
-            };
+            let slice = if strategy == Strategy::GlobalL2 { l2_pass } else { width };
             let passes = policy::passes(width, slice.clamp(1, width.max(1)));
             GeneralEngine::Kernel { kernel, shape: LaunchShape::new(grid as u32, threads, smem), passes }
         };

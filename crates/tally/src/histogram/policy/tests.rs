@@ -73,13 +73,13 @@ fn switch_over_points_are_where_auto_changes() {
     assert!((16 * 115_900..16 * 116_300).contains(&c16), "{s:?}");
     assert_eq!(s.global_l2_pass, (50 << 20) / 8);
     let cap = Capacity::new(&info, Binning::Integer32, 1, &Tuning::default());
-    let auto = |w: usize| choose(&cap, &info, w, 0.0);
+    let auto = |w: usize| choose(&cap, &info, w, 0.0, 4);
     assert_eq!(auto(s.block_shared), Strategy::BlockShared);
     assert_eq!(auto(s.block_shared + 1), Strategy::BlockShared16);
     assert_eq!(auto(s.block_shared16), Strategy::BlockShared16);
     // Past the 16-bit block copy, the partition within its reach where `auto` prefers it.
     let partition_or_l2 = |w: usize| {
-        if crate::histogram::strategy::partition_preferred(w, 0.0) {
+        if crate::histogram::strategy::partition_preferred(w, 0.0, s.global_l2_pass) {
             Strategy::Partition
         } else {
             Strategy::GlobalL2
@@ -89,15 +89,25 @@ fn switch_over_points_are_where_auto_changes() {
         assert_eq!(auto(w), partition_or_l2(w), "{w} keys");
     }
     assert_eq!(auto(s.partition + 1), Strategy::GlobalL2);
-    assert_eq!(choose(&cap, &info, s.block_shared16 + 1, 0.9), Strategy::GlobalL2);
-    assert_eq!(choose(&cap, &info, 1 << 24, 0.5), Strategy::GlobalL2);
+    assert_eq!(choose(&cap, &info, s.block_shared16 + 1, 0.9, 4), Strategy::GlobalL2);
+    // Skewed data: global-l2 in one pass, the partition past it.
+    assert_eq!(choose(&cap, &info, s.global_l2_pass, 0.5, 4), Strategy::GlobalL2);
+    assert_eq!(choose(&cap, &info, s.global_l2_pass + 1, 0.5, 4), Strategy::Partition);
+    assert_eq!(choose(&cap, &info, 1 << 24, 0.5, 4), Strategy::Partition);
+    let one_pass = Tuning { pass_keys: Some(1 << 25), ..Tuning::default() };
+    let cap_one_pass = Capacity::new(&info, Binning::Integer32, 1, &one_pass);
+    assert_eq!(choose(&cap_one_pass, &info, 1 << 24, 0.5, 4), Strategy::GlobalL2);
+    // 64-bit counters (2^32 samples or more) halve a pass.
+    assert_eq!(choose(&cap, &info, s.global_l2_pass / 2, 0.5, 8), Strategy::GlobalL2);
+    assert_eq!(choose(&cap, &info, s.global_l2_pass / 2 + 1, 0.5, 8), Strategy::Partition);
+    assert_eq!(choose(&cap, &info, s.global_l2_pass / 2 + 1, 0.5, 4), Strategy::GlobalL2);
     assert_eq!((s.partition_chunk, s.partition), (1 << 15, 4096 << 15));
     let sm80 = DeviceInfo { compute_capability: (8, 0), smem_per_block_optin: 163 << 10, ..h200() };
     let s80 = SwitchOver::for_device(&sm80);
     assert_eq!((s80.cluster_shared, s80.cluster_shared16), (None, None));
     let cap80 = Capacity::new(&sm80, Binning::Integer32, 1, &Tuning::default());
-    assert_eq!(choose(&cap80, &sm80, s80.block_shared16 + 1, 0.0), Strategy::Partition);
-    assert_eq!(choose(&cap80, &sm80, s80.block_shared16 + 1, 0.3), Strategy::GlobalL2);
+    assert_eq!(choose(&cap80, &sm80, s80.block_shared16 + 1, 0.0, 4), Strategy::Partition);
+    assert_eq!(choose(&cap80, &sm80, s80.block_shared16 + 1, 0.3, 4), Strategy::GlobalL2);
 }
 
 #[test]
