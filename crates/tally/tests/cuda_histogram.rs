@@ -6,6 +6,7 @@ use std::sync::Arc;
 use tally::data::{samples, splitmix64, Distribution};
 use tally::device::CudaDevice;
 use tally::histogram::reference;
+use tally::histogram::strategy::partition_preferred;
 use tally::histogram::{HistogramPlan, SwitchOver, Tuning};
 use tally::{Backend, Channels, HistogramSpec, Sample, Strategy};
 
@@ -420,7 +421,8 @@ fn around_switch_over(dev: &Arc<CudaDevice>, limit: usize, auto_switches: bool) 
                 }
                 if *one_bin && bins > points.block_shared16 {
                     // Global-l2's hot-bin cache while one of its passes holds every bin.
-                    let want = if bins <= points.global_l2_pass { Strategy::GlobalL2 } else { Strategy::Partition };
+                    let past = bins <= points.partition && partition_preferred(bins, 1.0, points.global_l2_pass);
+                    let want = if past { Strategy::Partition } else { Strategy::GlobalL2 };
                     assert_eq!(ran, want, "all in one bin at {bins} bins");
                 } else {
                     chosen[side].push(ran);

@@ -397,8 +397,9 @@ fn partition_smaller_chunks() {
             let seeds = (u64::from(shift), u64::from(shift));
             partitioned_sizes_and_distributions(&dev, bins, &sizes, 5 * tile + 5, seeds, &specials, &t);
         }
-        let sliced = Tuning { partition_slice: Some(2 * PARTITION_TILE), ..t.clone() };
-        let host: Vec<i32> = samples(Distribution::Zipf, 100_000, 7 * PARTITION_TILE + 3, 9);
+        let tile = scatter_shape(dev.info(), &t, tally::DType::I32, 100_000).tile();
+        let sliced = Tuning { partition_slice: Some(2 * tile), ..t.clone() };
+        let host: Vec<i32> = samples(Distribution::Zipf, 100_000, 7 * tile + 3, 9);
         let spec = HistogramSpec::even(100_000, 0.0, 100_000.0);
         assert_eq!(partitioned(&dev, &host, &spec, 0, &sliced), 4);
         let spec =
@@ -577,19 +578,24 @@ fn partition_pairs_every_layout_and_binning() {
 fn partition_pairs_in_slices_and_small_chunks() {
     let Some(dev) = gpu() else { return };
     let spec = Histogram2dSpec::even(1024, (0.0, 1.0), 1000, (0.0, 1.0));
-    let tile = PARTITION_TILE;
-    let n = if small() { 4 * tile + 5 } else { 9 * tile + 5 };
+    let n = if small() { 4 * PARTITION_TILE + 5 } else { 9 * PARTITION_TILE + 5 };
     let xy: Vec<f32> = mixed_pairs(n, 99, 0.0, 1.0, |v| v as f32);
-    let sliced = Tuning { partition_slice: Some(2 * tile + 3), ..Tuning::default() };
-    let chunked = Tuning { partition_chunk_shift: Some(12), ..sliced.clone() };
-    for t in [&sliced, &chunked] {
+    // Slices of two of the scatter's tiles (and a remainder): 8,192 pairs with the default
+    // chunks (250), 16,384 with chunks of 2^12 keys (250 chunks: the larger tile).
+    let sliced = |t: Tuning| {
+        let tile = scatter_shape(dev.info(), &t, tally::DType::F32, 1024 * 1000).tile();
+        (Tuning { partition_slice: Some(2 * tile + 3), ..t }, tile)
+    };
+    let chunked = sliced(Tuning { partition_chunk_shift: Some(12), ..Tuning::default() });
+    for (t, tile) in [sliced(Tuning::default()), chunked.clone()] {
         for layout in
             [PairLayout::Split(0, 0), PairLayout::Split(2, 1), PairLayout::Interleaved(0), PairLayout::Interleaved(1)]
         {
-            let (ran, slices) = pairs_checked(&dev, &xy, &spec, Strategy::Partition, layout, t);
+            let (ran, slices) = pairs_checked(&dev, &xy, &spec, Strategy::Partition, layout, &t);
             assert_eq!((ran, slices), (Strategy::Partition, Some(n.div_ceil(2 * tile))), "{layout:?}");
         }
     }
+    let chunked = chunked.0;
     // f64 pairs, interleaved: a pair is one 16-byte load.
     let xy: Vec<f64> = mixed_pairs(n, 7, 0.0, 1.0, |v| v);
     pairs_checked(&dev, &xy, &spec, Strategy::Partition, PairLayout::Interleaved(0), &chunked);

@@ -21,8 +21,8 @@ use crate::sample::DType;
 /// Threads per block of the scatter up to `FEW_CHUNKS` chunks, unless tuned.
 pub const PARTITION_THREADS: u32 = 512;
 /// Keys per thread and tile of the scatter, unless tuned: 8,192 per tile up to `FEW_CHUNKS`
-/// chunks (16,384 past them), a tile that the scatter counting-sorts in shared memory before
-/// its global writes.
+/// chunks (16,384 past them where threads and blocks are untuned), a tile that the scatter
+/// counting-sorts in shared memory before its global writes.
 pub const PARTITION_ITEMS: u32 = 16;
 /// Samples per tile up to `FEW_CHUNKS` chunks, unless tuned.
 pub const PARTITION_TILE: usize = (PARTITION_THREADS * PARTITION_ITEMS) as usize;
@@ -182,7 +182,8 @@ impl PartitionShape {
     /// the kernels take: items at least one 16-byte load, a tile of at most 16,384 keys, at most
     /// 2,048 threads per multiprocessor. Past `FEW_CHUNKS` the threads and blocks a
     /// multiprocessor are `MANY_CHUNKS_*` where neither is tuned (one tuned alone keeps the
-    /// other's few-chunk default, so that a tuning means the same shape at any chunks).
+    /// other's few-chunk default, so that a tuned thread count or block count means the same
+    /// at any chunks; tuned items alone take the many-chunk threads past `FEW_CHUNKS`).
     pub fn new(tuning: &Tuning, dtype: DType, chunks: usize) -> PartitionShape {
         let untuned = tuning.partition_threads.is_none() && tuning.partition_blocks_per_sm.is_none();
         let (threads, blocks_per_sm) = if untuned && chunks > FEW_CHUNKS {

@@ -576,7 +576,8 @@ pub struct SwitchOver {
     /// Keys per chunk of the partition: one block's shared memory of 32-bit counters.
     pub partition_chunk: usize,
     /// The most keys the partition counts; `auto` partitions above `block_shared16` up to
-    /// here and `strategy::PARTITION_AUTO_MAX_KEYS`, unless the data are concentrated in one bin.
+    /// here and `strategy::PARTITION_AUTO_MAX_KEYS`, unless the data are concentrated in one bin
+    /// and one pass of global-l2 (`global_l2_pass`) holds every key.
     pub partition: usize,
 }
 

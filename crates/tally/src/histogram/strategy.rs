@@ -122,8 +122,9 @@ pub struct AutoInputs {
     pub top_bin_fraction: f64,
     /// The device's (major, minor) compute capability.
     pub compute_capability: (i32, i32),
-    /// Keys that global-l2 counts in one pass over the samples (32-bit counters in half the
-    /// L2, or the tuned `pass_keys`).
+    /// Keys that global-l2 would count in one pass over the samples: half the L2 in the plan's
+    /// counters (32-bit, or 64-bit from 2^32 samples and for 2-D counts), or the tuned
+    /// `pass_keys`; at most the keys.
     pub l2_pass_keys: usize,
 }
 
@@ -141,8 +142,9 @@ pub const PARTITION_AUTO_MAX_KEYS: usize = 1 << 27;
 /// Where the skew probe finds this share of the samples in one bin or more, `auto` leaves to
 /// global-l2 the histograms that it counts in one pass: its hot-bin cache counts that bin in
 /// shared memory. Past one pass global-l2 reads the samples once a pass, and the partition
-/// wins again. Measured on an H100 (90% in one bin, 2^28 i32, 6,553,600 keys a pass, docs/PERF.md
-/// v36, two rounds): global-l2 0.85-0.91 ms against the partition's 1.18-1.29 from 2M to 6M
+/// wins again. Measured for 1-D i32 samples only, 90% in one bin, on an H100 (2^28 samples,
+/// 6,553,600 keys a pass, docs/PERF.md v36, two rounds; other shares, 2-D counts and the H200
+/// follow the same rule unmeasured): global-l2 0.85-0.91 ms against the partition's 1.18-1.29 from 2M to 6M
 /// bins (one pass), 1.34 against 1.30 at 7M (two passes), 1.49-1.50 against 1.31-1.32 at 9M,
 /// 2.11 against 1.73 at 16M (three).
 pub const PARTITION_AUTO_MAX_TOP_FRACTION: f64 = SKEW_THRESHOLD;

@@ -325,7 +325,8 @@ impl<T: Sample, W: Weight> GeneralPlan<T, W> {
     /// Prepares a histogram of `n` samples (pairs). `kind`: counts (2-D only), fixed point with
     /// its scale, or float atomics; `weighted`: whether weights of `W` come with the samples;
     /// `probe`: data of that length for `auto` to look at where its choice depends on them (2-D
-    /// counts past one block's shared memory: the partition, unless one bin holds a large share);
+    /// counts past one block's shared memory: the partition, unless one bin holds a large share
+    /// and one pass of global-l2 holds every bin);
     /// without it, `auto` takes the data as spread.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
