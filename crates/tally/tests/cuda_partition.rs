@@ -47,7 +47,7 @@ fn partitioned<T: Sample>(
 /// is preferred, global-l2 for data concentrated in one bin (top share 0.9 or more) that it
 /// counts in one pass, or past the partition's preference.
 fn auto_past_block_copies(dev: &CudaDevice, keys: usize, concentrated: bool) -> Strategy {
-    let pass = tally::histogram::policy::l2_slice(dev.info().l2_bytes, 4);
+    let pass = SwitchOver::for_device(dev.info()).global_l2_pass;
     if partition_preferred(keys, if concentrated { 0.9 } else { 0.0 }, pass) {
         Strategy::Partition
     } else {

@@ -32,7 +32,7 @@ pub const PARTITION_BLOCKS_PER_SM: u32 = 2;
 /// Chunks up to which the scatter keeps its default shape (`PARTITION_THREADS` threads at
 /// `PARTITION_BLOCKS_PER_SM` blocks a multiprocessor); past them it takes
 /// `MANY_CHUNKS_THREADS` at `MANY_CHUNKS_BLOCKS_PER_SM`. Up to these chunks warp 0 alone scans a
-/// tile's chunk counts (`WARP_SCAN_CHUNKS` of histogram_partition.cu, the same number); past
+/// tile's chunk counts (the kernel's `TALLY_PARTITION_WARP_SCAN_CHUNKS`, this number); past
 /// them the whole block does, and a tile of 16,384 keys pays that scan's barriers and per-chunk
 /// work half as often a sample. Measured on an H100 (2^28 i32, docs/PERF.md v36, two rounds):
 /// 1,024 x 16 at one block took 0.93 / 0.99 / 1.11 / 1.32 ms at 2M / 4M / 8M / 16M bins uniform
@@ -150,11 +150,16 @@ pub fn max_keys_tuned(info: &DeviceInfo, tuning: &Tuning) -> usize {
     max_keys_with(info, tuned_chunk_shift(info, tuning), tile)
 }
 
+/// Chunks of 2^`chunk_shift` keys over `width` keys (at least one).
+fn chunks_over(width: usize, chunk_shift: u32) -> usize {
+    width.max(1).div_ceil(1 << chunk_shift)
+}
+
 /// The scatter's shape for `width` keys of samples of `dtype` on `info`'s device as `tuning`
 /// asks: [`PartitionShape::new`] for their chunks, or its shape for few chunks where the
 /// device's shared memory does not hold that many chunks beside the larger tile.
 pub fn scatter_shape(info: &DeviceInfo, tuning: &Tuning, dtype: DType, width: usize) -> PartitionShape {
-    let chunks = width.max(1).div_ceil(1 << tuned_chunk_shift(info, tuning));
+    let chunks = chunks_over(width, tuned_chunk_shift(info, tuning));
     let shape = PartitionShape::new(tuning, dtype, chunks);
     if chunks > max_chunks(info, shape.tile()) {
         PartitionShape::new(tuning, dtype, 0)
@@ -239,7 +244,7 @@ impl PartitionLayout {
         tile: usize,
     ) -> Result<PartitionLayout> {
         let chunk_shift = tuned_chunk_shift(info, tuning);
-        let chunks = width.max(1).div_ceil(1 << chunk_shift);
+        let chunks = chunks_over(width, chunk_shift);
         let most = max_keys_with(info, chunk_shift, PARTITION_TILE);
         if width > most {
             let smaller =
@@ -387,6 +392,7 @@ pub(crate) fn defines(keys: &PartitionKeys, shape: &PartitionShape) -> Vec<(&'st
         ("TALLY_MIN_BLOCKS", shape.blocks_per_sm.to_string()),
         ("TALLY_MATCH_RANKS", (shape.match_ranks as u32).to_string()),
         ("TALLY_BINS_THREADS", PARTITION_BINS_THREADS.to_string()),
+        ("TALLY_PARTITION_WARP_SCAN_CHUNKS", FEW_CHUNKS.to_string()),
     ]);
     d
 }
@@ -683,8 +689,10 @@ mod tests {
 
     #[test]
     fn few_chunks_is_the_kernels_warp_scan_bound() {
-        let define = format!("#define TALLY_PARTITION_WARP_SCAN_CHUNKS {FEW_CHUNKS}\n");
-        assert!(FAMILY.source.contains(&define), "histogram_partition.cu defines {define}");
+        let shape = PartitionShape::new(&Tuning::default(), DType::I32, 0);
+        let keys = PartitionKeys::Pairs { dtype: DType::F32, binning_x: Binning::Float, binning_y: Binning::Float };
+        let define = ("TALLY_PARTITION_WARP_SCAN_CHUNKS", FEW_CHUNKS.to_string());
+        assert!(defines(&keys, &shape).contains(&define), "histogram_partition.cu takes {define:?}");
     }
 
     #[test]

@@ -23,7 +23,8 @@
 // per thread and tile), TALLY_MIN_BLOCKS (the scatter's blocks per multiprocessor, its register
 // bound), TALLY_MATCH_RANKS (1: the scatter ranks a warp's keys of one chunk with one shared
 // atomic after __match_any_sync; 0: one shared atomic per key), TALLY_BINS_THREADS (the
-// per-chunk histogram).
+// per-chunk histogram), TALLY_PARTITION_WARP_SCAN_CHUNKS (the most chunks whose counts warp 0
+// alone scans).
 #include "common.cuh"
 #include "warp.cuh"
 #include "block.cuh"
@@ -245,12 +246,12 @@ TALLY_DEVICE void tile_keys(const PartitionParams& p, const KeyRule& rule, Outli
 // copy-out. Up to WARP_SCAN_CHUNKS chunks (1M bins: 32) warp 0 alone scans the tile's chunk
 // counts, a few consecutive chunks a lane, between the ranking barrier and the staging one, so
 // that the block scan's three barriers a tile are gone (v32's profile found 43.7% of the
-// scatter's stalls at barriers; docs/PERF.md v36: 2-3% faster at 1M bins on an H100). The same
-// number is `FEW_CHUNKS` in src/histogram/partition.rs, past which the policy gives the scatter
-// tiles of 16,384 keys. TALLY_PARTITION_WARP_SCAN_CHUNKS (a measurement; 0: always the block
-// scan) overrides it.
+// scatter's stalls at barriers; docs/PERF.md v36: 2-3% faster at 1M bins on an H100). The
+// bound is the policy's `FEW_CHUNKS` (src/histogram/partition.rs), past which it gives the
+// scatter tiles of 16,384 keys, passed as TALLY_PARTITION_WARP_SCAN_CHUNKS (a second -D through
+// TALLY_NVRTC_OPTIONS redefines it for measurements; 0: always the block scan).
 #ifndef TALLY_PARTITION_WARP_SCAN_CHUNKS
-#define TALLY_PARTITION_WARP_SCAN_CHUNKS 128
+#error "TALLY_PARTITION_WARP_SCAN_CHUNKS must be defined"
 #endif
 constexpr u32 WARP_SCAN_CHUNKS = TALLY_PARTITION_WARP_SCAN_CHUNKS;
 
