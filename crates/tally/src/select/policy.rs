@@ -75,7 +75,10 @@ pub const ITEMS_PER_THREAD: u32 = 64;
 /// multiprocessor) warps spent 44% of their cycles at a barrier while warp 0 looked back; at
 /// 4 blocks, the kept items staged while warp 0 looks back, the same 128 x 16-row tiles
 /// selected 1% / 50% / 99% of 2^28 f32 in 0.387 / 0.528 / 0.657 ms against 0.462 / 0.609 /
-/// 0.755 ms in the same call.
+/// 0.755 ms in the same call. Blocks that stay resident with a fifth warp that only looks back
+/// (so that no data warp waits at that barrier) fit 3 a multiprocessor and ran 7-23% slower on
+/// the H200 (v37): with 4 one-tile blocks the other blocks' loads cover one block's wait, which
+/// is worth more than the look-back warp saves.
 pub const MIN_BLOCKS: u32 = 4;
 
 /// Shared memory a tile stages its output in by default; a tuned shape may take up to
