@@ -103,6 +103,12 @@ impl Tuning {
         self.posted_counts_max_bytes.unwrap_or(usize::MAX)
     }
 
+    /// Keys a pass of global-l2 on a device of `l2_bytes` of L2 in counters of `counter_bytes`:
+    /// the tuned `pass_keys`, else [`l2_slice`].
+    pub fn l2_pass_keys(&self, l2_bytes: usize, counter_bytes: usize) -> usize {
+        self.pass_keys.unwrap_or_else(|| l2_slice(l2_bytes, counter_bytes))
+    }
+
     /// Slots of global-l2's hot-bin cache: the kernel's TALLY_HOT_SLOTS, a power of two.
     pub fn hot_slots(&self) -> usize {
         self.hot_slots.map(|v| v.next_power_of_two().clamp(64, 8192)).unwrap_or(4096)
@@ -523,11 +529,8 @@ impl Capacity {
 
     /// Keys per pass of a pass strategy with `counter_bytes`-byte counters, or `width`.
     pub fn pass_keys(&self, info: &DeviceInfo, strategy: Strategy, width: usize, counter_bytes: usize) -> usize {
-        let slice = if strategy == Strategy::GlobalL2 {
-            self.tuning.pass_keys.unwrap_or_else(|| l2_slice(info.l2_bytes, counter_bytes))
-        } else {
-            width
-        };
+        let slice =
+            if strategy == Strategy::GlobalL2 { self.tuning.l2_pass_keys(info.l2_bytes, counter_bytes) } else { width };
         slice.clamp(1, width.max(1))
     }
 

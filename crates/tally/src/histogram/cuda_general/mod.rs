@@ -429,7 +429,7 @@ impl<T: Sample, W: Weight> GeneralPlan<T, W> {
         // ones degrade to a block copy when it fits, everything else (clusters included, and the
         // partition where it cannot take the histogram) to L2-sized passes of global atomics.
         // Global-l2's keys a pass (64-bit counters in half the L2).
-        let l2_pass = tuning.pass_keys.unwrap_or_else(|| policy::l2_slice(info.l2_bytes, 8));
+        let l2_pass = tuning.l2_pass_keys(info.l2_bytes, 8);
         let strategy = match requested {
             Strategy::ThreadPrivate => {
                 return Err(Error::invalid("thread-private is the CPU backend's strategy; use --backend cpu"))
