@@ -109,6 +109,43 @@ fn gpu_both_look_backs_agree_on_integers_and_floats_repeat_bit_for_bit() {
     }
 }
 
+/// The deterministic plain sum's tile prefixes are the left fold of the tiles' sums (the ordered
+/// look-back), the order of a sequential sum: with one nonzero value a tile, at the tile's start,
+/// every output is the sequential running sum bit for bit, inclusive and exclusive. A tree over
+/// tiles (the fast look-back's windows, the fixed one's groups) rounds the running sums
+/// differently. 1,500 tiles and a partial one: more than a look-back's 128 predecessors a
+/// round, and more than the blocks resident at once.
+#[test]
+fn gpu_deterministic_plain_sums_fold_tiles_left_to_right() {
+    let Some(gpu) = cuda() else { return };
+    let dev = gpu.cuda_device().unwrap().clone();
+    let f32_type = tally::ElementType::F32;
+    let tuning = tally::Tuning::default();
+    let tile = scan_policy(f32_type, f32_type, ScanKernelOp::Sum, 0, 1 << 28, &tuning).expect("policy").tile as usize;
+    let n = 1500 * tile + 7;
+    let mut r = common::Rng(77);
+    // Values with three decimals up to 1,000 in magnitude: the running sum (a random walk to
+    // tens of thousands) rounds at almost every tile.
+    let mut xs = vec![0.0f32; n];
+    for start in (0..n).step_by(tile) {
+        xs[start] = ((r.next() % 2_000_001) as f32 - 1e6) * 1e-3;
+    }
+    xs[0] = 1.5;
+    let none = None::<&[u32]>;
+    for exclusive in [false, true] {
+        let options = ScanOptions { exclusive, ..ScanOptions::default().with_deterministic(true) };
+        let plan = ScanPlan::<f32, f32>::new(&dev, ScanOp::Sum, options, n).unwrap();
+        assert!(plan.deterministic() && plan.policy().ordered && plan.policy().tile as usize == tile);
+        let got: Vec<f32> = gpu.scan_vec(&xs, ScanOp::Sum, options).unwrap();
+        let want: Vec<f32> = reference::scan(&xs, none, ScanOp::Sum, &options).unwrap();
+        let first_bad = got.iter().zip(&want).position(|(g, w)| g.to_bits() != w.to_bits());
+        assert!(
+            got.len() == n && first_bad.is_none(),
+            "exclusive={exclusive}: first difference at {first_bad:?} (tile {tile})"
+        );
+    }
+}
+
 /// Segments longer than a group (32 tiles) and a super-group (1024 tiles) of the look-back,
 /// between stretches where every tile has a segment head: tiles whose predecessors absorb what
 /// came before stop looking back early, the others read every level. Integer sums are exact

@@ -60,6 +60,7 @@ impl DeviceOptions {
             scan_staged: number("TALLY_SCAN_STAGED").map(|v| v != 0),
             scan_windows: number("TALLY_SCAN_WINDOWS").map(|v| v.min(u32::MAX as u64) as u32),
             scan_split: number("TALLY_SCAN_SPLIT").map(|v| v != 0),
+            scan_ordered: number("TALLY_SCAN_ORDERED").map(|v| v != 0),
             partition_slice: number("TALLY_PARTITION_SLICE").map(|v| v as usize),
             partition_threads: number("TALLY_PARTITION_THREADS").map(|v| v.min(u32::MAX as u64) as u32),
             partition_items: number("TALLY_PARTITION_ITEMS").map(|v| v.min(u32::MAX as u64) as u32),

@@ -38,6 +38,10 @@ pub struct Tuning {
     /// Whether a scan by key writes the rows that need no tile prefix while warp 0 looks back;
     /// default for outputs of up to 4 bytes; plain scans never do.
     pub scan_split: Option<bool>,
+    /// Whether deterministic scans look back in order (a left fold from the nearest inclusive
+    /// prefix) rather than by fixed groups; default for plain scans
+    /// (`scan::policy::ordered_lookback`).
+    pub scan_ordered: Option<bool>,
     /// Samples per slice of the partition strategy (rounded down to whole tiles); default as
     /// many as its scratch bound allows.
     pub partition_slice: Option<usize>,

@@ -34,8 +34,12 @@
 // own, and each launch zeroes the set the next one uses (`lookback_clear_next`), so that a call
 // is one launch, not a memset and a launch.
 //
-// Two look-backs:
-//   fixed (deterministic): the last tile of a group publishes the group's total (its 32
+// Three look-backs:
+//   ordered (deterministic, where the policy sets TALLY_LOOKBACK_ORDERED: plain sums): the fast
+//     one's rounds of reads, but each tile's prefix is the left fold of its predecessors'
+//     aggregates from the nearest inclusive prefix, so every inclusive prefix is the left fold
+//     of all aggregates before it: the same bits whatever the timing (`lookback_ordered`).
+//   fixed (deterministic elsewhere: scans by key, reduce-by-key): the last tile of a group publishes the group's total (its 32
 //     aggregates by a fixed tree), the last tile of a super-group the running total up to its
 //     end. A tile's prefix is (super-group prefix . groups before it in its super-group) . tiles
 //     before it in its group, each by a fixed tree: the same bits on every run, whatever the
@@ -292,6 +296,95 @@ TALLY_DEVICE typename L::Acc lookback_fast(const LookbackSlots<L>& tiles, u32 ti
   return prefix;
 }
 
+// The ordered look-back (deterministic; warp 0 of a tile after the first; every lane returns
+// the prefix). Like the fast one it reads the 32 * WINDOWS nearest predecessors a round, further
+// back each round, until it meets an inclusive prefix, but it then merges from there one tile at
+// a time, left to right, where the fast one merges each window by a tree as it goes. By
+// induction every tile's inclusive prefix is the left fold of all tile aggregates,
+// ((a_0 . a_1) . a_2) . ... . a_t, whichever predecessor it stopped at: the same bits on every
+// run, whatever the timing, in the fast look-back's rounds of reads where the fixed one takes up
+// to three a tile. The fold starts at the inclusive prefix, so the aggregates read in the rounds
+// before it are kept, each lane its own, in shared memory: up to ORDERED_HISTORY tiles. Past
+// that (a tile more than that many tiles ahead of every inclusive prefix) it starts again from
+// its nearest predecessors, which publish theirs in time. Re-reading the nearest round instead
+// of going further back measured 3.5x slower for reduce-by-key (one window a round): each
+// inclusive prefix then waits for one at most 32 tiles before it, a chain of round trips. With
+// the history reduce-by-key was still 2.7x slower than in the fixed look-back (a serial merge of
+// 16-byte pairs a predecessor, on look-backs that walk many windows; not profiled further), so
+// only the plain scans' policy sets TALLY_LOOKBACK_ORDERED (docs/PERF.md, v38); where it is 0
+// the deterministic mode is the fixed look-back and this code is not compiled in.
+#ifndef TALLY_LOOKBACK_ORDERED
+#define TALLY_LOOKBACK_ORDERED 0
+#endif
+// Tiles whose aggregates the ordered look-back keeps (a define so that tests can make it small
+// and exercise the restart).
+#ifndef TALLY_LOOKBACK_ORDERED_HISTORY
+#define TALLY_LOOKBACK_ORDERED_HISTORY 512
+#endif
+constexpr int LOOKBACK_ORDERED_HISTORY = TALLY_LOOKBACK_ORDERED_HISTORY;
+template <class L>
+TALLY_DEVICE typename L::Acc lookback_ordered(const LookbackSlots<L>& tiles, u32 tile, const typename L::Acc& agg) {
+  typedef typename L::Acc Acc;
+  auto merge = [](const Acc& a, const Acc& b) { return L::merge(a, b); };
+  constexpr int W = L::WINDOWS;
+  constexpr int ROUNDS = LOOKBACK_ORDERED_HISTORY / (32 * W) > 1 ? LOOKBACK_ORDERED_HISTORY / (32 * W) : 1;
+  // history[round][window][lane]: raw storage, as an Acc may not be default-constructible in
+  // shared memory. Warp 0 alone uses it, and a lane reads back only what it wrote.
+  __shared__ __align__(16) unsigned char history_bytes[ROUNDS * W * 32 * sizeof(Acc)];
+  Acc* history = reinterpret_cast<Acc*>(history_bytes);
+  const int lane = (int)lane_id();
+  LookbackSlots<L> slots[W];
+  int round = 0;
+  for (long long end = (long long)tile;; end -= 32 * W, ++round) {
+    if (round == ROUNDS) {  // the history is full: start again from the nearest tiles
+      round = 0;
+      end = (long long)tile;
+      __nanosleep(TALLY_LOOKBACK_SLEEP_NS);
+    }
+    // Window j holds tiles end - 32 * (W - j) + lane: window W - 1 is the nearest.
+    u32 idx[W], status[W], want = 0;
+    Acc value[W];
+#pragma unroll
+    for (int j = 0; j < W; ++j) {
+      const long long i = end - 32ll * (W - j) + lane;
+      slots[j] = tiles;
+      idx[j] = (u32)(i < 0 ? 0 : i);
+      value[j] = L::identity();
+      status[j] = LOOKBACK_INCL;  // before the first tile: the identity, inclusive
+      want |= (u32)(i >= 0) << j;
+    }
+    lookback_wait_all<L, W>(slots, idx, want, value, status);
+    int from_window = -1, from_lane = 0;
+#pragma unroll
+    for (int j = W - 1; j >= 0; --j) {
+      const u32 incl = __ballot_sync(0xffffffffu, status[j] == LOOKBACK_INCL);
+      if (from_window < 0 && incl) {
+        from_window = j;
+        from_lane = 31 - __clz(incl);
+      }
+    }
+    if (from_window < 0) {
+#pragma unroll
+      for (int j = 0; j < W; ++j) history[(round * W + j) * 32 + lane] = value[j];
+      continue;
+    }
+    // The fold: from the inclusive prefix through this round's later windows, then the kept
+    // rounds, nearest last.
+    Acc prefix = L::identity();
+#pragma unroll
+    for (int j = 0; j < W; ++j) {
+      if (j == from_window) prefix = warp_fold_left(warp_shfl_idx(value[j], from_lane), value[j], from_lane + 1, merge);
+      else if (j > from_window) prefix = warp_fold_left(prefix, value[j], 0, merge);
+    }
+    for (int r = round - 1; r >= 0; --r) {
+#pragma unroll
+      for (int j = 0; j < W; ++j) prefix = warp_fold_left(prefix, history[(r * W + j) * 32 + lane], 0, merge);
+    }
+    if (lane == 0 && !L::absorbs(agg)) lookback_publish(tiles, tile, L::merge(prefix, agg), LOOKBACK_INCL);
+    return prefix;
+  }
+}
+
 // The two halves of `lookback_prefix`, for a tile with work to do between them (select and the
 // runs stage their tile-local output while predecessors finish). Warp 0: `lookback_begin` publishes the
 // tile's aggregate; `lookback_end` returns the exclusive prefix of the tile (the identity for
@@ -299,16 +392,19 @@ TALLY_DEVICE typename L::Acc lookback_fast(const LookbackSlots<L>& tiles, u32 ti
 template <class L>
 TALLY_DEVICE void lookback_begin(const LookbackStates<L>& st, u32 tile, const typename L::Acc& agg,
                                  bool deterministic) {
-  // Tile 0's aggregate is its inclusive prefix, and so is one that absorbs what came before.
-  const u32 status = !deterministic && (tile == 0 || L::absorbs(agg)) ? LOOKBACK_INCL : LOOKBACK_AGG;
+  // Tile 0's aggregate is its inclusive prefix, and so is one that absorbs what came before
+  // (in the ordered look-back too: its fold would give the same bits).
+  const bool fixed = deterministic && !TALLY_LOOKBACK_ORDERED;
+  const u32 status = !fixed && (tile == 0 || L::absorbs(agg)) ? LOOKBACK_INCL : LOOKBACK_AGG;
   if (lane_id() == 0) lookback_publish(st.level[0], tile, agg, status);
 }
 
 template <class L>
 TALLY_DEVICE typename L::Acc lookback_end(const LookbackStates<L>& st, u32 tile, const typename L::Acc& agg,
                                           bool deterministic) {
-  if (deterministic) return lookback_fixed(st, tile, agg);
+  if (deterministic && !TALLY_LOOKBACK_ORDERED) return lookback_fixed(st, tile, agg);
   if (tile == 0) return L::identity();
+  if (deterministic) return lookback_ordered(st.level[0], tile, agg);
   return lookback_fast(st.level[0], tile, agg);
 }
 

@@ -6,16 +6,16 @@
 //   TALLY_KEY_BYTES    0: a plain scan; 4 or 8: scan by key (restart where the key changes)
 //   TALLY_BLOCK_THREADS, TALLY_VECS (16-byte input loads per thread and tile), TALLY_MIN_BLOCKS
 //   TALLY_CUSTOM_EXPR, TALLY_CUSTOM_IDENTITY  custom: `a OP b` as C++ (associative), identity
-//   TALLY_SCAN_STAGE, TALLY_LOOKBACK_WINDOWS, TALLY_SPLIT_LOOKBACK, TALLY_TILES_BY_BLOCK: the
-//     policy's (src/scan/policy.rs)
+//   TALLY_SCAN_STAGE, TALLY_LOOKBACK_WINDOWS, TALLY_SPLIT_LOOKBACK, TALLY_TILES_BY_BLOCK,
+//     TALLY_LOOKBACK_ORDERED: the policy's (src/scan/policy.rs)
 // One block scans one tile of BLOCK_THREADS * VECS * 16 bytes of input; tiles are numbered in
 // the order blocks start (an atomic counter), so a tile only ever waits for tiles that are
 // already running, or (TALLY_TILES_BY_BLOCK, the widening scans) by block index, as in CUB.
 // A tile is VECS rows; in each row, thread t holds the 16 bytes at t. Each thread combines its
 // row pieces, warps scan them (fixed trees), warp 0 scans the row-and-warp totals, publishes
 // the tile's aggregate, and finds the tile's prefix by looking back
-// (lookback.cuh): the fixed look-back where the bits must not depend on timing (floats, custom
-// operations: `deterministic`), else the fast one.
+// (lookback.cuh): where the bits must not depend on timing (float sums, custom operations:
+// `deterministic`) the ordered look-back, or for scans by key the fixed one; else the fast one.
 // The look-back and its tile states are lookback.cuh's (zeroed before every launch: see there).
 #include "common.cuh"
 #include "warp.cuh"

@@ -127,6 +127,19 @@ TALLY_DEVICE T warp_exclusive_from_inclusive(const T& inclusive, const T& identi
   return lane_id() == 0 ? identity : up;
 }
 
+// `start` followed by lanes `first`..31's values, merged one at a time from the left:
+// ((start . v_first) . v_first+1) . ... . v_31, to every lane (`first` the same in every lane;
+// 32 returns `start`). Unlike a tree, a left fold gives the same bits as any fold it extends:
+// the deterministic look-back's running prefix (lookback.cuh). The loop runs only from `first`
+// (a look-back's nearest inclusive prefix is mostly a few tiles back); unrolled by four, so
+// that four shuffles issue back to back before their merges.
+template <typename T, typename Merge>
+TALLY_DEVICE T warp_fold_left(T start, const T& v, int first, Merge merge) {
+#pragma unroll 4
+  for (int d = first; d < 32; ++d) start = merge(start, warp_shfl_idx(v, d));
+  return start;
+}
+
 // The lanes' values combined in lane order (the inclusive scan's last lane), to every lane.
 template <typename T, typename Merge>
 TALLY_DEVICE T warp_reduce_ordered(T v, Merge merge) {

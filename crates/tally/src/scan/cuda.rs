@@ -129,7 +129,7 @@ impl ScanVariant {
 
     /// The defines that select this specialisation.
     pub fn defines(&self) -> Defines {
-        let ScanShape { block_threads, vecs, min_blocks, staged, windows, split, tiles_by_block } = self.shape;
+        let ScanShape { block_threads, vecs, min_blocks, staged, windows, split, tiles_by_block, ordered } = self.shape;
         let mut d: Defines = vec![
             ("TALLY_ELEM", self.input.cuda_type().to_string()),
             ("TALLY_OUT", self.output.cuda_type().to_string()),
@@ -144,6 +144,7 @@ impl ScanVariant {
             ("TALLY_LOOKBACK_WINDOWS", windows.to_string()),
             ("TALLY_SPLIT_LOOKBACK", (split as u32).to_string()),
             ("TALLY_TILES_BY_BLOCK", (tiles_by_block as u32).to_string()),
+            ("TALLY_LOOKBACK_ORDERED", (ordered as u32).to_string()),
         ];
         if let Some((expr, identity)) = &self.custom {
             d.push(("TALLY_CUSTOM_EXPR", expr.clone()));
@@ -209,7 +210,6 @@ impl<T: ScanInto<O>, O: ScanValue> ScanPlan<T, O> {
         key_bytes: u32,
         custom: Option<(String, String)>,
     ) -> Result<Self> {
-        let is_custom = custom.is_some();
         let policy = policy::policy(T::TYPE, O::TYPE, op, key_bytes, n as u64, dev.tuning())?;
         let variant = ScanVariant { input: T::TYPE, output: O::TYPE, op, key_bytes, custom, shape: policy.shape() };
         if policy.states.tiles > u32::MAX as u64 {
@@ -224,7 +224,7 @@ impl<T: ScanInto<O>, O: ScanValue> ScanPlan<T, O> {
             variant,
             policy,
             options,
-            deterministic: options.resolved_deterministic::<O>(is_custom),
+            deterministic: options.resolved_deterministic::<O>(op),
             checked: op == ScanKernelOp::Sum && O::CHECKED && !options.wrapping,
             n,
             overflow,

@@ -105,8 +105,8 @@ pub struct ScanOptions {
     /// first). Default: inclusive (element i included), as numpy's `cumsum`.
     pub exclusive: bool,
     /// GPU: the same bits on every run of a plan (a fixed combination order; see docs/SCAN.md).
-    /// None (default): on for floats and custom operations, off where the order cannot change
-    /// the result (integer sums, min, max), which may then use the faster look-back.
+    /// None (default): on for float sums and custom operations, off for integer sums. Min and
+    /// max ignore it: their bits cannot depend on the order, and they take the fast look-back.
     pub deterministic: Option<bool>,
     /// 64-bit integer sums: wrap silently instead of failing with [`Error::Overflow`].
     pub wrapping: bool,
@@ -135,9 +135,15 @@ impl ScanOptions {
         self
     }
 
-    /// Whether the GPU uses the deterministic look-back for output `O` (custom: `custom`).
-    pub fn resolved_deterministic<O: ScanValue>(&self, custom: bool) -> bool {
-        self.deterministic.unwrap_or(custom || O::TYPE.is_float())
+    /// Whether the GPU uses the deterministic look-back for output `O` and `op`. A running
+    /// minimum or maximum picks one of its inputs (NaN: the last), whatever the order of its
+    /// combinations, so it gives the same bits in the fast look-back, which it always takes.
+    pub fn resolved_deterministic<O: ScanValue>(&self, op: policy::ScanKernelOp) -> bool {
+        match op {
+            policy::ScanKernelOp::Min | policy::ScanKernelOp::Max => false,
+            policy::ScanKernelOp::Sum => self.deterministic.unwrap_or(O::TYPE.is_float()),
+            policy::ScanKernelOp::Custom => self.deterministic.unwrap_or(true),
+        }
     }
 }
 

@@ -43,6 +43,9 @@ pub struct ScanPolicy {
     /// Tiles numbered by block index rather than by a counter in the tile states
     /// (`TALLY_TILES_BY_BLOCK`; see [`tiles_by_block`]).
     pub tiles_by_block: bool,
+    /// The deterministic mode's look-back in order, else by fixed groups
+    /// (`TALLY_LOOKBACK_ORDERED`; see [`ordered_lookback`]).
+    pub ordered: bool,
     /// Elements per tile.
     pub tile: u64,
     /// The tiles (= blocks) of the launch and their look-back states.
@@ -61,6 +64,7 @@ impl ScanPolicy {
             windows: self.windows,
             split: self.split,
             tiles_by_block: self.tiles_by_block,
+            ordered: self.ordered,
         }
     }
 }
@@ -82,6 +86,8 @@ pub struct ScanShape {
     pub split: bool,
     /// Tiles numbered by block index.
     pub tiles_by_block: bool,
+    /// The deterministic look-back in order.
+    pub ordered: bool,
 }
 
 /// Rows per tile for inputs of `size` bytes in blocks of 256 threads: about 16 items per thread
@@ -148,10 +154,19 @@ const SMALL_WIDENING_THREADS_PER_SM: u32 = 1024;
 pub const SMALL_KEYED_MAX_ITEMS: u64 = 1 << 22;
 /// Rows per tile of a small f32 sum by 4-byte keys (8,192-item tiles of 512 threads).
 const SMALL_KEYED_ROWS: u32 = 4;
-/// Threads per multiprocessor of other same-width scans (min, max, custom), which keep v11's
-/// tiles: at 128 x 24 a running f32 max measured 1.040 ms against v11's 0.915 ms (docs/PERF.md,
-/// v13).
+/// Threads per multiprocessor of other same-width scans (custom ones; minima and maxima of 8-
+/// and 2-byte items), which keep v11's tiles: at 128 x 24 a running f32 max measured 1.040 ms
+/// against v11's 0.915 ms (docs/PERF.md, v13), in the fixed look-back.
 const SAME_WIDTH_THREADS_PER_SM: u32 = 768;
+/// Rows per tile of running minima and maxima of 4-byte items (8,192-item tiles of 128
+/// threads), at `MINMAX_THREADS_PER_SM`. Since v38 they take the fast look-back (their bits
+/// cannot depend on the order); on the H200, alternating in one call (docs/PERF.md, v38, call
+/// 1), the f32 max at 2^28 0.708-0.711 ms at 16 rows and 4 blocks against 0.809 at v11's 8 rows
+/// and 6 blocks and 0.715 at 24 and 3; at 2^24 61-62 us against 67-68 and 64-66. Without the
+/// ordered look-back compiled in (`ordered_lookback`), 0.695-0.700 ms (call 2; CUB 0.675).
+const MINMAX_ROWS: u32 = 16;
+/// Threads per multiprocessor of a running minimum or maximum of 4-byte items.
+const MINMAX_THREADS_PER_SM: u32 = 512;
 /// Widening scans (u8 to i32 into 64 bits) stage their tile in shared memory: their outputs take
 /// twice the registers of their items, and held in registers they measured slower at every
 /// shape (i32 into i64 at 2^28 on the H100: 1.99-2.35 ms at 8 to 24 rows, against 1.79 ms
@@ -301,6 +316,21 @@ pub fn tiles_by_block(input: ElementType, output: ElementType, keyed: bool) -> b
     !keyed && output.size() > input.size()
 }
 
+/// Whether a deterministic scan looks back in order (`lookback.cuh`'s ordered look-back: the
+/// fast one's rounds of reads, merged as a left fold from the nearest inclusive prefix) rather
+/// than by fixed groups of 32 tiles and super-groups (up to three rounds of reads a tile, one
+/// after another): plain sums and custom scans. On the H200 at 2^28, alternating in one call
+/// (docs/PERF.md, v38, call 2): the deterministic f32 sum 0.631-0.643 ms in order against 0.684
+/// by groups and 0.621-0.627 in the fast (non-deterministic) look-back; at 2^24 53-54 us
+/// against 55. Scans by key keep the groups: in order the f32 sum by keys in runs of 8 measured
+/// 0.981-0.983 ms against 0.962-0.967 (f64 1.935 against 2.02, by keys in runs of 2^20 1.060
+/// against 1.083-1.090; not adopted on one mixed call). Minima and maxima never run the
+/// deterministic mode and compile without the ordered look-back: with it compiled in (unused)
+/// the f32 max at 2^28 measured 0.780-0.782 ms against 0.695-0.700.
+pub fn ordered_lookback(op: ScanKernelOp, keyed: bool) -> bool {
+    !keyed && matches!(op, ScanKernelOp::Sum | ScanKernelOp::Custom)
+}
+
 /// The policy for `n` elements of `input` scanned by `op` into `output`: by keys of `key_bytes`
 /// bytes (4 or 8), or a plain scan (0).
 pub fn policy(
@@ -328,6 +358,7 @@ pub fn policy(
     }
     let widening = output.size() > input.size() && !keyed;
     let large_sum = op == ScanKernelOp::Sum && !keyed && !widening;
+    let minmax = matches!(op, ScanKernelOp::Min | ScanKernelOp::Max) && !keyed && !widening && input.size() == 4;
     // Small problems take fewer rows (less serial work a thread), where measured; tuned rows
     // keep the large problems' blocks.
     let untuned = tuning.scan_vecs.is_none();
@@ -343,6 +374,7 @@ pub fn policy(
         None if large_sum => same_width_vecs(input.size()),
         None if small_widening => SMALL_WIDENING_ROWS,
         None if widening => widening_vecs(input.size()),
+        None if minmax => MINMAX_ROWS,
         None => scan_vecs_for(input.size()),
     };
     let vecs = tuning.scan_vecs.unwrap_or(default_vecs);
@@ -362,6 +394,7 @@ pub fn policy(
         None if widening => WIDENING_THREADS_PER_SM,
         None if small_sum => SMALL_SUM_THREADS_PER_SM,
         None if large_sum => SAME_WIDTH_SUM_THREADS_PER_SM,
+        None if minmax => MINMAX_THREADS_PER_SM,
         None => SAME_WIDTH_THREADS_PER_SM,
     };
     let min_blocks = tuning.scan_min_blocks.unwrap_or((threads_per_sm / block_threads).max(1));
@@ -376,12 +409,33 @@ pub fn policy(
     }
     let split = keyed && tuning.scan_split.unwrap_or(split_lookback(output, keyed));
     let tiles_by_block = tiles_by_block(input, output, keyed);
-    Ok(ScanPolicy { block_threads, vecs, min_blocks, staged, windows, split, tiles_by_block, tile, states })
+    let ordered = tuning.scan_ordered.unwrap_or(ordered_lookback(op, keyed));
+    Ok(ScanPolicy { block_threads, vecs, min_blocks, staged, windows, split, tiles_by_block, ordered, tile, states })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn plain_sums_and_custom_scans_look_back_in_order_the_others_by_groups() {
+        let t = Tuning::default();
+        let ordered = |input, output, op, key_bytes| policy(input, output, op, key_bytes, 1 << 28, &t).unwrap().ordered;
+        let (f32_type, i32_type) = (ElementType::F32, ElementType::I32);
+        assert!(ordered(f32_type, f32_type, ScanKernelOp::Sum, 0));
+        assert!(ordered(ElementType::F64, ElementType::F64, ScanKernelOp::Custom, 0));
+        assert!(ordered(i32_type, ElementType::I64, ScanKernelOp::Sum, 0), "integers too (not run deterministic)");
+        assert!(!ordered(f32_type, f32_type, ScanKernelOp::Sum, 4), "scans by key: fixed groups");
+        assert!(!ordered(f32_type, f32_type, ScanKernelOp::Max, 0), "min/max never run the deterministic mode");
+        assert!(!ordered(i32_type, i32_type, ScanKernelOp::Min, 0));
+        let tuned = Tuning { scan_ordered: Some(true), ..Tuning::default() };
+        assert!(policy(f32_type, f32_type, ScanKernelOp::Sum, 4, 1000, &tuned).unwrap().ordered);
+        // Running maxima of 4-byte items: 16 rows at 4 blocks of 128; of 8-byte ones v11's tiles.
+        let max = policy(f32_type, f32_type, ScanKernelOp::Max, 0, 1 << 28, &t).unwrap();
+        assert_eq!((max.tile, max.min_blocks), (8192, 4));
+        let max64 = policy(ElementType::F64, ElementType::F64, ScanKernelOp::Max, 0, 1 << 28, &t).unwrap();
+        assert_eq!((max64.tile, max64.min_blocks), (2048, 6));
+    }
 
     #[test]
     fn tiles_are_96_items_per_thread_in_registers_or_staged_and_states_are_small() {
@@ -518,7 +572,10 @@ mod tests {
         let none = Tuning { scan_windows: Some(0), ..Tuning::default() };
         assert!(policy(ElementType::F32, ElementType::F32, ScanKernelOp::Sum, 0, 1, &none).is_err());
         let max = policy(ElementType::F32, ElementType::F32, ScanKernelOp::Max, 0, 1, &Tuning::default()).unwrap();
-        assert_eq!((max.block_threads, max.vecs, max.min_blocks, max.staged), (128, 8, 6, false));
+        assert_eq!((max.block_threads, max.vecs, max.min_blocks, max.staged), (128, 16, 4, false));
+        let custom =
+            policy(ElementType::F32, ElementType::F32, ScanKernelOp::Custom, 0, 1, &Tuning::default()).unwrap();
+        assert_eq!((custom.block_threads, custom.vecs, custom.min_blocks, custom.staged), (128, 8, 6, false));
         let shaped = Tuning { scan_min_blocks: Some(3), scan_staged: Some(false), ..Tuning::default() };
         let w = policy(ElementType::I32, ElementType::I64, ScanKernelOp::Sum, 0, 1, &shaped).unwrap();
         assert_eq!((w.min_blocks, w.staged), (3, false));
