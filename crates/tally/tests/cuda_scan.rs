@@ -6,11 +6,12 @@ mod common;
 mod scan_common;
 
 use scan_common::*;
+use tally::device::DeviceOptions;
 use tally::scan::policy::{
     policy as scan_policy, ScanKernelOp, SMALL_KEYED_MAX_ITEMS, SMALL_SUM_MAX_ITEMS, SMALL_WIDENING_MAX_ITEMS,
 };
 use tally::scan::reference;
-use tally::{Backend, CustomOp, DeviceViewMut, Error, ScanOp, ScanOptions, ScanPlan};
+use tally::{Backend, CudaDevice, CustomOp, DeviceViewMut, Error, ScanOp, ScanOptions, ScanPlan, Tuning};
 
 fn cuda() -> Option<Backend> {
     common::gpu().map(Backend::Cuda)
@@ -111,38 +112,71 @@ fn gpu_both_look_backs_agree_on_integers_and_floats_repeat_bit_for_bit() {
 
 /// The deterministic plain sum's tile prefixes are the left fold of the tiles' sums (the ordered
 /// look-back), the order of a sequential sum: with one nonzero value a tile, at the tile's start,
-/// every output is the sequential running sum bit for bit, inclusive and exclusive. A tree over
-/// tiles (the fast look-back's windows, the fixed one's groups) rounds the running sums
-/// differently. 1,500 tiles and a partial one: more than a look-back's 128 predecessors a
-/// round, and more than the blocks resident at once.
+/// every output is the sequential running sum bit for bit, inclusive and exclusive. 1,500 tiles
+/// and a partial one: more than a look-back's 128 predecessors a round, and more than the blocks
+/// resident at once. Also on a device whose look-back keeps 256 tiles of history (two rounds),
+/// so that tiles of the first wave start again; for a custom `a + b` in its own, smaller tiles
+/// (6 blocks a multiprocessor: more tiles resident than the default history holds); and the
+/// fixed groups (a tree over each group of 32 tiles), which round differently: the check can
+/// fail.
 #[test]
 fn gpu_deterministic_plain_sums_fold_tiles_left_to_right() {
     let Some(gpu) = cuda() else { return };
-    let dev = gpu.cuda_device().unwrap().clone();
     let f32_type = tally::ElementType::F32;
     let tuning = tally::Tuning::default();
-    let tile = scan_policy(f32_type, f32_type, ScanKernelOp::Sum, 0, 1 << 28, &tuning).expect("policy").tile as usize;
-    let n = 1500 * tile + 7;
-    let mut r = common::Rng(77);
-    // Values with three decimals up to 1,000 in magnitude: the running sum (a random walk to
-    // tens of thousands) rounds at almost every tile.
-    let mut xs = vec![0.0f32; n];
-    for start in (0..n).step_by(tile) {
-        xs[start] = ((r.next() % 2_000_001) as f32 - 1e6) * 1e-3;
-    }
-    xs[0] = 1.5;
+    let tile_of = |op| scan_policy(f32_type, f32_type, op, 0, 1 << 28, &tuning).expect("policy").tile as usize;
+    // Values with three decimals up to 1,000 in magnitude at the start of each tile, zeros
+    // between: the running sum (a random walk to tens of thousands) rounds at almost every tile.
+    let input = |tile: usize| {
+        let n = 1500 * tile + 7;
+        let mut r = common::Rng(77);
+        let mut xs = vec![0.0f32; n];
+        for start in (0..n).step_by(tile) {
+            xs[start] = ((r.next() % 2_000_001) as f32 - 1e6) * 1e-3;
+        }
+        xs[0] = 1.5;
+        xs
+    };
+    let first_difference = |got: &[f32], want: &[f32]| {
+        assert_eq!(got.len(), want.len());
+        got.iter().zip(want).position(|(g, w)| g.to_bits() != w.to_bits())
+    };
+    let env = DeviceOptions::from_env();
+    let mut short = env.clone();
+    short.nvrtc_options.push("-DTALLY_LOOKBACK_ORDERED_HISTORY=256".into());
+    let fixed = DeviceOptions { tuning: Tuning { scan_ordered: Some(false), ..env.tuning.clone() }, ..env.clone() };
+    let open = |options: DeviceOptions| Backend::Cuda(CudaDevice::with_options(options).unwrap());
+    let tile = tile_of(ScanKernelOp::Sum);
+    let xs = input(tile);
     let none = None::<&[u32]>;
-    for exclusive in [false, true] {
-        let options = ScanOptions { exclusive, ..ScanOptions::default().with_deterministic(true) };
-        let plan = ScanPlan::<f32, f32>::new(&dev, ScanOp::Sum, options, n).unwrap();
-        assert!(plan.deterministic() && plan.policy().ordered && plan.policy().tile as usize == tile);
-        let got: Vec<f32> = gpu.scan_vec(&xs, ScanOp::Sum, options).unwrap();
-        let want: Vec<f32> = reference::scan(&xs, none, ScanOp::Sum, &options).unwrap();
-        let first_bad = got.iter().zip(&want).position(|(g, w)| g.to_bits() != w.to_bits());
-        assert!(
-            got.len() == n && first_bad.is_none(),
-            "exclusive={exclusive}: first difference at {first_bad:?} (tile {tile})"
-        );
+    for (backend, what) in [(gpu.clone(), "default"), (open(short), "a history of 256 tiles")] {
+        let dev = backend.cuda_device().unwrap().clone();
+        for exclusive in [false, true] {
+            let options = ScanOptions { exclusive, ..ScanOptions::default().with_deterministic(true) };
+            let plan = ScanPlan::<f32, f32>::new(&dev, ScanOp::Sum, options, xs.len()).unwrap();
+            assert!(plan.deterministic() && plan.policy().ordered && plan.policy().tile as usize == tile);
+            let got: Vec<f32> = backend.scan_vec(&xs, ScanOp::Sum, options).unwrap();
+            let want: Vec<f32> = reference::scan(&xs, none, ScanOp::Sum, &options).unwrap();
+            let bad = first_difference(&got, &want);
+            assert!(bad.is_none(), "{what}, exclusive={exclusive}: first difference at {bad:?} (tile {tile})");
+        }
+    }
+    let by_groups = open(fixed);
+    let det = ScanOptions::default().with_deterministic(true);
+    let plan = ScanPlan::<f32, f32>::new(by_groups.cuda_device().unwrap(), ScanOp::Sum, det, xs.len()).unwrap();
+    assert!(!plan.policy().ordered);
+    let got: Vec<f32> = by_groups.scan_vec(&xs, ScanOp::Sum, det).unwrap();
+    let want: Vec<f32> = reference::scan(&xs, none, ScanOp::Sum, &det).unwrap();
+    assert!(first_difference(&got, &want).is_some(), "fixed groups: a tree of tile sums, other bits");
+    // A custom sum: deterministic by default, in v11's tiles.
+    let custom_tile = tile_of(ScanKernelOp::Custom);
+    let cs = input(custom_tile);
+    let add = CustomOp::new("a + b", "0", 0.0f32, |a: f32, b: f32| a + b);
+    for options in [ScanOptions::default(), ScanOptions::exclusive()] {
+        let got = gpu.scan_custom_vec(&cs, &add, options).unwrap();
+        let want = reference::scan_with(&cs, none, 0.0f32, options.exclusive, |a, b| a + b);
+        let bad = first_difference(&got, &want);
+        assert!(bad.is_none(), "custom a + b, {options:?}: first difference at {bad:?} (tile {custom_tile})");
     }
 }
 

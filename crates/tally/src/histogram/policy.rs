@@ -39,7 +39,7 @@ pub struct Tuning {
     /// default for outputs of up to 4 bytes; plain scans never do.
     pub scan_split: Option<bool>,
     /// Whether deterministic scans look back in order (a left fold from the nearest inclusive
-    /// prefix) rather than by fixed groups; default for plain scans
+    /// prefix) rather than by fixed groups; default for plain float sums and custom scans
     /// (`scan::policy::ordered_lookback`).
     pub scan_ordered: Option<bool>,
     /// Samples per slice of the partition strategy (rounded down to whole tiles); default as

@@ -17,7 +17,7 @@
 //                                                   no predecessor changes (a scan by key's
 //                                                   range with a segment head); false if none
 //   static constexpr int WINDOWS;                   warp-widths of predecessors a lane of the
-//                                                   fast look-back reads per round
+//                                                   fast and ordered look-backs reads per round
 // An Acc of up to 8 bytes with room for the status takes a 64-bit slot; a pair (a count and a
 // value, a value and a segment flag) a 128-bit one. Either way a lane reads a slot in one access
 // and the 32 lanes of a warp read 32 consecutive slots, coalesced.
@@ -35,7 +35,8 @@
 // is one launch, not a memset and a launch.
 //
 // Three look-backs:
-//   ordered (deterministic, where the policy sets TALLY_LOOKBACK_ORDERED: plain sums): the fast
+//   ordered (deterministic, where the policy sets TALLY_LOOKBACK_ORDERED: plain float sums and
+//     custom scans): the fast
 //     one's rounds of reads, but each tile's prefix is the left fold of its predecessors'
 //     aggregates from the nearest inclusive prefix, so every inclusive prefix is the left fold
 //     of all aggregates before it: the same bits whatever the timing (`lookback_ordered`).
@@ -48,8 +49,8 @@
 //     not read: merging them in would not change a bit.
 //   fast: the classic look-back; each tile publishes its inclusive prefix after its aggregate,
 //     and a tile combines predecessors a warp-width at a time until it meets an inclusive
-//     prefix. Where it stops depends on timing: for integers (counts, min/max) that changes
-//     nothing. A tile whose aggregate absorbs its predecessors publishes it as its inclusive
+//     prefix. Where it stops depends on timing: for integer sums and counts, and for min/max
+//     (of floats too), that changes nothing. A tile whose aggregate absorbs its predecessors publishes it as its inclusive
 //     prefix at once, so that its successors stop there without waiting for its look-back.
 #pragma once
 #include "common.cuh"
@@ -246,8 +247,8 @@ TALLY_DEVICE typename L::Acc lookback_fixed(const LookbackStates<L>& st, u32 til
   return prefix;
 }
 
-// Predecessors a lane of the fast look-back reads per round: `L::WINDOWS` warp-widths at once
-// (the default of the traits: LOOKBACK_WINDOWS). Each window holds an Acc and its slot's
+// Predecessors a lane of the fast (and ordered) look-back reads per round: `L::WINDOWS`
+// warp-widths at once (the default of the traits: LOOKBACK_WINDOWS). Each window holds an Acc and its slot's
 // address in registers through the kernel's largest live range, so a kernel short of registers
 // may take fewer (the scans by key: `scan::policy::lookback_windows`).
 constexpr int LOOKBACK_WINDOWS = 4;
@@ -304,15 +305,17 @@ TALLY_DEVICE typename L::Acc lookback_fast(const LookbackSlots<L>& tiles, u32 ti
 // ((a_0 . a_1) . a_2) . ... . a_t, whichever predecessor it stopped at: the same bits on every
 // run, whatever the timing, in the fast look-back's rounds of reads where the fixed one takes up
 // to three a tile. The fold starts at the inclusive prefix, so the aggregates read in the rounds
-// before it are kept, each lane its own, in shared memory: up to ORDERED_HISTORY tiles. Past
+// before it are kept, each lane its own, in shared memory: the rounds of up to
+// TALLY_LOOKBACK_ORDERED_HISTORY tiles (at least one round). Past
 // that (a tile more than that many tiles ahead of every inclusive prefix) it starts again from
 // its nearest predecessors, which publish theirs in time. Re-reading the nearest round instead
 // of going further back measured 3.5x slower for reduce-by-key (one window a round): each
 // inclusive prefix then waits for one at most 32 tiles before it, a chain of round trips. With
-// the history reduce-by-key was still 2.7x slower than in the fixed look-back (a serial merge of
-// 16-byte pairs a predecessor, on look-backs that walk many windows; not profiled further), so
+// the history reduce-by-key was still 2.7x slower than in the fixed look-back (its kernel
+// carries the 8 KiB history whatever it runs: fewer warps active, 19.8 against 23.6 in ncu,
+// and its integer sums, never deterministic, 1.26 against 1.12 ms; not profiled further), so
 // only the plain scans' policy sets TALLY_LOOKBACK_ORDERED (docs/PERF.md, v38); where it is 0
-// the deterministic mode is the fixed look-back and this code is not compiled in.
+// the deterministic mode is the fixed look-back and this code is not compiled in (`#if` below).
 #ifndef TALLY_LOOKBACK_ORDERED
 #define TALLY_LOOKBACK_ORDERED 0
 #endif
@@ -388,7 +391,7 @@ TALLY_DEVICE typename L::Acc lookback_ordered(const LookbackSlots<L>& tiles, u32
 // The two halves of `lookback_prefix`, for a tile with work to do between them (select and the
 // runs stage their tile-local output while predecessors finish). Warp 0: `lookback_begin` publishes the
 // tile's aggregate; `lookback_end` returns the exclusive prefix of the tile (the identity for
-// tile 0), by the fixed or the fast look-back, with the same `agg`.
+// tile 0), by the ordered, the fixed or the fast look-back, with the same `agg`.
 template <class L>
 TALLY_DEVICE void lookback_begin(const LookbackStates<L>& st, u32 tile, const typename L::Acc& agg,
                                  bool deterministic) {
@@ -404,12 +407,14 @@ TALLY_DEVICE typename L::Acc lookback_end(const LookbackStates<L>& st, u32 tile,
                                           bool deterministic) {
   if (deterministic && !TALLY_LOOKBACK_ORDERED) return lookback_fixed(st, tile, agg);
   if (tile == 0) return L::identity();
+#if TALLY_LOOKBACK_ORDERED
   if (deterministic) return lookback_ordered(st.level[0], tile, agg);
+#endif
   return lookback_fast(st.level[0], tile, agg);
 }
 
 // Warp 0 of every tile: publishes the tile's aggregate and returns the exclusive prefix of the
-// tile (the identity for tile 0), by the fixed or the fast look-back.
+// tile (the identity for tile 0), by the ordered, the fixed or the fast look-back.
 template <class L>
 TALLY_DEVICE typename L::Acc lookback_prefix(const LookbackStates<L>& st, u32 tile, const typename L::Acc& agg,
                                              bool deterministic) {

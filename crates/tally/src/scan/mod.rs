@@ -138,7 +138,7 @@ impl ScanOptions {
     /// Whether the GPU uses the deterministic look-back for output `O` and `op`. A running
     /// minimum or maximum picks one of its inputs (NaN: the last), whatever the order of its
     /// combinations, so it gives the same bits in the fast look-back, which it always takes.
-    pub fn resolved_deterministic<O: ScanValue>(&self, op: policy::ScanKernelOp) -> bool {
+    pub(crate) fn resolved_deterministic<O: ScanValue>(&self, op: policy::ScanKernelOp) -> bool {
         match op {
             policy::ScanKernelOp::Min | policy::ScanKernelOp::Max => false,
             policy::ScanKernelOp::Sum => self.deterministic.unwrap_or(O::TYPE.is_float()),

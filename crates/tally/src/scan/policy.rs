@@ -154,8 +154,8 @@ const SMALL_WIDENING_THREADS_PER_SM: u32 = 1024;
 pub const SMALL_KEYED_MAX_ITEMS: u64 = 1 << 22;
 /// Rows per tile of a small f32 sum by 4-byte keys (8,192-item tiles of 512 threads).
 const SMALL_KEYED_ROWS: u32 = 4;
-/// Threads per multiprocessor of other same-width scans (custom ones; minima and maxima of 8-
-/// and 2-byte items), which keep v11's tiles: at 128 x 24 a running f32 max measured 1.040 ms
+/// Threads per multiprocessor of other same-width scans (custom ones; minima and maxima of 8-,
+/// 2- and 1-byte items), which keep v11's tiles: at 128 x 24 a running f32 max measured 1.040 ms
 /// against v11's 0.915 ms (docs/PERF.md, v13), in the fixed look-back.
 const SAME_WIDTH_THREADS_PER_SM: u32 = 768;
 /// Rows per tile of running minima and maxima of 4-byte items (8,192-item tiles of 128
@@ -164,6 +164,7 @@ const SAME_WIDTH_THREADS_PER_SM: u32 = 768;
 /// 1), the f32 max at 2^28 0.708-0.711 ms at 16 rows and 4 blocks against 0.809 at v11's 8 rows
 /// and 6 blocks and 0.715 at 24 and 3; at 2^24 61-62 us against 67-68 and 64-66. Without the
 /// ordered look-back compiled in (`ordered_lookback`), 0.695-0.700 ms (call 2; CUB 0.675).
+/// The 4-byte integers take the same shape, not measured.
 const MINMAX_ROWS: u32 = 16;
 /// Threads per multiprocessor of a running minimum or maximum of 4-byte items.
 const MINMAX_THREADS_PER_SM: u32 = 512;
@@ -319,16 +320,18 @@ pub fn tiles_by_block(input: ElementType, output: ElementType, keyed: bool) -> b
 /// Whether a deterministic scan looks back in order (`lookback.cuh`'s ordered look-back: the
 /// fast one's rounds of reads, merged as a left fold from the nearest inclusive prefix) rather
 /// than by fixed groups of 32 tiles and super-groups (up to three rounds of reads a tile, one
-/// after another): plain sums and custom scans. On the H200 at 2^28, alternating in one call
+/// after another): plain float sums and custom scans. On the H200 at 2^28, alternating in one call
 /// (docs/PERF.md, v38, call 2): the deterministic f32 sum 0.631-0.643 ms in order against 0.684
 /// by groups and 0.621-0.627 in the fast (non-deterministic) look-back; at 2^24 53-54 us
-/// against 55. Scans by key keep the groups: in order the f32 sum by keys in runs of 8 measured
-/// 0.981-0.983 ms against 0.962-0.967 (f64 1.935 against 2.02, by keys in runs of 2^20 1.060
-/// against 1.083-1.090; not adopted on one mixed call). Minima and maxima never run the
+/// against 54.5-55.5. Scans by key keep the groups: in order the f32 sum by keys in runs of 8 measured
+/// 0.981-0.983 ms against 0.962-0.967 (f64 1.935-1.938 against 2.020-2.027, by keys in runs of
+/// 2^20 1.060-1.062 against 1.082-1.090; not adopted on one mixed call). Minima and maxima never run the
 /// deterministic mode and compile without the ordered look-back: with it compiled in (unused)
-/// the f32 max at 2^28 measured 0.780-0.782 ms against 0.695-0.700.
-pub fn ordered_lookback(op: ScanKernelOp, keyed: bool) -> bool {
-    !keyed && matches!(op, ScanKernelOp::Sum | ScanKernelOp::Custom)
+/// the f32 max at 2^28 measured 0.780-0.782 ms against 0.695-0.700. Nor do integer sums by
+/// default (their bits cannot depend on the order either; asked for, they take the fixed
+/// groups): the look-back's history would take their shared memory for nothing.
+pub fn ordered_lookback(op: ScanKernelOp, output: ElementType, keyed: bool) -> bool {
+    !keyed && (op == ScanKernelOp::Custom || (op == ScanKernelOp::Sum && output.is_float()))
 }
 
 /// The policy for `n` elements of `input` scanned by `op` into `output`: by keys of `key_bytes`
@@ -409,7 +412,7 @@ pub fn policy(
     }
     let split = keyed && tuning.scan_split.unwrap_or(split_lookback(output, keyed));
     let tiles_by_block = tiles_by_block(input, output, keyed);
-    let ordered = tuning.scan_ordered.unwrap_or(ordered_lookback(op, keyed));
+    let ordered = tuning.scan_ordered.unwrap_or(ordered_lookback(op, output, keyed));
     Ok(ScanPolicy { block_threads, vecs, min_blocks, staged, windows, split, tiles_by_block, ordered, tile, states })
 }
 
@@ -424,7 +427,7 @@ mod tests {
         let (f32_type, i32_type) = (ElementType::F32, ElementType::I32);
         assert!(ordered(f32_type, f32_type, ScanKernelOp::Sum, 0));
         assert!(ordered(ElementType::F64, ElementType::F64, ScanKernelOp::Custom, 0));
-        assert!(ordered(i32_type, ElementType::I64, ScanKernelOp::Sum, 0), "integers too (not run deterministic)");
+        assert!(!ordered(i32_type, ElementType::I64, ScanKernelOp::Sum, 0), "integer sums: no history to carry");
         assert!(!ordered(f32_type, f32_type, ScanKernelOp::Sum, 4), "scans by key: fixed groups");
         assert!(!ordered(f32_type, f32_type, ScanKernelOp::Max, 0), "min/max never run the deterministic mode");
         assert!(!ordered(i32_type, i32_type, ScanKernelOp::Min, 0));
