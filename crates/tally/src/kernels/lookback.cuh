@@ -253,6 +253,29 @@ TALLY_DEVICE typename L::Acc lookback_fixed(const LookbackStates<L>& st, u32 til
 // may take fewer (the scans by key: `scan::policy::lookback_windows`).
 constexpr int LOOKBACK_WINDOWS = 4;
 
+// One round of the fast and ordered look-backs: the 32 * WINDOWS tiles before `end`, window j
+// holding tiles end - 32 * (WINDOWS - j) + lane (window WINDOWS - 1 the nearest), each lane's
+// value and status once every one has a status. Tiles before the first read as the identity,
+// inclusive.
+template <class L>
+TALLY_DEVICE void lookback_read_round(const LookbackSlots<L>& tiles, long long end, typename L::Acc* value,
+                                      u32* status) {
+  constexpr int W = L::WINDOWS;
+  const int lane = (int)lane_id();
+  LookbackSlots<L> slots[W];
+  u32 idx[W], want = 0;
+#pragma unroll
+  for (int j = 0; j < W; ++j) {
+    const long long i = end - 32ll * (W - j) + lane;
+    slots[j] = tiles;
+    idx[j] = (u32)(i < 0 ? 0 : i);
+    value[j] = L::identity();
+    status[j] = LOOKBACK_INCL;
+    want |= (u32)(i >= 0) << j;
+  }
+  lookback_wait_all<L, W>(slots, idx, want, value, status);
+}
+
 // The fast look-back (warp 0 of a tile after the first; every lane returns the prefix). The
 // tile's aggregate must already be published; this publishes its inclusive prefix, unless the
 // aggregate absorbs its predecessors (then `lookback_begin` published it as such). Each round
@@ -264,22 +287,11 @@ TALLY_DEVICE typename L::Acc lookback_fast(const LookbackSlots<L>& tiles, u32 ti
   auto merge = [](const Acc& a, const Acc& b) { return L::merge(a, b); };
   constexpr int W = L::WINDOWS;
   const int lane = (int)lane_id();
-  LookbackSlots<L> slots[W];
   Acc prefix = L::identity();
   for (long long end = (long long)tile;; end -= 32 * W) {
-    // Window j holds tiles end - 32 * (W - j) + lane: window W - 1 is the nearest.
-    u32 idx[W], status[W], want = 0;
+    u32 status[W];
     Acc value[W];
-#pragma unroll
-    for (int j = 0; j < W; ++j) {
-      const long long i = end - 32ll * (W - j) + lane;
-      slots[j] = tiles;
-      idx[j] = (u32)(i < 0 ? 0 : i);
-      value[j] = L::identity();
-      status[j] = LOOKBACK_INCL;  // before the first tile: the identity, inclusive
-      want |= (u32)(i >= 0) << j;
-    }
-    lookback_wait_all<L, W>(slots, idx, want, value, status);
+    lookback_read_round<L>(tiles, end, value, status);
     bool found = false;
 #pragma unroll
     for (int j = W - 1; j >= 0; --j) {
@@ -336,7 +348,6 @@ TALLY_DEVICE typename L::Acc lookback_ordered(const LookbackSlots<L>& tiles, u32
   __shared__ __align__(16) unsigned char history_bytes[ROUNDS * W * 32 * sizeof(Acc)];
   Acc* history = reinterpret_cast<Acc*>(history_bytes);
   const int lane = (int)lane_id();
-  LookbackSlots<L> slots[W];
   int round = 0;
   for (long long end = (long long)tile;; end -= 32 * W, ++round) {
     if (round == ROUNDS) {  // the history is full: start again from the nearest tiles
@@ -344,19 +355,9 @@ TALLY_DEVICE typename L::Acc lookback_ordered(const LookbackSlots<L>& tiles, u32
       end = (long long)tile;
       __nanosleep(TALLY_LOOKBACK_SLEEP_NS);
     }
-    // Window j holds tiles end - 32 * (W - j) + lane: window W - 1 is the nearest.
-    u32 idx[W], status[W], want = 0;
+    u32 status[W];
     Acc value[W];
-#pragma unroll
-    for (int j = 0; j < W; ++j) {
-      const long long i = end - 32ll * (W - j) + lane;
-      slots[j] = tiles;
-      idx[j] = (u32)(i < 0 ? 0 : i);
-      value[j] = L::identity();
-      status[j] = LOOKBACK_INCL;  // before the first tile: the identity, inclusive
-      want |= (u32)(i >= 0) << j;
-    }
-    lookback_wait_all<L, W>(slots, idx, want, value, status);
+    lookback_read_round<L>(tiles, end, value, status);
     int from_window = -1, from_lane = 0;
 #pragma unroll
     for (int j = W - 1; j >= 0; --j) {
