@@ -36,22 +36,23 @@
 //
 // Three look-backs:
 //   ordered (deterministic, where the policy sets TALLY_LOOKBACK_ORDERED: plain float sums and
-//     custom scans): the fast
-//     one's rounds of reads, but each tile's prefix is the left fold of its predecessors'
-//     aggregates from the nearest inclusive prefix, so every inclusive prefix is the left fold
-//     of all aggregates before it: the same bits whatever the timing (`lookback_ordered`).
-//   fixed (deterministic elsewhere: scans by key, reduce-by-key): the last tile of a group publishes the group's total (its 32
-//     aggregates by a fixed tree), the last tile of a super-group the running total up to its
-//     end. A tile's prefix is (super-group prefix . groups before it in its super-group) . tiles
-//     before it in its group, each by a fixed tree: the same bits on every run, whatever the
-//     timing. Waits are short: only super-group totals form a chain, one link per 1024 tiles.
+//     custom scans): the fast one's rounds of reads, but each tile's prefix is the left fold of
+//     its predecessors' aggregates from the nearest inclusive prefix, so every inclusive prefix
+//     is the left fold of all aggregates before it: the same bits whatever the timing
+//     (`lookback_ordered`).
+//   fixed (deterministic elsewhere: scans by key, reduce-by-key): the last tile of a group
+//     publishes the group's total (its 32 aggregates by a fixed tree), the last tile of a
+//     super-group the running total up to its end. A tile's prefix is (super-group prefix .
+//     groups before it in its super-group) . tiles before it in its group, each by a fixed tree:
+//     the same bits on every run, whatever the timing. Waits are short: only super-group totals form a chain, one link per 1024 tiles.
 //     Where what a level gives absorbs everything before it (`absorbs`), the levels above are
 //     not read: merging them in would not change a bit.
 //   fast: the classic look-back; each tile publishes its inclusive prefix after its aggregate,
 //     and a tile combines predecessors a warp-width at a time until it meets an inclusive
 //     prefix. Where it stops depends on timing: for integer sums and counts, and for min/max
-//     (of floats too), that changes nothing. A tile whose aggregate absorbs its predecessors publishes it as its inclusive
-//     prefix at once, so that its successors stop there without waiting for its look-back.
+//     (of floats too), that changes nothing. A tile whose aggregate absorbs its predecessors
+//     publishes it as its inclusive prefix at once, so that its successors stop there without
+//     waiting for its look-back.
 #pragma once
 #include "common.cuh"
 #include "warp.cuh"
@@ -248,9 +249,9 @@ TALLY_DEVICE typename L::Acc lookback_fixed(const LookbackStates<L>& st, u32 til
 }
 
 // Predecessors a lane of the fast (and ordered) look-back reads per round: `L::WINDOWS`
-// warp-widths at once (the default of the traits: LOOKBACK_WINDOWS). Each window holds an Acc and its slot's
-// address in registers through the kernel's largest live range, so a kernel short of registers
-// may take fewer (the scans by key: `scan::policy::lookback_windows`).
+// warp-widths at once (the default of the traits: LOOKBACK_WINDOWS). Each window holds an Acc
+// and its slot's address in registers through the kernel's largest live range, so a kernel
+// short of registers may take fewer (the scans by key: `scan::policy::lookback_windows`).
 constexpr int LOOKBACK_WINDOWS = 4;
 
 // One round of the fast and ordered look-backs: the 32 * WINDOWS tiles before `end`, window j
@@ -318,9 +319,9 @@ TALLY_DEVICE typename L::Acc lookback_fast(const LookbackSlots<L>& tiles, u32 ti
 // run, whatever the timing, in the fast look-back's rounds of reads where the fixed one takes up
 // to three a tile. The fold starts at the inclusive prefix, so the aggregates read in the rounds
 // before it are kept, each lane its own, in shared memory: the rounds of up to
-// TALLY_LOOKBACK_ORDERED_HISTORY tiles (at least one round). Past
-// that (a tile more than that many tiles ahead of every inclusive prefix) it starts again from
-// its nearest predecessors, which publish theirs in time. Re-reading the nearest round instead
+// TALLY_LOOKBACK_ORDERED_HISTORY tiles (at least one round). Past that (a tile more than that
+// many tiles ahead of every inclusive prefix) it starts again from its nearest predecessors,
+// which publish theirs in time. Re-reading the nearest round instead
 // of going further back measured 3.5x slower for reduce-by-key (one window a round): each
 // inclusive prefix then waits for one at most 32 tiles before it, a chain of round trips. With
 // the history reduce-by-key was still 2.7x slower than in the fixed look-back (its kernel

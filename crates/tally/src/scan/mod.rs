@@ -135,15 +135,12 @@ impl ScanOptions {
         self
     }
 
-    /// Whether the GPU uses the deterministic look-back for output `O` and `op`. A running
-    /// minimum or maximum picks one of its inputs (NaN: the last), whatever the order of its
-    /// combinations, so it gives the same bits in the fast look-back, which it always takes.
+    /// Whether the GPU uses the deterministic look-back for output `O` and `op`: by default where
+    /// the order can change the bits (`policy::order_changes_bits`). A running minimum or
+    /// maximum gives the same bits in the fast look-back, which it always takes.
     pub(crate) fn resolved_deterministic<O: ScanValue>(&self, op: policy::ScanKernelOp) -> bool {
-        match op {
-            policy::ScanKernelOp::Min | policy::ScanKernelOp::Max => false,
-            policy::ScanKernelOp::Sum => self.deterministic.unwrap_or(O::TYPE.is_float()),
-            policy::ScanKernelOp::Custom => self.deterministic.unwrap_or(true),
-        }
+        use policy::ScanKernelOp::{Max, Min};
+        !matches!(op, Min | Max) && self.deterministic.unwrap_or(policy::order_changes_bits(op, O::TYPE))
     }
 }
 

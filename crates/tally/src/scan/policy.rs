@@ -317,21 +317,34 @@ pub fn tiles_by_block(input: ElementType, output: ElementType, keyed: bool) -> b
     !keyed && output.size() > input.size()
 }
 
+/// Whether the order in which `op` combines values into `output` can change a result's bits:
+/// float sums and custom operations (assumed). Integer sums wrap exactly and a minimum or
+/// maximum picks one of its inputs (NaN: the last) whatever the order. What the deterministic
+/// mode defaults to (`ScanOptions::deterministic`), and where its look-back is compiled in.
+pub fn order_changes_bits(op: ScanKernelOp, output: ElementType) -> bool {
+    match op {
+        ScanKernelOp::Sum => output.is_float(),
+        ScanKernelOp::Custom => true,
+        ScanKernelOp::Min | ScanKernelOp::Max => false,
+    }
+}
+
 /// Whether a deterministic scan looks back in order (`lookback.cuh`'s ordered look-back: the
 /// fast one's rounds of reads, merged as a left fold from the nearest inclusive prefix) rather
 /// than by fixed groups of 32 tiles and super-groups (up to three rounds of reads a tile, one
-/// after another): plain float sums and custom scans. On the H200 at 2^28, alternating in one call
-/// (docs/PERF.md, v38, call 2): the deterministic f32 sum 0.631-0.643 ms in order against 0.684
-/// by groups and 0.621-0.627 in the fast (non-deterministic) look-back; at 2^24 53-54 us
-/// against 54.5-55.5. Scans by key keep the groups: in order the f32 sum by keys in runs of 8 measured
-/// 0.981-0.983 ms against 0.962-0.967 (f64 1.935-1.938 against 2.020-2.027, by keys in runs of
-/// 2^20 1.060-1.062 against 1.082-1.090; not adopted on one mixed call). Minima and maxima never run the
-/// deterministic mode and compile without the ordered look-back: with it compiled in (unused)
-/// the f32 max at 2^28 measured 0.780-0.782 ms against 0.695-0.700. Nor do integer sums by
-/// default (their bits cannot depend on the order either; asked for, they take the fixed
-/// groups): the look-back's history would take their shared memory for nothing.
+/// after another): plain scans whose order changes the bits ([`order_changes_bits`]). On the
+/// H200 at 2^28, alternating in one call (docs/PERF.md, v38, call 2): the deterministic f32 sum
+/// 0.631-0.643 ms in order against 0.684 by groups and 0.621-0.627 in the fast
+/// (non-deterministic) look-back; at 2^24 53-54 us against 54.5-55.5. Scans by key keep the
+/// groups: in order the f32 sum by keys in runs of 8 measured 0.981-0.983 ms against
+/// 0.962-0.967 (f64 1.935-1.938 against 2.020-2.027, by keys in runs of 2^20 1.060-1.062 against
+/// 1.082-1.090; not adopted on one mixed call). Minima and maxima never run the deterministic
+/// mode and compile without the ordered look-back: with it compiled in (unused) the f32 max at
+/// 2^28 measured 0.780-0.782 ms against 0.695-0.700. Nor do integer sums (asked to be
+/// deterministic, they take the fixed groups): its history would take their shared memory for
+/// nothing.
 pub fn ordered_lookback(op: ScanKernelOp, output: ElementType, keyed: bool) -> bool {
-    !keyed && (op == ScanKernelOp::Custom || (op == ScanKernelOp::Sum && output.is_float()))
+    !keyed && order_changes_bits(op, output)
 }
 
 /// The policy for `n` elements of `input` scanned by `op` into `output`: by keys of `key_bytes`
