@@ -53,9 +53,15 @@ fn plan_key<T: Sample>(dev: &Arc<CudaDevice>, spec: &HistogramSpec, strategy: St
 /// A histogram of device samples queued by [`histogram_start`] and not yet waited for: the
 /// plan that counted them (kept again for the next call by [`histogram_finish`]).
 trait Queued: Send {
-    /// Queues the counts into `counts` (64-bit words), waits, and returns the outliers (below,
-    /// above, NaN) and the strategy that ran.
-    fn finish(&mut self, stream: &tally::Stream, counts: &mut DeviceViewMut<'_, u64>) -> tally::Result<Counted>;
+    /// Queues the counts into `counts` (64-bit words), with the samples above the last edge
+    /// added into the last count where `move_above`, waits for the outliers, and returns them
+    /// (below, above, NaN: those above as counted) and the strategy that ran.
+    fn finish(
+        &mut self,
+        stream: &tally::Stream,
+        counts: &mut DeviceViewMut<'_, u64>,
+        move_above: bool,
+    ) -> tally::Result<Counted>;
     /// Counters per call (the bins).
     fn bins(&self) -> usize;
     /// The device view it was launched on.
@@ -74,12 +80,26 @@ struct QueuedPlan<T: Sample> {
 }
 
 impl<T: Sample> Queued for QueuedPlan<T> {
-    fn finish(&mut self, stream: &tally::Stream, counts: &mut DeviceViewMut<'_, u64>) -> tally::Result<Counted> {
-        // Queued while the kernel most likely still runs (their cost on the host is hidden):
-        // the counts' copy, then the outliers' read; the wait covers both (the plan was
-        // launched unposted, so the read copies behind the counts), so the counts are
-        // complete for any stream of the caller's when this returns.
+    fn finish(
+        &mut self,
+        stream: &tally::Stream,
+        counts: &mut DeviceViewMut<'_, u64>,
+        move_above: bool,
+    ) -> tally::Result<Counted> {
+        // The counts' widening into the caller's int64 array is queued while the kernel most
+        // likely still runs (its cost on the host is hidden), then the call waits for the
+        // outliers that the kernel's last block posted (a one-pass plan; otherwise a copy
+        // behind the widening). The counts are then complete in the order of the call's
+        // stream, which the caller's stream follows (`Subject`), as PyTorch's own kernels'
+        // results are; the host waited for the outliers alone, as the Rust library's caller of
+        // a kept plan does (v38 and earlier: an unposted launch, a copy of the outliers behind
+        // the widening and a wait for both, 13-15% over the Rust call at 2^28 on an H200).
+        // The last bin's samples on the upper edge are moved on the device, in the same order:
+        // an add by the caller's array library could run on another stream than the widening.
         self.plan.copy_counts_u64(stream, counts)?;
+        if move_above {
+            self.plan.add_above_into_last_u64(stream, counts)?;
+        }
         let outliers = self.plan.read_outliers(stream)?;
         Ok((outliers[0], outliers[1], outliers[2], self.plan.strategy().name()))
     }
@@ -118,14 +138,16 @@ fn start_typed<T: Sample>(
         return Err(value_error("histogram_start counts device samples"));
     };
     let key = plan_key::<T>(dev, spec, strategy, view.len());
-    let make = || HistogramPlan::new(dev, &view, spec, strategy, dev.tuning());
+    // The counts stay on the device (`copy_counts_u64`): the launch posts the outliers alone.
+    let tuning = tally::Tuning { posted_counts_max_bytes: Some(0), ..dev.tuning().clone() };
+    let make = || HistogramPlan::new(dev, &view, spec, strategy, &tuning);
     let plan = py
         .detach(|| -> tally::Result<HistogramPlan<T>> {
             let mut plan = match &key {
                 Some(k) => plans::take(k, make)?,
                 None => make()?,
             };
-            plan.launch_unposted(dev.stream(), &view)?;
+            plan.launch(dev.stream(), &view)?;
             Ok(plan)
         })
         .map_err(to_py)?;
@@ -151,18 +173,22 @@ pub fn histogram_start(
          BF16: tally::half::bf16])
 }
 
-/// Completes `pending` (from [`histogram_start`] of the same `x`): writes the counts into
-/// `counts`, int64 device memory of one word per bin on `x`'s device, waits for them and the
-/// outliers (so that any stream of the caller's sees the counts), and keeps the plan for the
-/// next call.
+/// Completes `pending` (from [`histogram_start`] of the same `x`): queues the counts into
+/// `counts`, int64 device memory of one word per bin on `x`'s device (complete in the order of
+/// the caller's stream, as PyTorch's results are), waits for the outliers, and keeps the plan
+/// for the next call. `move_above`: the samples counted above the last edge are added into the
+/// last count as well (a closed last bin whose upper edge is the data's maximum); the
+/// returned outliers still count them above.
 /// Returns the samples below the first edge, at or above the last, the NaNs, and the strategy
 /// that ran. A pending histogram completes once.
 #[pyfunction]
+#[pyo3(signature = (x, pending, counts, move_above=false))]
 pub fn histogram_finish(
     py: Python<'_>,
     x: &Bound<'_, PyAny>,
     pending: &PendingHistogram,
     counts: &Bound<'_, PyAny>,
+    move_above: bool,
 ) -> PyResult<Counted> {
     let x = Subject::new(x)?;
     let dev = x.target.cuda("the counts")?;
@@ -178,7 +204,7 @@ pub fn histogram_finish(
     let counted = py
         .detach(|| {
             let mut dest = out.device().ok_or_else(|| tally::Error::invalid("host counts for device samples"))?;
-            queued.finish(dev.stream(), &mut dest)
+            queued.finish(dev.stream(), &mut dest, move_above)
         })
         .map_err(to_py)?;
     queued.keep();

@@ -149,6 +149,23 @@ def test_runs_on_the_callers_stream():
     np.testing.assert_array_equal(back(c), np.cumsum(x * 2))
 
 
+def test_histogram_on_a_named_stream_other_than_the_current():
+    """A histogram queued on a stream named by ``stream=`` while PyTorch's current stream is
+    another, with the data's own range: the counts, widened on the call's stream and with the
+    samples on the data's maximum moved into the closed last bin there, are complete in the
+    named stream's order (an add on the current stream could run before the widening)."""
+    x = data("int32", 1 << 20)
+    t = torch.from_numpy(x).to(DEV)
+    want = np.histogram(x, bins=100)[0]
+    assert (x.min(), x.max()) == (-1000, 1000) and want[-1] > 0
+    side = torch.cuda.Stream()
+    for _ in range(20):
+        h = tally.histogram(t, bins=100, stream=side.cuda_stream)
+        assert h.above == 0
+        side.synchronize()
+        np.testing.assert_array_equal(back(h.counts), want)
+
+
 def test_torch_dtypes_and_errors():
     t = torch.arange(10, device=DEV, dtype=torch.int32)
     with pytest.raises(ValueError, match="contiguous"):

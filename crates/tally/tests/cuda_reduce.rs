@@ -87,6 +87,71 @@ fn gpu_nan_placement() {
     assert_eq!((gpu.argmin(&ties).unwrap(), gpu.argmax(&ties).unwrap()), (0, 0));
 }
 
+/// f32 min, max and minmax take whole vectors through the hardware's min/max (NaN propagating,
+/// or left out and counted with skip_nan, where a vector's sum is NaN): infinities of both signs
+/// in one vector (a NaN sum without a NaN), NaNs beside them and alone, only NaNs, only
+/// infinities, -0.0 beside +0.0; and argmin/argmax's rounds of loads over ties of few
+/// distinct values (f32, i32, f64) (TALLY_SMALL=1, under compute-sanitizer: the three smaller
+/// sizes).
+#[test]
+fn gpu_f32_extrema_with_infinities_and_nan_in_one_vector() {
+    let Some(gpu) = cuda() else { return };
+    let small = std::env::var("TALLY_SMALL").as_deref() == Ok("1");
+    let sizes: &[usize] = if small { &[5, 1025, 70_001] } else { &[5, 1025, 70_001, (1 << 20) + 7] };
+    for &n in sizes {
+        let mut xs: Vec<f32> = data(n, 41);
+        for k in (0..n.saturating_sub(4)).step_by(4 * 97) {
+            (xs[k], xs[k + 1]) = (f32::INFINITY, f32::NEG_INFINITY);
+        }
+        check_every_op(&gpu, &xs, "opposite infinities in a vector");
+        for k in (2..n.saturating_sub(2)).step_by(4 * 389) {
+            xs[k] = f32::NAN;
+        }
+        check_every_op(&gpu, &xs, "infinities and NaNs");
+        let lone = xs.len() / 3;
+        let mut one_nan: Vec<f32> = data(n, 43);
+        one_nan[lone] = f32::NAN;
+        check_every_op(&gpu, &one_nan, "one NaN");
+        check_every_op(&gpu, &vec![f32::NAN; n], "only NaNs");
+        let infinities: Vec<f32> = (0..n).map(|i| if i % 3 == 0 { f32::NEG_INFINITY } else { f32::INFINITY }).collect();
+        check_every_op(&gpu, &infinities, "only infinities");
+        // Both zeros at the bottom (and at the top of the negated): either zero is the
+        // extremum (`Reduction::same_result`); argmin and argmax give the first.
+        let zeros: Vec<f32> = (0..n).map(|i| [0.0, -0.0, 1.0 + i as f32][i % 3]).collect();
+        check_every_op(&gpu, &zeros, "both zeros");
+        let negated: Vec<f32> = zeros.iter().map(|x| -x).collect();
+        check_every_op(&gpu, &negated, "both zeros, negated");
+        // Few distinct values: ties everywhere, within rounds of loads and across threads.
+        let few = |i: usize| ((i as u64).wrapping_mul(2_654_435_761) >> 9) % 5;
+        check_every_op(&gpu, &(0..n).map(|i| few(i) as f32 + 0.5).collect::<Vec<f32>>(), "ties");
+        check_every_op(&gpu, &(0..n).map(|i| few(i) as i32 - 2).collect::<Vec<i32>>(), "ties");
+        check_every_op(&gpu, &(0..n).map(|i| few(i) as f64 * -0.25).collect::<Vec<f64>>(), "ties");
+    }
+}
+
+/// The last block's partial loads in more than one round: a device whose plain reductions run
+/// 8 blocks a multiprocessor with one load in flight (more blocks than the last block's threads
+/// take in one round of three or four partials each), every op against the reference.
+#[test]
+fn gpu_many_partials_take_more_than_one_round() {
+    let Some(gpu) = cuda() else { return };
+    use tally::device::DeviceOptions;
+    let env = DeviceOptions::from_env();
+    let tuning = tally::Tuning { reduce_blocks_per_sm: Some(8), reduce_vecs: Some(1), ..env.tuning.clone() };
+    let dev = tally::CudaDevice::with_options(DeviceOptions { tuning, ..env }).unwrap();
+    let sms = gpu.cuda_device().unwrap().info().multiprocessors;
+    let n = (1usize << 21) + 5;
+    let plan = ReducePlan::<f32>::new(&dev, ReduceOp::Sum, ReduceOptions::default(), n).unwrap();
+    assert!(plan.launch_shape().grid > 4 * 256 || sms * 8 <= 4 * 256, "grid {}", plan.launch_shape().grid);
+    let many = Backend::Cuda(dev);
+    let xs: Vec<f32> = data(n, 51);
+    check_every_op(&many, &xs, "8 blocks a multiprocessor");
+    let ys: Vec<i32> = data(n, 52);
+    check_every_op(&many, &ys, "8 blocks a multiprocessor");
+    let ties = vec![-3i32; n];
+    check_every_op(&many, &ties, "ties, 8 blocks a multiprocessor");
+}
+
 #[test]
 fn gpu_misaligned_device_input() {
     let Some(gpu) = cuda() else { return };

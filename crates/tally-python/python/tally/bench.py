@@ -48,12 +48,24 @@ from ._arrays import read
 QUEUED = ("cumsum i32", "cumsum f32")
 
 
+#: Seconds each case runs unmeasured first (at least three calls): a GPU that idled, as it does
+#: while the ``--rust`` bench's process starts or exits, runs its first calls at lower clocks,
+#: and the Rust bench times its own calls after warm-up launches too.
+WARMUP_SECONDS = 0.05
+
+
 def _time(fn: Callable[[], object], sync: Callable[[], None], reps: int, rounds: int = 5,
           waits: bool = False) -> float:
-    """Seconds per call: for calls that wait for their own work, the median of ``reps *
-    rounds`` single calls; else the median over ``rounds`` of the mean of ``reps`` calls
-    queued back to back."""
-    fn()
+    """Seconds per call, after :data:`WARMUP_SECONDS` of unmeasured calls: for calls that wait
+    for their own work, the median of ``reps * rounds`` single calls; else the median over
+    ``rounds`` of the mean of ``reps`` calls queued back to back."""
+    start = time.perf_counter()
+    calls = 0
+    while calls < 3 or time.perf_counter() - start < WARMUP_SECONDS:
+        fn()
+        calls += 1
+        if calls % 8 == 0:
+            sync()
     sync()
     if waits:
         times = []

@@ -190,16 +190,20 @@ def _edges(a: Arg, report: Callable[[], np.ndarray], key: Any) -> Any:
     return kept.copy()
 
 
-def _device_counts(a: Arg, spec: Any, strategy: str, n: int, report: Callable[[], Any]) -> Tuple[Any, Any, tuple]:
+def _device_counts(a: Arg, spec: Any, strategy: str, n: int, report: Callable[[], Any],
+                   move_above: bool = False) -> Tuple[Any, Any, tuple]:
     """Counts device samples into ``n`` bins: the kernel is queued first, then the edges
     (``report()``) and the int64 counts' array are made while it runs, and the call waits for
-    the three outlier counts last. Returns the counts, the edges, and (below, above, nan,
-    strategy)."""
+    the three outlier counts last (the counts follow in the call's stream order). Returns the
+    counts, the edges, and (below, above, nan, strategy). ``move_above``: the samples above
+    the last edge go into the last bin, on the device in the same stream order (an add here
+    would run on the array library's current stream, which may not be the call's), and
+    ``above`` comes back 0."""
     pending = _native.histogram_start(a.call, spec, strategy)
     edges = report()
     counts, parts = empty(a, n, "int64")
-    outside = _native.histogram_finish(a.call, pending, parts)
-    return counts, edges, outside
+    below, above, nan, ran = _native.histogram_finish(a.call, pending, parts, move_above)
+    return counts, edges, (below, 0 if move_above else above, nan, ran)
 
 
 def histogram(x: Any, bins: Union[int, Sequence[float]] = 10, range: Optional[Tuple[float, float]] = None,
@@ -221,14 +225,19 @@ def histogram(x: Any, bins: Union[int, Sequence[float]] = 10, range: Optional[Tu
             raise ValueError(f"bins must be at least 1, got {n}")
         lo, hi = _range(a, range)
         spec = (n, lo, hi)
+        # The data's own range: every sample above lies on the upper edge, and a closed last
+        # bin takes them all, moved on the device.
+        move = closed_last and range is None
         counts, reported, (below, above, nan, ran) = _device_counts(
-            a, spec, strategy, n, lambda: _edges(a, lambda: np.linspace(lo, hi, n + 1), spec))
+            a, spec, strategy, n, lambda: _edges(a, lambda: np.linspace(lo, hi, n + 1), spec), move)
         return _closed_last(a, counts, reported, (below, above, nan, ran), closed_last, range, hi)
     spec, report, n, upper = _spec(a, bins, range, edges, closed_last, as_edges=weights is not None)
     if weights is None:
         key = spec if upper is not None else None
         if a.on_device:
-            counts, reported, outside = _device_counts(a, spec, strategy, n, lambda: _edges(a, lambda: report, key))
+            move = closed_last and upper is not None and range is None
+            counts, reported, outside = _device_counts(a, spec, strategy, n, lambda: _edges(a, lambda: report, key),
+                                                       move)
         else:
             counts, parts = _host_out(n, "int64")
             outside = _native.histogram(a.call, spec, strategy, parts)
@@ -246,6 +255,9 @@ def _closed_last(a: Arg, counts: Any, reported: Any, outside: tuple, closed: boo
     the samples equal to the upper edge were counted above, and move into the last bin."""
     below, above, nan, ran = outside
     if closed and above > 0:
+        # Device counts with the data's range arrive with these moved already (above is 0);
+        # with a given range, the count's call waits for its own kernel, queued after the
+        # counts' widening, so that this add follows it.
         at_edge = above if range_ is None else _native.reduce(a.call, "count", False, False, ("==", upper))
         counts[-1] += at_edge
         above -= at_edge

@@ -638,65 +638,6 @@ impl Stream {
         self.inner.memcpy_dtod(from.as_cuda_view(), to.inner_mut()).map_err(driver("cuMemcpyDtoDAsync"))
     }
 
-    /// Queues a copy of `words` little-endian unsigned counters of `counter_bytes` (4 or 8) at
-    /// `from` into as many 64-bit words at `to` (`to[i] = from[i]`), with no kernel: 8-byte
-    /// counters are copied; 4-byte ones are widened: `to` is zeroed, then a strided copy
-    /// (`cuMemcpy2DAsync`: rows of 4 bytes, source pitch 4, destination pitch 8) fills the low
-    /// half of every word, which is the whole value on a little-endian device. For counters handed to callers who expect
-    /// int64 (numpy's and PyTorch's count type) without a conversion launch of their own. Both
-    /// addresses come from views of at least `counter_bytes * words` and `8 * words` bytes that
-    /// the caller holds while this queues.
-    pub(crate) fn counters_into_u64(
-        &self,
-        from: DevPtr<u8>,
-        counter_bytes: usize,
-        to: DevPtr<u64>,
-        words: usize,
-    ) -> Result<()> {
-        if counter_bytes != 4 && counter_bytes != 8 {
-            return Err(Error::invalid(format!("counters of {counter_bytes} bytes (4 or 8 are read)")));
-        }
-        if words == 0 {
-            return Ok(());
-        }
-        // Raw driver calls: in this stream's context (another device's may be current).
-        self.inner.context().bind_to_thread().map_err(driver("cuCtxSetCurrent"))?;
-        let stream = self.inner.cu_stream();
-        if counter_bytes == 8 {
-            // SAFETY: copies `8 * words` bytes from `from` to `to`, inside the views the caller
-            // holds (see above), in this stream's order.
-            return unsafe { sys::cuMemcpyDtoDAsync_v2(to.address(), from.address(), 8 * words, stream) }
-                .result()
-                .map_err(driver("cuMemcpyDtoDAsync"));
-        }
-        let (width, height) = (4, words);
-        let copy = sys::CUDA_MEMCPY2D {
-            srcXInBytes: 0,
-            srcY: 0,
-            srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
-            srcHost: std::ptr::null(),
-            srcDevice: from.address(),
-            srcArray: std::ptr::null_mut(),
-            srcPitch: 4,
-            dstXInBytes: 0,
-            dstY: 0,
-            dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
-            dstHost: std::ptr::null_mut(),
-            dstDevice: to.address(),
-            dstArray: std::ptr::null_mut(),
-            dstPitch: 8,
-            WidthInBytes: width,
-            Height: height,
-        };
-        // SAFETY: writes `8 * words` bytes at `to`, inside the caller's view (see above), in this
-        // stream's order.
-        unsafe { cudarc::driver::result::memset_d8_async(to.address(), 0, 8 * words, stream) }
-            .map_err(driver("cuMemsetD8Async"))?;
-        // SAFETY: reads `4 * words` bytes at `from` and writes 4 bytes of each of `words` 8-byte
-        // words at `to`: inside the views the caller holds (see above), in this stream's order.
-        unsafe { sys::cuMemcpy2DAsync_v2(&copy, stream) }.result().map_err(driver("cuMemcpy2DAsync"))
-    }
-
     /// Waits for the stream's work and copies `view` back.
     pub fn download<T: DeviceRepr + Default + Clone>(&self, view: &DeviceView<'_, T>) -> Result<Vec<T>> {
         let mut out = vec![T::default(); view.len()];

@@ -38,6 +38,7 @@ impl DeviceOptions {
     /// `TALLY_PARTITION_CHUNK_SHIFT`,
     /// `TALLY_STREAM_CHUNK`, `TALLY_STREAM_BUFFERS`, `TALLY_STREAM_THRESHOLD` (bytes),
     /// `TALLY_COMPACT_THREADS`, `TALLY_COMPACT_VECS`, `TALLY_COMPACT_MIN_BLOCKS`,
+    /// `TALLY_REDUCE_VECS`, `TALLY_REDUCE_BLOCKS_PER_SM`,
     /// `TALLY_SPARE_COUNTERS` (bytes), `TALLY_POSTED_COUNTS` (bytes), `TALLY_HIST_GRID`. Empty or
     /// unparsable values are ignored.
     pub fn from_env() -> DeviceOptions {
@@ -74,6 +75,8 @@ impl DeviceOptions {
             compact_block_threads: number("TALLY_COMPACT_THREADS").map(|v| v.min(u32::MAX as u64) as u32),
             compact_vecs: number("TALLY_COMPACT_VECS").map(|v| v.min(u32::MAX as u64) as u32),
             compact_min_blocks: number("TALLY_COMPACT_MIN_BLOCKS").map(|v| v.min(u32::MAX as u64) as u32),
+            reduce_vecs: number("TALLY_REDUCE_VECS").map(|v| v.min(u32::MAX as u64) as u32),
+            reduce_blocks_per_sm: number("TALLY_REDUCE_BLOCKS_PER_SM").map(|v| v.min(u32::MAX as u64) as u32),
             spare_counters_max_bytes: number("TALLY_SPARE_COUNTERS").map(|v| v as usize),
             posted_counts_max_bytes: number("TALLY_POSTED_COUNTS").map(|v| v as usize),
             hist_grid: number("TALLY_HIST_GRID").map(|v| v.clamp(1, u32::MAX as u64) as u32),

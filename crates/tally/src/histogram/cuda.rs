@@ -5,6 +5,7 @@ use super::axis::{self, binning_for, Binning, DeviceAxis};
 use super::binning::BinRule;
 use super::partition::{PartitionKeys, PartitionParams, PartitionPlan, PartitionSource};
 use super::policy::{self, Capacity, Tuning, Variant, BLOCK_SIZES, PROBE_SAMPLES};
+use super::stream::AccumulateParams;
 use super::{Bins, Histogram, HistogramSpec, Strategy, MAX_CHANNELS};
 use crate::device::params::KernelParams;
 use crate::device::registry::KernelFamily;
@@ -15,7 +16,7 @@ use crate::device::{
 use crate::error::{Error, Result};
 use crate::sample::Sample;
 use std::marker::PhantomData;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 crate::kernel_params! {
     /// What `tally_histogram` reads.
@@ -115,6 +116,9 @@ pub struct HistogramPlan<T> {
     posts_counts: bool,
     /// The outlier counters' page-locked copy on the host (one stream at a time uses a plan).
     outliers_back: PlanReadBack,
+    /// `accumulate.cu`'s kernel, for callers that take the counts as 64-bit words
+    /// ([`HistogramPlan::copy_counts_u64`]): looked up once a plan.
+    widen: OnceLock<Kernel<AccumulateParams>>,
     _axis: DeviceAxis,
     spec: HistogramSpec,
     n: usize,
@@ -322,6 +326,7 @@ impl<T: Sample> HistogramPlan<T> {
             posts_counts,
             outliers_back: PlanReadBack::with_posted(stream, outliers.len(), posted_words)?,
             outliers,
+            widen: OnceLock::new(),
             _axis: axis,
             spec: spec.clone(),
             n,
@@ -536,9 +541,11 @@ impl<T: Sample> HistogramPlan<T> {
     }
 
     /// Queues on `stream`, without waiting, the last launch's counts as 64-bit integers into
-    /// `out` (one per bin and selected channel, channel-major): 32-bit counters are widened on
-    /// the way by a strided copy (no kernel), 64-bit ones copied. For callers whose count type
-    /// is int64 (numpy, PyTorch), so that they need no conversion of their own.
+    /// `out` (one per bin and selected channel, channel-major): one small kernel widens 32-bit
+    /// counters and copies 64-bit ones. For callers whose count type is int64 (numpy,
+    /// PyTorch), so that they need no conversion of their own. (A strided copy of 4-byte rows
+    /// into 8-byte ones, which v38 and earlier queued instead, moves each counter as a row of
+    /// its own through a copy engine.)
     pub fn copy_counts_u64(&self, stream: &Stream, out: &mut DeviceViewMut<'_, u64>) -> Result<()> {
         let words = self.counts.len() / self.counter_bytes();
         if out.len() != words {
@@ -546,7 +553,46 @@ impl<T: Sample> HistogramPlan<T> {
         }
         let cu = stream.cuda_stream();
         let from = self.counts.view().ptr(cu);
-        stream.counters_into_u64(from, self.counter_bytes(), out.ptr_mut(cu), words)
+        let wide = self.counter_bytes() == 8;
+        super::stream::queue_counters(
+            stream,
+            self.widen()?,
+            from,
+            self.counts.len(),
+            wide,
+            out.ptr_mut(cu),
+            words,
+            true,
+        )
+    }
+
+    /// Queues on `stream`, after a [`HistogramPlan::copy_counts_u64`] into `out`, the addition
+    /// of the samples the last launch counted at or above the last edge into the last count,
+    /// on the device, without waiting: for a one-channel histogram whose last bin is closed on
+    /// the right and whose upper edge is the data's maximum (numpy's default range), where
+    /// every sample counted above lies on that edge. The outliers read afterwards still count
+    /// them above; the caller moves them.
+    pub fn add_above_into_last_u64(&self, stream: &Stream, out: &mut DeviceViewMut<'_, u64>) -> Result<()> {
+        if self.outliers.len() != 3 {
+            return Err(Error::invalid("the samples above move into the last bin of one-channel histograms only"));
+        }
+        let bins = out.len();
+        if bins == 0 {
+            return Err(Error::invalid("no bin to move the samples above into"));
+        }
+        let mut last = out.slice_mut(bins - 1..).expect("the last count");
+        let cu = stream.cuda_stream();
+        let above = self.outliers.view().slice(1..2).expect("three outlier counters").ptr(cu).cast();
+        super::stream::queue_counters(stream, self.widen()?, above, 8, true, last.ptr_mut(cu), 1, false)
+    }
+
+    /// `accumulate.cu`'s kernel, looked up on first use.
+    fn widen(&self) -> Result<&Kernel<AccumulateParams>> {
+        if let Some(k) = self.widen.get() {
+            return Ok(k);
+        }
+        let k = self.dev.kernel::<AccumulateParams>(&super::stream::FAMILY, &[], "tally_accumulate", 0)?;
+        Ok(self.widen.get_or_init(|| k))
     }
 
     /// The counters and outlier counters of the last launch, in place (a streamed histogram

@@ -81,6 +81,12 @@ pub struct Tuning {
     pub compact_vecs: Option<u32>,
     /// Blocks per multiprocessor the compaction kernels are compiled for (1 to 32).
     pub compact_min_blocks: Option<u32>,
+    /// 16-byte loads in flight per thread of the plain reduction kernels (1 to 16); default by
+    /// the element's size (`reduce::policy`).
+    pub reduce_vecs: Option<u32>,
+    /// Blocks per multiprocessor of the plain reduction kernels (1 to 8, fewer where the input
+    /// does not fill them); default 4.
+    pub reduce_blocks_per_sm: Option<u32>,
     /// Counter bytes up to which a histogram plan keeps a second set of counters that each
     /// launch zeroes for the next (0: never); default [`SPARE_COUNTERS_MAX_BYTES`].
     pub spare_counters_max_bytes: Option<usize>,

@@ -22,11 +22,13 @@ crate::kernel_params! {
         into: DevPtr<u64>,
         n: u64,
         wide: u32,
-        pad: u32,
+        /// 1: the counters are copied into `into` (widened), not added.
+        assign: u32,
     }
 }
 
-/// `accumulate.cu`: adds a chunk's counters into a stream's totals.
+/// `accumulate.cu`: adds a chunk's counters into a stream's totals, or widens a plan's
+/// counters into 64-bit counts.
 pub(crate) static FAMILY: KernelFamily = KernelFamily {
     name: "accumulate.cu",
     source: include_str!("../kernels/accumulate.cu"),
@@ -47,13 +49,34 @@ pub(super) fn add_counters(
     wide: bool,
     into: &mut DeviceBuffer<u64>,
 ) -> Result<()> {
-    let n = into.len() as u64;
+    let n = into.len();
+    let into = into.view_mut().ptr_mut(stream.cuda_stream());
+    queue_counters(stream, kernel, from, from_bytes, wide, into, n, false)
+}
+
+/// Queues `into[i] = from[i]` (`assign`) or `into[i] += from[i]` for `n` counters of `from` (4
+/// or 8 bytes each, `from_bytes` in all) into the 64-bit words at `into`, which the caller
+/// holds for `n` words in `stream`'s order.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn queue_counters(
+    stream: &Stream,
+    kernel: &Kernel<AccumulateParams>,
+    from: DevPtr<u8>,
+    from_bytes: usize,
+    wide: bool,
+    into: DevPtr<u64>,
+    n: usize,
+    assign: bool,
+) -> Result<()> {
+    let n = n as u64;
     let counter = if wide { 8 } else { 4 };
     if from_bytes as u64 != n * counter {
         return Err(Error::invalid(format!("{from_bytes} bytes of counters do not make {n} counters")));
     }
-    let params =
-        AccumulateParams { from, into: into.view_mut().ptr_mut(stream.cuda_stream()), n, wide: wide as u32, pad: 0 };
+    if n == 0 {
+        return Ok(());
+    }
+    let params = AccumulateParams { from, into, n, wide: wide as u32, assign: assign as u32 };
     let grid = n.div_ceil(ADD_THREADS as u64).min(ADD_MAX_BLOCKS) as u32;
     stream.launch(kernel, LaunchShape::new(grid, ADD_THREADS, 0), &params)
 }

@@ -132,7 +132,9 @@ TALLY_DEVICE Word128 load_relaxed(const Word128* p) { return load_relaxed128(p);
 // The loads go out in batches of eight a lane before the stores: a store to the host may alias
 // the words as far as the compiler knows, so one load after each store would wait for L2 (and
 // the post take a round trip per 32 words).
-template <typename W>
+// `BLOCK_WORDS`: the words are in the block's shared memory (stored before a barrier), read
+// with plain loads; otherwise in global memory, read past the L1.
+template <typename W, bool BLOCK_WORDS = false>
 TALLY_DEVICE void post_words(u64* host, u32 at, const W* words, u32 count) {
   constexpr u32 BATCH = 8;
   volatile W* h = reinterpret_cast<volatile W*>(reinterpret_cast<char*>(host + 1) + at);
@@ -141,7 +143,7 @@ TALLY_DEVICE void post_words(u64* host, u32 at, const W* words, u32 count) {
 #pragma unroll
     for (u32 j = 0; j < BATCH; ++j) {
       const u32 k = base + j * 32 + lane_id();
-      v[j] = k < count ? __ldcg(words + k) : W(0);
+      v[j] = k < count ? (BLOCK_WORDS ? words[k] : __ldcg(words + k)) : W(0);
     }
 #pragma unroll
     for (u32 j = 0; j < BATCH; ++j) {
@@ -173,6 +175,13 @@ TALLY_DEVICE void post_sequence(u64* host, u64 sequence) {
 TALLY_DEVICE void post_to_host(u64* host, u64 sequence, const u64* words, u32 count) {
   if (host == nullptr) return;
   post_words(host, 0, words, count);
+  post_sequence(host, sequence);
+}
+// The same, from words in the block's shared memory: a shared load instead of a round trip to
+// the L2 before the post (the words' global copy is stored beside them, not read back).
+TALLY_DEVICE void post_to_host_from_block(u64* host, u64 sequence, const u64* block_words, u32 count) {
+  if (host == nullptr) return;
+  post_words<u64, true>(host, 0, block_words, count);
   post_sequence(host, sequence);
 }
 

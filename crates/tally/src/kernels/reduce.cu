@@ -81,9 +81,13 @@ TALLY_DEVICE u64 raw_bits(T x) {
 
 // Calls visit(x, i) for every element this thread owns, in increasing index order: a scalar
 // head up to the first 16-byte boundary (any alignment is allowed), the body in 16-byte loads
-// (VECS in flight, grid-stride) handed to visit_vec(v, i) whole, then a scalar tail.
-template <typename Visit, typename VisitVec>
-TALLY_DEVICE void for_each_element(const ReduceParams& p, Visit visit, VisitVec visit_vec) {
+// (VECS in flight, grid-stride) handed to visit_vec(v, i) whole, then a scalar tail. (Issuing
+// the body's last, partial round of loads together rather than one by one measured no
+// different at 2^24 and 2^28 on an H200, v39.)
+// `round_taken(buf, i0, stride)`: whether a whole round of VECS vectors (vector k's first
+// element at index i0 + k * stride) is accounted for at once (then none of them is visited).
+template <typename Visit, typename VisitVec, typename RoundTaken>
+TALLY_DEVICE void for_each_element(const ReduceParams& p, Visit visit, VisitVec visit_vec, RoundTaken round_taken) {
   const T* __restrict__ in = p.input;
   const u64 n = p.n;
   const u64 gtid = (u64)blockIdx.x * BLOCK_THREADS + threadIdx.x;
@@ -98,12 +102,17 @@ TALLY_DEVICE void for_each_element(const ReduceParams& p, Visit visit, VisitVec 
     Vec16<T> buf[VECS];
 #pragma unroll
     for (int k = 0; k < VECS; ++k) buf[k] = load_vec16(body, v + k * threads);
+    if (round_taken(buf, head + v * VEC_ITEMS, threads * VEC_ITEMS)) continue;
 #pragma unroll
     for (int k = 0; k < VECS; ++k) visit_vec(buf[k], head + (v + k * threads) * VEC_ITEMS);
   }
   for (; v < nvec; v += threads) visit_vec(load_vec16(body, v), head + v * VEC_ITEMS);
   const u64 tail = head + nvec * VEC_ITEMS;
   if (gtid < n - tail) visit(in[tail + gtid], tail + gtid);
+}
+template <typename Visit, typename VisitVec>
+TALLY_DEVICE void for_each_element(const ReduceParams& p, Visit visit, VisitVec visit_vec) {
+  for_each_element(p, visit, visit_vec, [](const Vec16<T>(&)[VECS], u64, u64) { return false; });
 }
 
 #if TALLY_REDUCE != TALLY_REDUCE_EXACT
@@ -176,7 +185,44 @@ TALLY_DEVICE bool before_max(T x, T m) {
 }
 TALLY_DEVICE bool same(T x, T m) { return x == m || (is_nan(x) && is_nan(m)); }
 TALLY_DEVICE Acc identity() { return Acc{highest(), lowest(), NO_INDEX, NO_INDEX, 0}; }
+
+// f32 min, max and minmax (no index) take the hardware's min and max: `min.NaN` (PTX, sm_80 on)
+// gives NaN where either operand is NaN, NaN propagating as the rule above asks; the plain
+// `fminf` leaves NaN out, as skip_nan asks, whose NaNs are counted aside. One instruction per
+// element and side, and no branch on the data, where the element rule costs a compare and
+// select per NaN test and side. Which of two NaNs, or of -0 and +0, comes out may differ from
+// the rule's; the result's value does not (the host reads a NaN as NaN, and -0 == +0).
+constexpr bool F32_NO_INDEX = IS_FLOAT && sizeof(T) == 4 && !TALLY_WANT_INDEX;
+TALLY_DEVICE float min_nan(float a, float b) {
+#if __CUDA_ARCH__ >= 800
+  float r;
+  asm("min.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+  return r;
+#else
+  return a != a ? a : (b != b ? b : fminf(a, b));
+#endif
+}
+TALLY_DEVICE float max_nan(float a, float b) {
+#if __CUDA_ARCH__ >= 800
+  float r;
+  asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+  return r;
+#else
+  return a != a ? a : (b != b ? b : fmaxf(a, b));
+#endif
+}
+// The running extrema of f32 (F32_NO_INDEX) take `lo` and `hi`: NaN propagates, or is left out
+// with skip_nan.
+TALLY_DEVICE void f32_extrema_take(Acc& a, float lo, float hi) {
+  if (TALLY_SIDES & 1) a.min = (T)(TALLY_SKIP_NAN ? fminf((float)a.min, lo) : min_nan((float)a.min, lo));
+  if (TALLY_SIDES & 2) a.max = (T)(TALLY_SKIP_NAN ? fmaxf((float)a.max, hi) : max_nan((float)a.max, hi));
+}
+
 TALLY_DEVICE void local_add(Acc& a, T x, u64 i, const ReduceParams&) {
+  if constexpr (F32_NO_INDEX) {
+    a.nan += TALLY_SKIP_NAN && is_nan(x);
+    return f32_extrema_take(a, (float)x, (float)x);
+  }
 #if TALLY_SKIP_NAN
   if (is_nan(x)) {
     a.nan += 1;
@@ -199,11 +245,29 @@ TALLY_DEVICE void local_add(Acc& a, T x, u64 i, const ReduceParams&) {
   if (TALLY_SIDES & 2) a.max = before_max(x, a.max) ? x : a.max;
 #endif
 }
-// Whether none of a vector's elements can change the running extrema: no NaN among them (their
-// sum is not NaN) and all strictly beyond the extrema (ties may need an index). Most vectors
-// pass, so floats pay a few instructions per vector instead of the NaN rule per element.
-TALLY_DEVICE bool vec_leaves_alone(const Acc& a, const Vec16<T>& v) {
-  if constexpr (!IS_FLOAT) {
+// A vector's elements taken in at once where that is cheaper than element by element; false
+// where the vector still needs the element rule. f32 without an index: always, by trees of
+// min/max (with skip_nan its NaNs counted by the element where its sum is NaN: rare, NaN or
+// infinities of both signs). Other floats: where no NaN is among the elements (their sum is not
+// NaN) and all lie strictly beyond the extrema (ties may need an index), so that they change
+// nothing; most vectors do, and they pay a few instructions instead of the NaN rule per element.
+TALLY_DEVICE bool vec_taken(Acc& a, const Vec16<T>& v) {
+  if constexpr (F32_NO_INDEX) {
+    float lo = (float)v.item[0], hi = lo, sum = lo;
+#pragma unroll
+    for (int j = 1; j < VEC_ITEMS; ++j) {
+      const float x = (float)v.item[j];
+      lo = TALLY_SKIP_NAN ? fminf(lo, x) : min_nan(lo, x);
+      hi = TALLY_SKIP_NAN ? fmaxf(hi, x) : max_nan(hi, x);
+      if (TALLY_SKIP_NAN) sum += x;
+    }
+    if (TALLY_SKIP_NAN && sum != sum) {
+#pragma unroll
+      for (int j = 0; j < VEC_ITEMS; ++j) a.nan += is_nan(v.item[j]);
+    }
+    f32_extrema_take(a, lo, hi);
+    return true;
+  } else if constexpr (!IS_FLOAT) {
     return false;
   } else {
     typedef typename Arith<T>::type X;
@@ -221,18 +285,96 @@ TALLY_DEVICE bool vec_leaves_alone(const Acc& a, const Vec16<T>& v) {
     return alone;
   }
 }
-#define TALLY_HAS_VEC_FILTER 1
+#define TALLY_HAS_VEC_TAKEN 1
+
+// The smaller and the larger of two values without NaN (one min/max instruction for floats).
+template <typename X>
+TALLY_DEVICE X plain_min(X a, X b) {
+  if constexpr (IS_FLOAT && sizeof(X) == 4) return fminf(a, b);
+  else if constexpr (IS_FLOAT) return fmin(a, b);
+  else return b < a ? b : a;
+}
+template <typename X>
+TALLY_DEVICE X plain_max(X a, X b) {
+  if constexpr (IS_FLOAT && sizeof(X) == 4) return fmaxf(a, b);
+  else if constexpr (IS_FLOAT) return fmax(a, b);
+  else return b > a ? b : a;
+}
+
+// argmin and argmax: a whole round of VECS vectors (16 to 64 elements, vector k's first at
+// index i0 + k * stride) in one step where no NaN is among them (their sum is not NaN): a
+// min/max tree over the round; only where it lies strictly beyond the running extremum (or
+// the thread has none yet) the round's first element of that value is found, by a scan
+// without branches. A later tie keeps the earlier index; a NaN extremum keeps its index
+// whatever follows. Rounds with a NaN (or infinities of both signs) go element by element.
+// ncu (v39, an H200 at 2^24) found argmin issue-bound, a fifth of the branch unit's peak, at
+// 0.89x CUB: a branch per vector, and at 2^24 a thread's new extremum in a third of its rounds.
+// Elements of 1 and 2 bytes (32 or more a round) keep the vector's filter: the scan's
+// registers would cost occupancy (162 registers for u8).
+TALLY_DEVICE bool round_taken_by_index(Acc& a, const Vec16<T> (&buf)[VECS], u64 i0, u64 stride) {
+  if constexpr (!TALLY_WANT_INDEX || VEC_ITEMS > 4) {
+    return false;
+  } else {
+    typedef typename Arith<T>::type X;
+    // Each vector's extrema and sum, then a tree over the vectors: independent chains, not one
+    // long one.
+    X lo[VECS], hi[VECS], sum[VECS];
+#pragma unroll
+    for (int k = 0; k < VECS; ++k) {
+      lo[k] = hi[k] = sum[k] = arith(buf[k].item[0]);
+#pragma unroll
+      for (int j = 1; j < VEC_ITEMS; ++j) {
+        const X x = arith(buf[k].item[j]);
+        lo[k] = plain_min(lo[k], x);
+        hi[k] = plain_max(hi[k], x);
+        if (IS_FLOAT) sum[k] += x;
+      }
+    }
+#pragma unroll
+    for (int w = 1; w < VECS; w *= 2) {
+#pragma unroll
+      for (int k = 0; k + w < VECS; k += 2 * w) {
+        lo[k] = plain_min(lo[k], lo[k + w]);
+        hi[k] = plain_max(hi[k], hi[k + w]);
+        if (IS_FLOAT) sum[k] += sum[k + w];
+      }
+    }
+    if (IS_FLOAT && !(sum[0] == sum[0])) return false;
+    // The round's first element equal to `target` (one exists): scanned from the last.
+    const auto first_equal = [&](X target, T& value, u64& index) {
+      int at = 0;
+#pragma unroll
+      for (int k = VECS - 1; k >= 0; --k) {
+#pragma unroll
+        for (int j = VEC_ITEMS - 1; j >= 0; --j) {
+          const bool hit = arith(buf[k].item[j]) == target;
+          value = hit ? buf[k].item[j] : value;
+          at = hit ? k * VEC_ITEMS + j : at;
+        }
+      }
+      index = i0 + (u64)(at / VEC_ITEMS) * stride + at % VEC_ITEMS;
+    };
+    if ((TALLY_SIDES & 1) && (lo[0] < arith(a.min) || a.imin == NO_INDEX)) first_equal(lo[0], a.min, a.imin);
+    if ((TALLY_SIDES & 2) && (hi[0] > arith(a.max) || a.imax == NO_INDEX)) first_equal(hi[0], a.max, a.imax);
+    return true;
+  }
+}
+
+// Only the fields the op uses are merged: the others keep their identity in every thread, so
+// the warp's shuffles and the last block's loads of them are dead code (a minimum alone moves
+// one word a step instead of the whole accumulator's eight).
 TALLY_DEVICE Acc merge(const Acc& a, const Acc& b) {
   Acc r = a;
-  if (before_min(b.min, a.min) || (same(b.min, a.min) && b.imin < a.imin)) {
+  const bool by_index = TALLY_WANT_INDEX;
+  if ((TALLY_SIDES & 1) && (before_min(b.min, a.min) || (by_index && same(b.min, a.min) && b.imin < a.imin))) {
     r.min = b.min;
-    r.imin = b.imin;
+    if (by_index) r.imin = b.imin;
   }
-  if (before_max(b.max, a.max) || (same(b.max, a.max) && b.imax < a.imax)) {
+  if ((TALLY_SIDES & 2) && (before_max(b.max, a.max) || (by_index && same(b.max, a.max) && b.imax < a.imax))) {
     r.max = b.max;
-    r.imax = b.imax;
+    if (by_index) r.imax = b.imax;
   }
-  r.nan = a.nan + b.nan;
+  if (TALLY_SKIP_NAN) r.nan = a.nan + b.nan;
   return r;
 }
 TALLY_DEVICE void write_out(const Acc& a, u64* out) {
@@ -293,11 +435,20 @@ TALLY_DEVICE Local local_identity() { return identity(); }
 TALLY_DEVICE Acc local_finish(const Local& a) { return a; }
 #endif
 
-// A 16-byte vector of elements from index i0 on, in order (a filter may show that none of them
-// changes the accumulator).
+// A round of VECS vectors taken in at once, its vectors then not visited (argmin and argmax:
+// `round_taken_by_index`).
+TALLY_DEVICE bool round_taken(Local& a, const Vec16<T> (&buf)[VECS], u64 i0, u64 stride) {
+#if TALLY_REDUCE == TALLY_REDUCE_EXTREMA
+  return round_taken_by_index(a, buf, i0, stride);
+#else
+  return false;
+#endif
+}
+
+// A 16-byte vector of elements from index i0 on, in order (an op may take it in at once).
 TALLY_DEVICE void local_add_vec(Local& a, const Vec16<T>& v, u64 i0, const ReduceParams& p) {
-#ifdef TALLY_HAS_VEC_FILTER
-  if (vec_leaves_alone(a, v)) return;
+#ifdef TALLY_HAS_VEC_TAKEN
+  if (vec_taken(a, v)) return;
 #endif
 #pragma unroll
   for (int j = 0; j < VEC_ITEMS; ++j) local_add(a, v.item[j], i0 + j, p);
@@ -316,7 +467,8 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS) tally_reduce(const R
   Local local = local_identity();
   for_each_element(
       p, [&](T x, u64 i) { local_add(local, x, i, p); },
-      [&](const Vec16<T>& v, u64 i0) { local_add_vec(local, v, i0, p); });
+      [&](const Vec16<T>& v, u64 i0) { local_add_vec(local, v, i0, p); },
+      [&](const Vec16<T>(&buf)[VECS], u64 i0, u64 stride) { return round_taken(local, buf, i0, stride); });
   const auto combine = [](const Acc& a, const Acc& b) { return merge(a, b); };
   Acc acc = block_reduce<BLOCK_THREADS>(local_finish(local), scratch, combine);
   Partial* partials = reinterpret_cast<Partial*>(p.partials);
@@ -328,18 +480,40 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS) tally_reduce(const R
   __syncthreads();
   if (!last) return;
   __threadfence();
-  // The last block: partials in block order per thread, then the block's fixed tree.
+  // The last block: partials in block order per thread, then the block's fixed tree. The loads
+  // go out LAST_LOADS at a time before their merges (in the same order): one after the other,
+  // each would wait its own trip to the L2, the finish's largest share while the rest of the
+  // device idles (ncu, v39: the last multiprocessor busy 8,000 cycles past the others' average).
+  // Three of the extrema's larger partials (one round for 768 blocks) keep the kernel at 4 blocks
+  // a multiprocessor (45-58 registers; four: 55-64).
+  constexpr int LAST_LOADS = sizeof(Partial) <= 16 ? 4 : 3;
   Acc total = identity();
-  for (u32 b = threadIdx.x; b < gridDim.x; b += BLOCK_THREADS) total = merge(total, load_cg(partials + b).acc);
+  for (u32 b = threadIdx.x; b < gridDim.x; b += LAST_LOADS * BLOCK_THREADS) {
+    Partial got[LAST_LOADS];
+#pragma unroll
+    for (int j = 0; j < LAST_LOADS; ++j) {
+      if (b + j * BLOCK_THREADS < gridDim.x) got[j] = load_cg(partials + b + j * BLOCK_THREADS);
+    }
+#pragma unroll
+    for (int j = 0; j < LAST_LOADS; ++j) {
+      if (b + j * BLOCK_THREADS < gridDim.x) total = merge(total, got[j].acc);
+    }
+  }
   total = block_reduce<BLOCK_THREADS>(total, scratch, combine);
+  constexpr u32 RESULT_WORDS = 5;  // the most words an op writes (extrema)
+  __shared__ u64 result[RESULT_WORDS];
   if (threadIdx.x == 0) {
     write_out(total, p.out);
+    // Zeroed first: an op may write fewer words than the host reads back (custom: one of two).
+#pragma unroll
+    for (u32 k = 0; k < RESULT_WORDS; ++k) result[k] = 0;
+    write_out(total, result);
     *p.ticket = 0;
   }
   // Last: the host may go on once the post is seen (nothing is stored after it).
   if (warp_id() == 0) {
     __syncwarp();
-    post_to_host(p.post, p.sequence, p.out, p.post_words);
+    post_to_host_from_block(p.post, p.sequence, result, min(p.post_words, RESULT_WORDS));
   }
 }
 

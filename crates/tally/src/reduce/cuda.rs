@@ -84,7 +84,9 @@ impl Variant {
         match op {
             ReduceOp::Sum | ReduceOp::Mean if options.exact && elem.is_float() => (KernelOp::Exact, 3, false),
             ReduceOp::Sum | ReduceOp::Mean => (KernelOp::Sum, 3, false),
-            ReduceOp::Min | ReduceOp::Max | ReduceOp::MinMax => (KernelOp::Extrema, 3, false),
+            ReduceOp::Min => (KernelOp::Extrema, 1, false),
+            ReduceOp::Max => (KernelOp::Extrema, 2, false),
+            ReduceOp::MinMax => (KernelOp::Extrema, 3, false),
             ReduceOp::ArgMin => (KernelOp::Extrema, 1, true),
             ReduceOp::ArgMax => (KernelOp::Extrema, 2, true),
             ReduceOp::Count(_) => (KernelOp::Count, 3, false),
@@ -94,7 +96,7 @@ impl Variant {
     fn new(elem: ElementType, op: KernelOp, sides: u32, want_index: bool, skip_nan: bool) -> Variant {
         // Integers have no NaN: one variant for both settings.
         let skip_nan = skip_nan && elem.is_float() && op != KernelOp::Exact;
-        let p = policy::policy(&placeholder_info(), op, elem, 0);
+        let p = policy::policy(&placeholder_info(), &crate::Tuning::default(), op, elem, 0);
         Variant {
             elem,
             op,
@@ -116,7 +118,9 @@ impl Variant {
             for &skip in skips {
                 v.push(Variant::new(elem, KernelOp::Sum, 3, false, skip));
                 v.push(Variant::new(elem, KernelOp::Count, 3, false, skip));
-                v.push(Variant::new(elem, KernelOp::Extrema, 3, false, skip));
+                for sides in 1..=3 {
+                    v.push(Variant::new(elem, KernelOp::Extrema, sides, false, skip));
+                }
                 v.push(Variant::new(elem, KernelOp::Extrema, 1, true, skip));
                 v.push(Variant::new(elem, KernelOp::Extrema, 2, true, skip));
             }
@@ -225,7 +229,9 @@ impl<T: ReduceElement> ReducePlan<T> {
 
     fn build(dev: &Arc<CudaDevice>, op: ReduceOp, options: ReduceOptions, n: usize, variant: Variant) -> Result<Self> {
         let stream = dev.stream();
-        let mut policy = policy::policy(dev.info(), variant.op, T::TYPE, n as u64);
+        let mut policy = policy::policy(dev.info(), dev.tuning(), variant.op, T::TYPE, n as u64);
+        // A tuning may change the loads in flight, which the kernel is compiled for.
+        let variant = Variant { vecs: policy.vecs, ..variant };
         let entry = if variant.op == KernelOp::Exact { "tally_reduce_exact" } else { "tally_reduce" };
         let kernel = if n > 0 {
             let k = dev.kernel::<ReduceParams>(&FAMILY, &variant.defines(), entry, policy.smem)?;
@@ -474,7 +480,7 @@ mod tests {
         let l = ReduceParams::layout();
         assert_eq!(l.size, 104);
         let all = Variant::all();
-        assert_eq!(all.len(), 8 * 5 + 4 * 10 + 4 + 12);
+        assert_eq!(all.len(), 8 * 7 + 4 * 14 + 4 + 12);
         let src = FAMILY.full_source();
         assert!(src.contains("sizeof(ReduceParams) == 104"));
         for v in &all {

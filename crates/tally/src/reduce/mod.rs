@@ -249,9 +249,14 @@ impl Reduction {
         }
     }
 
-    /// The same result, ignoring which backend produced it.
+    /// The same result, ignoring which backend produced it. For min, max and minmax, -0.0 and
+    /// +0.0 are the same value: which of the two an extremum of both zeros is may differ
+    /// between backends (the GPU's f32 kernels take the hardware's min and max).
     pub fn same_result(&self, other: &Reduction) -> bool {
-        let f = |a: f64, b: f64| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
+        let zeros = matches!(self.op, ReduceOp::Min | ReduceOp::Max | ReduceOp::MinMax);
+        let f = |a: f64, b: f64| {
+            a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()) || (zeros && a == 0.0 && b == 0.0)
+        };
         let g = |a: Option<f64>, b: Option<f64>| match (a, b) {
             (Some(a), Some(b)) => f(a, b),
             (a, b) => a.is_none() && b.is_none(),

@@ -4,6 +4,7 @@
 
 use super::ElementType;
 use crate::device::DeviceInfo;
+use crate::Tuning;
 
 crate::kernel_codes! {
     /// The reduction kernels' operations (`TALLY_REDUCE`).
@@ -58,7 +59,13 @@ pub fn exact_digits(elem: ElementType) -> usize {
 /// Words of the result the kernels write (the exact f64 sum's digits are the most).
 pub const OUT_WORDS: usize = 4 + 2 * 66;
 
-/// The policy for `op` over `n` elements of `elem`.
+/// The most 16-byte loads in flight per thread and blocks per multiprocessor a tuning may ask
+/// of the plain kernels.
+pub const MAX_VECS: u32 = 16;
+/// See [`MAX_VECS`].
+pub const MAX_BLOCKS_PER_SM: u32 = 8;
+
+/// The policy for `op` over `n` elements of `elem`, with `tuning`'s reduce knobs.
 ///
 /// - Plain ops: 256 threads, four 16-byte loads in flight per thread (two for 1- and 2-byte
 ///   elements, whose loads already unroll into long bodies), four blocks per multiprocessor:
@@ -66,7 +73,7 @@ pub const OUT_WORDS: usize = 4 + 2 * 66;
 ///   full bandwidth; fewer blocks when the input does not fill them.
 /// - Exact f32: 256 threads with 32 digit slots each (64 KiB), as many blocks as fit.
 /// - Exact f64: 128 threads with 66 digit slots each (66 KiB), as many blocks as fit.
-pub fn policy(info: &DeviceInfo, op: KernelOp, elem: ElementType, n: u64) -> ReducePolicy {
+pub fn policy(info: &DeviceInfo, tuning: &Tuning, op: KernelOp, elem: ElementType, n: u64) -> ReducePolicy {
     let exact = op == KernelOp::Exact;
     let block_threads: u32 = if exact && elem == ElementType::F64 { 128 } else { 256 };
     // The exact kernels run fewer threads per multiprocessor (their digit slots fill the
@@ -74,11 +81,12 @@ pub fn policy(info: &DeviceInfo, op: KernelOp, elem: ElementType, n: u64) -> Red
     // exact f32 from 81% to 84% of the read bandwidth and f64 from 67% to 74%; 16 hurt f32).
     let vecs: u32 = match (exact, elem.size() <= 2) {
         (true, _) => 8,
-        (false, true) => 2,
-        (false, false) => 4,
+        (false, true) => tuning.reduce_vecs.unwrap_or(2).clamp(1, MAX_VECS),
+        (false, false) => tuning.reduce_vecs.unwrap_or(4).clamp(1, MAX_VECS),
     };
     let smem = if exact { exact_digits(elem) * block_threads as usize * 8 } else { 0 };
-    let target_per_sm: u32 = 4;
+    let target_per_sm: u32 =
+        if exact { 4 } else { tuning.reduce_blocks_per_sm.unwrap_or(4).clamp(1, MAX_BLOCKS_PER_SM) };
     let per_sm = if smem == 0 {
         target_per_sm
     } else {
@@ -107,23 +115,37 @@ mod tests {
     #[test]
     fn grids_are_a_few_blocks_per_sm_or_what_the_input_fills() {
         let info = DeviceInfo::h200();
-        let big = policy(&info, KernelOp::Sum, ElementType::F32, 1 << 28);
+        let big = policy(&info, &Tuning::default(), KernelOp::Sum, ElementType::F32, 1 << 28);
         assert_eq!((big.block_threads, big.vecs, big.grid), (256, 4, 528));
-        let small = policy(&info, KernelOp::Sum, ElementType::F32, 1 << 20);
+        let small = policy(&info, &Tuning::default(), KernelOp::Sum, ElementType::F32, 1 << 20);
         assert_eq!(small.grid, 256);
-        assert_eq!(policy(&info, KernelOp::Sum, ElementType::F32, 0).grid, 1);
-        let ex32 = policy(&info, KernelOp::Exact, ElementType::F32, 1 << 28);
+        assert_eq!(policy(&info, &Tuning::default(), KernelOp::Sum, ElementType::F32, 0).grid, 1);
+        let ex32 = policy(&info, &Tuning::default(), KernelOp::Exact, ElementType::F32, 1 << 28);
         assert_eq!((ex32.block_threads, ex32.smem, ex32.grid), (256, 65536, 396));
-        let ex64 = policy(&info, KernelOp::Exact, ElementType::F64, 1 << 27);
+        let ex64 = policy(&info, &Tuning::default(), KernelOp::Exact, ElementType::F64, 1 << 27);
         assert_eq!((ex64.block_threads, ex64.smem), (128, 67584));
         assert!(ex64.smem <= info.smem_per_block_optin);
+    }
+
+    #[test]
+    fn tuning_sets_the_plain_kernels_loads_and_blocks_within_limits() {
+        let info = DeviceInfo::h200();
+        let t = Tuning { reduce_vecs: Some(8), reduce_blocks_per_sm: Some(6), ..Tuning::default() };
+        let p = policy(&info, &t, KernelOp::Extrema, ElementType::F32, 1 << 28);
+        assert_eq!((p.vecs, p.grid), (8, 132 * 6));
+        let wild = Tuning { reduce_vecs: Some(0), reduce_blocks_per_sm: Some(99), ..Tuning::default() };
+        let p = policy(&info, &wild, KernelOp::Sum, ElementType::F32, 1 << 28);
+        assert_eq!((p.vecs, p.grid), (1, 132 * MAX_BLOCKS_PER_SM));
+        // The exact kernels keep their own shape.
+        let ex = policy(&info, &t, KernelOp::Exact, ElementType::F32, 1 << 28);
+        assert_eq!(ex, policy(&info, &Tuning::default(), KernelOp::Exact, ElementType::F32, 1 << 28));
     }
 
     #[test]
     fn exact_f32_keeps_every_thread_below_its_limit() {
         let info = DeviceInfo::h200();
         let n = 1u64 << 37;
-        let p = policy(&info, KernelOp::Exact, ElementType::F32, n);
+        let p = policy(&info, &Tuning::default(), KernelOp::Exact, ElementType::F32, n);
         let per_thread = n.div_ceil(p.grid as u64 * p.block_threads as u64) + 2;
         assert!(per_thread <= EXACT_F32_PER_THREAD);
     }
