@@ -152,6 +152,61 @@ fn gpu_many_partials_take_more_than_one_round() {
     check_every_op(&many, &ties, "ties, 8 blocks a multiprocessor");
 }
 
+/// argmin and argmax when a thread takes several rounds of loads (the default device at 2^22
+/// elements, and one with a block a multiprocessor, whose threads take four times as many): the
+/// extremes only at later positions, tied across vectors, rounds and threads; a NaN before them,
+/// NaNs before and after; +inf in rounds without -inf (sums of inf, taken whole) and huge
+/// values of one sign and of both; every element the running extremum's starting value (the
+/// first round then decides by having no index yet). Every op against the reference.
+#[test]
+fn gpu_argmin_argmax_over_many_rounds_a_thread() {
+    let Some(gpu) = cuda() else { return };
+    use tally::device::DeviceOptions;
+    let env = DeviceOptions::from_env();
+    let tuning = tally::Tuning { reduce_blocks_per_sm: Some(1), ..env.tuning.clone() };
+    let one_block = Backend::Cuda(tally::CudaDevice::with_options(DeviceOptions { tuning, ..env }).unwrap());
+    let n = if std::env::var("TALLY_SMALL").as_deref() == Ok("1") { (1 << 19) + 3 } else { (1 << 22) + 3 };
+    for backend in [&gpu, &one_block] {
+        check_rounds::<f32>(backend, n, f32::NEG_INFINITY, f32::INFINITY, Some(f32::NAN));
+        check_rounds::<f64>(backend, n, f64::NEG_INFINITY, f64::INFINITY, Some(f64::NAN));
+        check_rounds::<i32>(backend, n, i32::MIN, i32::MAX, None);
+        check_rounds::<u32>(backend, n, 0, u32::MAX, None);
+        check_rounds::<i64>(backend, n, i64::MIN, i64::MAX, None);
+        check_rounds::<u64>(backend, n, 0, u64::MAX, None);
+        let huge: Vec<f32> = data::<f32>(n, 62).iter().map(|x| 3e38 * (0.5 + x.abs().fract() / 2.0)).collect();
+        check_every_op(backend, &huge, "huge values of one sign");
+        let signed: Vec<f32> = huge.iter().enumerate().map(|(i, &x)| if i % 3 == 0 { -x } else { x }).collect();
+        check_every_op(backend, &signed, "huge values of both signs");
+    }
+}
+
+/// See [`gpu_argmin_argmax_over_many_rounds_a_thread`]: `low` and `high` lie at or beyond every
+/// random element.
+fn check_rounds<T: Gen>(backend: &Backend, n: usize, low: T, high: T, nan: Option<T>) {
+    let lows = [n / 2 + 5, n / 2 + 6, n / 2 + 9, 2 * n / 3, 2 * n / 3 + 4, n - 2];
+    let highs = [n / 2 + 100_003, n / 2 + 100_007, 3 * n / 4 + 1, n - 40];
+    let mut xs: Vec<T> = data(n, 61);
+    for &p in &lows {
+        xs[p] = low;
+    }
+    for &p in &highs {
+        xs[p] = high;
+    }
+    check_every_op(backend, &xs, "extremes in later rounds");
+    if let Some(nan) = nan {
+        let mut before = xs.clone();
+        before[n / 3] = nan;
+        check_every_op(backend, &before, "a NaN before the extremes");
+        let mut spread = xs.clone();
+        for p in [n / 5, n / 2 + 7, n - 5] {
+            spread[p] = nan;
+        }
+        check_every_op(backend, &spread, "NaNs before and after the extremes");
+    }
+    check_every_op(backend, &vec![high; n], "every element the largest");
+    check_every_op(backend, &vec![low; n], "every element the smallest");
+}
+
 #[test]
 fn gpu_misaligned_device_input() {
     let Some(gpu) = cuda() else { return };

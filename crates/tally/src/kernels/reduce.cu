@@ -301,16 +301,18 @@ TALLY_DEVICE X plain_max(X a, X b) {
   else return b > a ? b : a;
 }
 
-// argmin and argmax: a whole round of VECS vectors (16 to 64 elements, vector k's first at
-// index i0 + k * stride) in one step where no NaN is among them (their sum is not NaN): a
-// min/max tree over the round; only where it lies strictly beyond the running extremum (or
-// the thread has none yet) the round's first element of that value is found, by a scan
-// without branches. A later tie keeps the earlier index; a NaN extremum keeps its index
-// whatever follows. Rounds with a NaN (or infinities of both signs) go element by element.
+// argmin and argmax: a whole round of VECS vectors (16 f32 at the default 4 loads, vector k's
+// first at index i0 + k * stride) in one step where no NaN is among them (their sum is not NaN: a
+// sum that overflows with both signs reads as NaN too): a min/max tree over the round; only
+// where it lies strictly beyond the running extremum (or the thread has none yet) the round's
+// first element of that value is found, by a scan without branches. The scan relies on the
+// tree returning one of its inputs exactly (min/max do, without fast math or flushing to zero).
+// A later tie keeps the earlier index; a NaN extremum keeps its index whatever follows. Rounds
+// with a NaN go element by element.
 // ncu (v39, an H200 at 2^24) found argmin issue-bound, a fifth of the branch unit's peak, at
 // 0.89x CUB: a branch per vector, and at 2^24 a thread's new extremum in a third of its rounds.
-// Elements of 1 and 2 bytes (32 or more a round) keep the vector's filter: the scan's
-// registers would cost occupancy (162 registers for u8).
+// Elements of 1 and 2 bytes (8 to 16 a vector) keep the vector's filter: the scan's registers
+// would cost occupancy (162 registers for u8).
 TALLY_DEVICE bool round_taken_by_index(Acc& a, const Vec16<T> (&buf)[VECS], u64 i0, u64 stride) {
   if constexpr (!TALLY_WANT_INDEX || VEC_ITEMS > 4) {
     return false;
