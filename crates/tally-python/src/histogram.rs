@@ -139,8 +139,11 @@ fn start_typed<T: Sample>(
     };
     let key = plan_key::<T>(dev, spec, strategy, view.len());
     // The counts stay on the device (`copy_counts_u64`): the launch posts the outliers alone.
-    let tuning = tally::Tuning { posted_counts_max_bytes: Some(0), ..dev.tuning().clone() };
-    let make = || HistogramPlan::new(dev, &view, spec, strategy, &tuning);
+    // Made only where no plan is kept.
+    let make = || {
+        let tuning = tally::Tuning { posted_counts_max_bytes: Some(0), ..dev.tuning().clone() };
+        HistogramPlan::new(dev, &view, spec, strategy, &tuning)
+    };
     let plan = py
         .detach(|| -> tally::Result<HistogramPlan<T>> {
             let mut plan = match &key {
