@@ -360,7 +360,8 @@ fn gpu_plan_runs_many_times() {
     assert!(plan.launch(stream, &input.view(), &mut out.view_mut()).is_err(), "a keyed plan needs keys");
 }
 
-/// More than 2^31 elements (u8 into u64: 9 bytes each, about 19 GB): only where memory allows.
+/// More than 2^31 elements (u8 into u64: 9 bytes each, about 19 GB; then u32 into u32): only
+/// where memory allows.
 #[test]
 fn gpu_more_than_2_pow_31_elements() {
     let Some(gpu) = cuda() else { return };
@@ -386,6 +387,24 @@ fn gpu_more_than_2_pow_31_elements() {
         let got = stream.download(&view.slice(at..at + 4096.min(n - at)).unwrap()).unwrap();
         for (j, g) in got.iter().enumerate() {
             assert_eq!(*g, expect(at + j), "element {}", at + j);
+        }
+    }
+    drop((input, out));
+    // A u32 sum into u32 (a same-width sum in tiles held in registers: 8 bytes an element, about
+    // 17 GB), wrapping.
+    let xs: Vec<u32> = (0..n).map(|i| (i % 3) as u32).collect();
+    let input = stream.upload(&xs, "input").unwrap();
+    drop(xs);
+    let mut out = stream.alloc::<u32>(n, "out").unwrap();
+    let wrapping = ScanOptions::default().with_wrapping(true);
+    let mut plan = ScanPlan::<u32, u32>::new(&dev, ScanOp::Sum, wrapping, n).unwrap();
+    plan.launch(stream, &input.view(), &mut out.view_mut()).unwrap();
+    plan.read(stream).unwrap();
+    for at in [0usize, 4095, 1 << 31, (1 << 31) - 1, n - 4096] {
+        let view = out.view();
+        let got = stream.download(&view.slice(at..at + 4096.min(n - at)).unwrap()).unwrap();
+        for (j, g) in got.iter().enumerate() {
+            assert_eq!(*g, expect(at + j) as u32, "u32 element {}", at + j);
         }
     }
 }
