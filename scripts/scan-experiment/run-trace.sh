@@ -5,9 +5,11 @@
 # of everything else); and traced (a patched copy: per tile its SM, clock64 and globaltimer at
 # its start, after its rows, before and after its look-back, at its end, and its look-back's
 # polls), then summarises the trace (trace_summary.py). From the repository root on a GPU
-# host: bash scripts/scan-experiment/run-trace.sh OUT_DIR
+# host: bash scripts/scan-experiment/run-trace.sh OUT_DIR; WINDOWS=n sets the look-back's
+# windows of 32 predecessors a round (the library's 4 by default).
 set -u
 OUT=${1:-/tmp/scan-trace}; mkdir -p $OUT
+rm -rf /tmp/sxt
 K=crates/tally/src/kernels; E=$(cd "$(dirname "$0")" && pwd)
 mk() {  # name, extra nvcc flags, patch mode (none, nolb, trace)
   local name=$1 flags=$2 mode=$3 d=/tmp/sxt/$1
@@ -56,7 +58,7 @@ if mode == 'trace':
 PY
   nvcc -O3 -std=c++17 -arch=sm_90 -I$d $flags -DVARIANT_NAME="\"$name\"" -DTALLY_ELEM=float -DTALLY_OUT=float \
     -DTALLY_OUT_FLOAT=1 -DTALLY_OUT_SIGNED=0 -DTALLY_SCAN=TALLY_SCAN_SUM -DTALLY_KEY_BYTES=0 -DTALLY_BLOCK_THREADS=128 \
-    -DTALLY_VECS=24 -DTALLY_MIN_BLOCKS=3 -DTALLY_SCAN_STAGE=0 -DTALLY_LOOKBACK_WINDOWS=4 -DTALLY_SPLIT_LOOKBACK=0 \
+    -DTALLY_VECS=24 -DTALLY_MIN_BLOCKS=3 -DTALLY_SCAN_STAGE=0 -DTALLY_LOOKBACK_WINDOWS=${WINDOWS:-4} -DTALLY_SPLIT_LOOKBACK=0 \
     -DTALLY_TILES_BY_BLOCK=0 -DTALLY_LOOKBACK_ORDERED=1 -o $d/h $E/trace_harness.cu > $d/build.log 2>&1 \
     || { echo "$name: build failed"; tail -8 $d/build.log; }
 }
