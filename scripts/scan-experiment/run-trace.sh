@@ -2,9 +2,10 @@
 # Where a scan tile's time goes (docs/PERF.md, v40): builds scan.cu's f32 sum (128 x 24 rows, 3
 # blocks a multiprocessor, as the library's policy) with nvcc outside tally, three ways: as it
 # is; without the look-back (each tile's prefix taken as the identity: wrong results, the time
-# of everything else); and traced (a patched copy: per tile its SM, clock64 and globaltimer at
-# its start, after its rows, before and after its look-back, at its end, and its look-back's
-# polls), then summarises the trace (trace_summary.py). From the repository root on a GPU
+# of everything else); and traced (a patched copy: per tile its SM, and clock64 and globaltimer
+# read by thread 0 once the tile's number is known (after the counter's round trip), after its
+# rows, before and after its look-back and when its own work ends; and the look-back's rounds
+# and the warp's polls), then summarises the trace (trace_summary.py). From the repository root on a GPU
 # host: bash scripts/scan-experiment/run-trace.sh OUT_DIR; WINDOWS=n sets the look-back's
 # windows of 32 predecessors a round (the library's 4 by default).
 set -u
@@ -30,9 +31,19 @@ if mode == 'nolb':
 if mode == 'trace':
     patch(d + '/lookback.cuh', [
         ('#include "block.cuh"\n', '#include "block.cuh"\n#define TRACE_WORDS 12\n__device__ unsigned long long* tally_trace_buf;\n'
-         '__shared__ unsigned tally_trace_polls;\n__shared__ unsigned tally_trace_rounds;\n'
+         '__shared__ unsigned tally_trace_polls;\n__shared__ unsigned tally_trace_rounds;\n__shared__ unsigned tally_trace_spins[32];\n'
          'TALLY_DEVICE unsigned long long trace_gtime() { unsigned long long t; asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); return t; }\n'),
-        ("for (int spins = 0; want; ++spins) {", "for (int spins = 0; want; ++spins) { if (lane_id() == 0) ++tally_trace_polls;"),
+        # The warp's polls: its lanes loop until each has its slots, so a round takes as many
+        # polls as its slowest lane. Each lane records its count; once the round's lanes have
+        # met again (every lane of warp 0 reads a round), lane 0 adds the largest. (Call 9
+        # took the maximum over __activemask() right after the loop, where the lanes need not
+        # have rejoined: lane 0's count in effect.)
+        ("for (int spins = 0; want; ++spins) {",
+         "for (int spins = 0; want; ++spins) { tally_trace_spins[lane_id()] = spins + 1;"),
+        ("  lookback_wait_all<L, W>(slots, idx, want, value, status);\n}",
+         "  lookback_wait_all<L, W>(slots, idx, want, value, status);\n  __syncwarp();\n"
+         "  if (lane_id() == 0) { unsigned m = 0; for (int l = 0; l < 32; ++l) m = max(m, tally_trace_spins[l]); tally_trace_polls += m; }\n"
+         "  __syncwarp();\n  tally_trace_spins[lane_id()] = 0;\n  __syncwarp();\n}"),
         ("    lookback_read_round<L>(tiles, end, value, status);\n    bool found = false;",
          "    if (lane_id() == 0) ++tally_trace_rounds;\n    lookback_read_round<L>(tiles, end, value, status);\n    bool found = false;"),
         ("    lookback_read_round<L>(tiles, end, value, status);\n    int from_window = -1, from_lane = 0;",
@@ -50,6 +61,7 @@ if mode == 'trace':
          "tally_trace_polls | (unsigned long long)tally_trace_rounds << 32; }"),
         ("  const u32 tile = lookback_next_tile(p.states, &shared_tile);\n",
          "  const u32 tile = lookback_next_tile(p.states, &shared_tile);\n"
+         "  if (threadIdx.x < 32) tally_trace_spins[threadIdx.x] = 0;\n"
          "  if (threadIdx.x == 0) { unsigned sm; asm volatile(\"mov.u32 %0, %%smid;\" : \"=r\"(sm)); "
          "tally_trace_buf[(unsigned long long)tile * TRACE_WORDS + 11] = sm; " + mark(0) + " }\n"),
         ("  else scan_tile<false>(p, tile, st, totals, &tile_prefix, stage, row_out);\n}",

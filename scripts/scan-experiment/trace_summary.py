@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
-"""Summarises a scan trace from trace_harness.cu (run-trace.sh): per tile 12 words, clock64 at
-its start, after its rows, before and after its look-back, at its end (words 0-4), the
-look-back's polls and rounds (word 5: polls | rounds << 32), globaltimer at the same points
-(words 6-10), its SM (word 11). Prints where a tile's time goes and, from the globaltimer, how
-much of each look-back an instant poll could not have saved: the time until every predecessor
-back to some tile with an inclusive prefix had published (its aggregate; that tile its
-inclusive prefix), after the tile published its own aggregate.
+"""Summarises a scan trace from trace_harness.cu (run-trace.sh): per tile 12 words, thread 0's
+clock64 once the tile's number is known, after its rows, before and after its look-back, at
+the end of its own work (words 0-4), the look-back's polls (the warp's) and rounds (word 5:
+polls | rounds << 32), globaltimer at the same points (words 6-10), its SM (word 11). Prints
+where a tile's time goes and, from the globaltimer, how much of each look-back instant polls
+could not have saved: the time until every predecessor back to some tile with an inclusive
+prefix had issued its publish (its aggregate; that tile its inclusive prefix), after the tile
+issued its own (times of issue: when a published word could be read elsewhere is not traced).
 
-    python3 trace_summary.py TRACE.bin [12]"""
+    python3 trace_summary.py TRACE.bin [12] [BACK]   # BACK: predecessors searched (1024)"""
 import sys
 import numpy as np
 
@@ -30,12 +31,13 @@ for name, a, b in [("start -> rows done (loads, row scans)", 0, 1), ("rows -> lo
 print(f"  polls a tile: mean {polls[1:].mean():.2f}, histogram {np.bincount(polls[1:])[:8].tolist()}")
 print(f"  rounds a tile: mean {rounds[1:].mean():.2f}, histogram {np.bincount(rounds[1:])[:6].tolist()}")
 # The earliest the look-back could end with instant polls: for each tile t and each candidate
-# predecessor s in [t-128, t) with an inclusive prefix, max(incl[s], aggregates of s+1..t-1);
-# the minimum over s. Aggregates publish at g2 (the look-back starts right after the publish),
-# inclusive prefixes at g3.
+# predecessor s in [t-BACK, t) with an inclusive prefix, max(incl[s], aggregates of s+1..t-1);
+# the minimum over s. g2 is read just before the look-back, whose first step publishes the
+# aggregate; g3 just after it, whose last step published the inclusive prefix. BACK covers
+# the look-backs' reach (the ordered one keeps up to 512 tiles of history).
 agg, incl = g[:, 2], g[:, 3]
 ideal = np.zeros(n)
-W = 128
+W = int(sys.argv[3]) if len(sys.argv) > 3 else 1024
 for i in range(1, n):
     lo = max(0, i - W)
     a = agg[lo:i][::-1]                  # nearest first
