@@ -391,7 +391,7 @@ fn gpu_more_than_2_pow_31_elements() {
     }
     drop((input, out));
     // A u32 sum into u32 (a same-width sum in tiles held in registers: 8 bytes an element, about
-    // 17 GB), wrapping.
+    // 17 GB); its running sums stay below 2^32, so they are exact.
     let xs: Vec<u32> = (0..n).map(|i| (i % 3) as u32).collect();
     let input = stream.upload(&xs, "input").unwrap();
     drop(xs);
