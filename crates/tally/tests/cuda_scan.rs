@@ -372,39 +372,40 @@ fn gpu_more_than_2_pow_31_elements() {
         eprintln!("skipping: {free} bytes free, {} needed", 9 * n + (2 << 30));
         return;
     }
-    let stream = dev.stream();
-    let xs: Vec<u8> = (0..n).map(|i| (i % 3) as u8).collect();
-    let input = stream.upload(&xs, "input").unwrap();
-    drop(xs);
-    let mut out = stream.alloc::<u64>(n, "out").unwrap();
-    let mut plan = ScanPlan::<u8, u64>::new(&dev, ScanOp::Sum, ScanOptions::default(), n).unwrap();
-    plan.launch(stream, &input.view(), &mut out.view_mut()).unwrap();
-    plan.read(stream).unwrap();
     // prefix(i) of 0, 1, 2, 0, 1, 2, ...: 3 per whole cycle, 1 more after a 0 and a 1.
     let expect = |i: usize| 3 * ((i + 1) / 3) as u64 + ((i + 1) % 3 == 2) as u64;
-    for at in [0usize, 4095, 1 << 31, (1 << 31) - 1, n - 4096] {
-        let view = out.view();
-        let got = stream.download(&view.slice(at..at + 4096.min(n - at)).unwrap()).unwrap();
-        for (j, g) in got.iter().enumerate() {
-            assert_eq!(*g, expect(at + j), "element {}", at + j);
-        }
-    }
-    drop((input, out));
+    scan_cycle_of_three::<u8, u64>(&dev, n, ScanOptions::default(), |i| (i % 3) as u8, expect);
     // A u32 sum into u32 (a same-width sum in tiles held in registers: 8 bytes an element, about
     // 17 GB); its running sums stay below 2^32, so they are exact.
-    let xs: Vec<u32> = (0..n).map(|i| (i % 3) as u32).collect();
+    let wrapping = ScanOptions::default().with_wrapping(true);
+    scan_cycle_of_three::<u32, u32>(&dev, n, wrapping, |i| (i % 3) as u32, |i| expect(i) as u32);
+}
+
+/// Scans the `n` elements `item(i)` into `O` and compares windows at both ends and around
+/// 2^31 with `want(i)` (see [`gpu_more_than_2_pow_31_elements`]).
+fn scan_cycle_of_three<T, O>(
+    dev: &std::sync::Arc<CudaDevice>,
+    n: usize,
+    options: ScanOptions,
+    item: impl Fn(usize) -> T,
+    want: impl Fn(usize) -> O,
+) where
+    T: tally::scan::ScanInto<O> + cudarc::driver::DeviceRepr,
+    O: tally::scan::ScanValue + cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits + std::fmt::Debug,
+{
+    let stream = dev.stream();
+    let xs: Vec<T> = (0..n).map(item).collect();
     let input = stream.upload(&xs, "input").unwrap();
     drop(xs);
-    let mut out = stream.alloc::<u32>(n, "out").unwrap();
-    let wrapping = ScanOptions::default().with_wrapping(true);
-    let mut plan = ScanPlan::<u32, u32>::new(&dev, ScanOp::Sum, wrapping, n).unwrap();
+    let mut out = stream.alloc::<O>(n, "out").unwrap();
+    let mut plan = ScanPlan::<T, O>::new(dev, ScanOp::Sum, options, n).unwrap();
     plan.launch(stream, &input.view(), &mut out.view_mut()).unwrap();
     plan.read(stream).unwrap();
     for at in [0usize, 4095, 1 << 31, (1 << 31) - 1, n - 4096] {
         let view = out.view();
         let got = stream.download(&view.slice(at..at + 4096.min(n - at)).unwrap()).unwrap();
         for (j, g) in got.iter().enumerate() {
-            assert_eq!(*g, expect(at + j) as u32, "u32 element {}", at + j);
+            assert_eq!(*g, want(at + j), "{} element {}", std::any::type_name::<O>(), at + j);
         }
     }
 }
